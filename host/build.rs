@@ -1,0 +1,130 @@
+//! Builds the bundled plugins for wasm32-unknown-unknown and wraps each core
+//! module into a component with wit-component, so the `memlab` binary can
+//! embed them. On a machine where rustup will not install the target by
+//! itself (`RUSTUP_AUTO_INSTALL=0`), this adds it and says so.
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, exit};
+
+const TARGET: &str = "wasm32-unknown-unknown";
+
+/// (crate, kind, name as config spells it)
+const BUNDLED: &[(&str, &str, &str)] = &[
+    ("memtable-btree", "Memtable", "btree"),
+    ("alloc-per-row", "Allocator", "per-row"),
+    ("flush-naive", "Serializer", "naive"),
+];
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir.parent().expect("host/ sits in the workspace").to_path_buf();
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    println!("cargo:rerun-if-changed={}", workspace.join("plugins").display());
+    println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
+    println!("cargo:rerun-if-changed=build.rs");
+
+    ensure_target();
+    let target_dir = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"))
+        .join("wasm-plugins");
+    build_plugins(&workspace, &target_dir);
+
+    let mut table = String::from("&[\n");
+    for (krate, kind, name) in BUNDLED {
+        let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
+        let component = componentize(&module_path);
+        let component_path = out_dir.join(format!("{name}.component.wasm"));
+        fs::write(&component_path, component).unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
+        writeln!(
+            table,
+            "    Bundled {{ name: {name:?}, kind: Kind::{kind}, crate_name: {krate:?}, component: include_bytes!({:?}) }},",
+            component_path.display().to_string()
+        )
+        .expect("writing to a String");
+    }
+    table.push(']');
+    fs::write(out_dir.join("bundled.rs"), table).unwrap_or_else(|e| fail(&format!("writing bundled.rs: {e}")));
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("error: {message}");
+    exit(1)
+}
+
+fn rustc_sysroot() -> PathBuf {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .unwrap_or_else(|e| fail(&format!("running {rustc} --print sysroot: {e}")));
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// `rust-toolchain.toml` lists the target, but rustup installs it only when
+/// auto-install is on; add it here so the README's two commands suffice.
+fn ensure_target() {
+    let sysroot = rustc_sysroot();
+    if sysroot.join("lib/rustlib").join(TARGET).exists() {
+        return;
+    }
+    let toolchain = env::var("RUSTUP_TOOLCHAIN").ok();
+    let mut cmd = Command::new("rustup");
+    cmd.args(["target", "add", TARGET]);
+    if let Some(toolchain) = &toolchain {
+        cmd.args(["--toolchain", toolchain]);
+    }
+    match cmd.status() {
+        Ok(status) if status.success() => {
+            println!(
+                "cargo:warning=memlab: installed the {TARGET} target with `rustup target add {TARGET}`{} to build the bundled plugins",
+                toolchain.map(|t| format!(" --toolchain {t}")).unwrap_or_default()
+            );
+        }
+        Ok(status) => fail(&format!("`rustup target add {TARGET}` failed ({status}); run it yourself, then build again")),
+        Err(_) => fail(&format!(
+            "the {TARGET} target is missing and rustup is not available; install the target for {} and build again",
+            sysroot.display()
+        )),
+    }
+}
+
+fn build_plugins(workspace: &Path, target_dir: &Path) {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace)
+        .args(["build", "--profile", "plugin", "--target", TARGET, "--target-dir"])
+        .arg(target_dir);
+    for (krate, _, _) in BUNDLED {
+        cmd.args(["-p", krate]);
+    }
+    // The outer build's flags, jobserver and target are for the host.
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
+        cmd.env_remove(var);
+    }
+    let status = cmd.status().unwrap_or_else(|e| fail(&format!("running cargo for the plugins: {e}")));
+    if !status.success() {
+        fail(&format!("building the bundled plugins for {TARGET} failed ({status})"));
+    }
+}
+
+fn componentize(module_path: &Path) -> Vec<u8> {
+    let module = fs::read(module_path).unwrap_or_else(|e| fail(&format!("reading {}: {e}", module_path.display())));
+    wit_component::ComponentEncoder::default()
+        .module(&module)
+        .and_then(|encoder| encoder.validate(true).encode())
+        .unwrap_or_else(|e| fail(&format!("wrapping {} as a component: {e:#}", module_path.display())))
+}

@@ -1,0 +1,169 @@
+//! Flush writers: drain a frozen generation's shards in token order
+//! through a serializer into one segment, then release the pool.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use memlab_sdk::{Entry, Packed, encode_flush_record};
+
+use crate::plugin::PluginError;
+use crate::segment::{SegmentError, SegmentWriter};
+use crate::strategy::{Boundary, FlushStrategy};
+use crate::write_path::{FlushJob, MemoryPool};
+
+/// Entries pulled from a memtable cursor per call.
+const CURSOR_CHUNK: u32 = 256 << 10;
+
+/// Creates the serializer for one flush (the argument is the part).
+pub type SerializerFactory = dyn Fn(usize) -> Result<Box<dyn FlushStrategy>, PluginError> + Send + Sync;
+
+/// A flush that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FlushError {
+    #[error("flush of generation {generation}: {source}")]
+    Plugin { generation: u64, source: PluginError },
+    #[error("flush of generation {generation}: {source}")]
+    Segment { generation: u64, source: SegmentError },
+    #[error("flush of generation {generation}: {detail}")]
+    Contract { generation: u64, detail: String },
+}
+
+/// Figures of one flush, as Cassandra's "Completed flushing" line has them.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FlushReport {
+    /// The memtable generation.
+    pub generation: u64,
+    /// Which part of it.
+    pub part: usize,
+    /// The data file, if any rows were written.
+    pub segment: Option<PathBuf>,
+    /// Rows flushed.
+    pub rows: u64,
+    /// Partitions flushed (as the serializer counted them).
+    pub partitions: u64,
+    /// Bytes of data, index and metadata written.
+    pub bytes: u64,
+    /// Wall time.
+    pub wall: Duration,
+    /// CPU time of the flush thread.
+    pub cpu: Duration,
+    /// Linear memory of the serializer's instance at the end (wasm).
+    pub serializer_memory: u64,
+    /// Linear memory of the flushed shards (wasm).
+    pub shard_memory: u64,
+    /// Memtable counters summed over the flushed shards.
+    pub memtable_stats: BTreeMap<String, u64>,
+    /// Allocator counters summed over the flushed shards.
+    pub allocator_stats: BTreeMap<String, u64>,
+    /// Boundary traffic of the flushed shards over their whole life.
+    pub shard_boundary: Boundary,
+    /// Boundary traffic of the serializer.
+    pub serializer_boundary: Boundary,
+}
+
+impl FlushReport {
+    /// The "Completed flushing" log line.
+    pub fn log_line(&self) -> String {
+        let secs = self.wall.as_secs_f64().max(1e-9);
+        format!(
+            "Completed flushing {} ({:.3}MiB), time spent: {} ms, bytes flushed: {}/({:.3}MiB per sec), partitions flushed: {}/({:.0} per sec), rows: {}/({:.0} per sec), cpu time: {} ms, serializer memory: {:.3}MiB",
+            self.segment.as_ref().map_or_else(|| "(empty)".into(), |p| p.display().to_string()),
+            mib(self.bytes),
+            self.wall.as_millis(),
+            self.bytes,
+            mib(self.bytes) / secs,
+            self.partitions,
+            self.partitions as f64 / secs,
+            self.rows,
+            self.rows as f64 / secs,
+            self.cpu.as_millis(),
+            mib(self.serializer_memory),
+        )
+    }
+}
+
+pub(crate) fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+fn merge(into: &mut BTreeMap<String, u64>, stats: Vec<(String, u64)>) {
+    for (name, value) in stats {
+        *into.entry(name).or_default() += value;
+    }
+}
+
+/// Flushes one job into `dir` and releases its memory from `pool`, whether
+/// or not the flush succeeds.
+pub fn flush(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &MemoryPool) -> Result<FlushReport, FlushError> {
+    let reserved = job.reserved;
+    let result = flush_inner(job, serializer, dir);
+    pool.release_frozen(reserved);
+    result
+}
+
+fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Result<FlushReport, FlushError> {
+    let generation = job.generation;
+    let plugin = |source| FlushError::Plugin { generation, source };
+    let contract = |detail: String| FlushError::Contract { generation, detail };
+    let started = Instant::now();
+    let cpu_started = cpu_time::ThreadTime::try_now().ok();
+    let mut report = FlushReport { generation, part: job.part, ..FlushReport::default() };
+
+    let mut writer = serializer(job.part).map_err(plugin)?;
+    let mut segment = SegmentWriter::create(dir, generation, job.part).map_err(|source| FlushError::Segment { generation, source })?;
+    let mut last_key: Option<Vec<u8>> = None;
+    let mut records = Packed::new();
+    for (shard, mut strategies) in job.shards {
+        let (memtable, allocator) = strategies.stats().map_err(plugin)?;
+        merge(&mut report.memtable_stats, memtable);
+        merge(&mut report.allocator_stats, allocator);
+        strategies.open_cursor().map_err(plugin)?;
+        loop {
+            let entries = strategies.next_entries(CURSOR_CHUNK).map_err(plugin)?;
+            if entries.is_empty() {
+                break;
+            }
+            let decoded: Vec<Entry<'_>> = entries
+                .iter()
+                .map(Entry::decode)
+                .collect::<Result<_, _>>()
+                .map_err(|e| contract(format!("memtable cursor on shard {shard} returned a bad entry: {e}")))?;
+            let rows = strategies.load(decoded.iter().map(|e| e.reference).collect()).map_err(plugin)?;
+            records.clear();
+            for (entry, row) in decoded.iter().zip(rows.iter()) {
+                if last_key.as_deref().is_some_and(|last| entry.key <= last) {
+                    return Err(contract(format!("memtable cursor on shard {shard} returned keys out of order")));
+                }
+                last_key = Some(entry.key.to_vec());
+                records.push_with(|buf| encode_flush_record(buf, entry.key, row));
+            }
+            report.rows += decoded.len() as u64;
+            let bytes = writer.write(std::mem::take(&mut records)).map_err(plugin)?;
+            segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
+        }
+        report.shard_memory += strategies.guest_memory_bytes();
+        report.shard_boundary.add(strategies.boundary());
+    }
+    let (tail, finished) = writer.finish().map_err(plugin)?;
+    if finished.meta.rows != report.rows {
+        return Err(contract(format!("serializer counted {} rows but was given {}", finished.meta.rows, report.rows)));
+    }
+    segment.append(&tail).map_err(|source| FlushError::Segment { generation, source })?;
+    let description = writer.describe().map_err(plugin)?;
+    report.partitions = finished.meta.partitions;
+    if report.rows > 0 {
+        let files = segment
+            .finish(generation, job.part, &finished.index, &finished.meta, &description)
+            .map_err(|source| FlushError::Segment { generation, source })?;
+        report.bytes = files.bytes;
+        report.segment = Some(files.data);
+    } else {
+        segment.discard();
+    }
+    report.serializer_memory = writer.guest_memory_bytes();
+    report.serializer_boundary = writer.boundary();
+    report.wall = started.elapsed();
+    report.cpu = cpu_started.map(|t| t.elapsed()).unwrap_or_default();
+    Ok(report)
+}

@@ -1,0 +1,23 @@
+//! memlab: try out the write path of an LSM engine, with its strategies
+//! (memtable, allocator, flush serializer) as sandboxed WebAssembly
+//! components.
+//!
+//! The modules follow the pipeline:
+//! `workload → router → write_path (shards) → flush → segment → verify →
+//! report`, with `plugin` the only module that touches wasmtime.
+
+pub mod bench;
+pub mod bundled;
+pub mod cli;
+pub mod config;
+pub mod flush;
+pub mod model;
+pub mod native;
+pub mod plugin;
+pub mod report;
+pub mod router;
+pub mod segment;
+pub mod strategy;
+pub mod verify;
+pub mod workload;
+pub mod write_path;

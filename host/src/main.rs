@@ -1,0 +1,6 @@
+use clap::Parser;
+
+fn main() -> anyhow::Result<()> {
+    memlab::cli::run(memlab::cli::Cli::parse())?;
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! The only place that generates wasmtime bindings: the host's view of the
+//! WIT package, with every interface a plugin may import or export.
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "host",
+});
+
+pub use exports::memlab::strategy::{allocator, memtable, serializer};
+pub use memlab::strategy::types;

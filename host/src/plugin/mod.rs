@@ -1,0 +1,113 @@
+//! The plugin layer: the only module that touches wasmtime. It compiles
+//! components once (with a cache of precompiled code), checks their imports
+//! and exports against the WIT package, and creates one `Store` per shard
+//! and memtable generation.
+
+mod bindings;
+mod cache;
+mod error;
+mod load;
+mod store;
+mod wasm;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use error::{PluginError, TrapKind};
+pub use load::{Kind, Plugin, Source, to_component};
+pub use store::Limits;
+pub use wasm::{WasmReader, WasmSerializer, WasmShard};
+
+use crate::write_path::MemoryPool;
+
+/// The WIT package this host speaks; plugins must match it.
+pub const WIT_PACKAGE: &str = "memlab:strategy@0.1.0";
+const WIT_NAMESPACE: &str = "memlab:strategy";
+const WIT_VERSION: &str = "0.1.0";
+
+/// The full name of one of the package's interfaces, as components name it.
+fn interface_name(interface: &str) -> String {
+    format!("{WIT_NAMESPACE}/{interface}@{WIT_VERSION}")
+}
+
+/// Engine settings that every report records.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EngineSettings {
+    /// Per-call deadline through epoch interruption; `None` is off.
+    pub call_deadline: Option<Duration>,
+    /// Memory cap per instance, in bytes.
+    pub memory_cap: u64,
+    /// Maximum wasm stack, in bytes.
+    pub stack_limit: usize,
+    /// Where precompiled components are cached; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings {
+            call_deadline: None,
+            memory_cap: 1 << 30,
+            stack_limit: 1 << 20,
+            cache_dir: cache::default_dir(),
+        }
+    }
+}
+
+/// A wasmtime engine plus the linker that offers memlab's own interfaces
+/// and nothing else.
+pub struct PluginHost {
+    engine: wasmtime::Engine,
+    linker: wasmtime::component::Linker<store::StoreCtx>,
+    settings: EngineSettings,
+    _ticker: Option<store::EpochTicker>,
+}
+
+impl std::fmt::Debug for PluginHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginHost").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
+impl PluginHost {
+    /// Builds the engine: no WASI, `concurrency_support` off (it costs
+    /// ~600 ns a call), Cranelift at opt level Speed.
+    pub fn new(settings: EngineSettings) -> Result<Arc<Self>, PluginError> {
+        let mut config = wasmtime::Config::new();
+        config
+            .concurrency_support(false)
+            .cranelift_opt_level(wasmtime::OptLevel::Speed)
+            .wasm_component_model(true)
+            .max_wasm_stack(settings.stack_limit)
+            .epoch_interruption(settings.call_deadline.is_some());
+        let engine = wasmtime::Engine::new(&config).map_err(|e| PluginError::Engine(format!("{e:#}")))?;
+        let mut linker = wasmtime::component::Linker::new(&engine);
+        bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
+            .map_err(|e| PluginError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
+        let ticker = settings.call_deadline.map(|_| store::EpochTicker::start(engine.clone()));
+        Ok(Arc::new(PluginHost { engine, linker, settings, _ticker: ticker }))
+    }
+
+    /// The settings the engine was built with.
+    pub fn settings(&self) -> &EngineSettings {
+        &self.settings
+    }
+
+    fn limits(&self) -> Limits {
+        Limits::from_settings(&self.settings)
+    }
+
+    /// Creates one shard's memtable and allocator instances in one `Store`.
+    pub fn shard(
+        &self,
+        memtable: &Arc<Plugin>,
+        memtable_params: &[(String, String)],
+        allocator: &Arc<Plugin>,
+        allocator_params: &[(String, String)],
+        pool: Arc<MemoryPool>,
+        shard: usize,
+    ) -> Result<WasmShard, PluginError> {
+        WasmShard::new(self, memtable, memtable_params, allocator, allocator_params, pool, shard)
+    }
+}

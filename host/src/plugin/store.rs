@@ -1,0 +1,128 @@
+//! What each `Store` carries: the memory cap, the deadline, and the shard's
+//! account with the global memory pool.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::EngineSettings;
+use super::bindings::{memlab::strategy::pool, types};
+use crate::write_path::MemoryPool;
+
+/// Per-instance limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bytes of linear memory one store may hold.
+    pub memory_cap: u64,
+    /// Epoch ticks a call may run; `None` is no deadline.
+    pub deadline_ticks: Option<u64>,
+}
+
+/// How often the epoch advances when deadlines are on.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+impl Limits {
+    pub(super) fn from_settings(settings: &EngineSettings) -> Self {
+        let ticks = settings
+            .call_deadline
+            .map(|d| (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64);
+        Limits { memory_cap: settings.memory_cap, deadline_ticks: ticks }
+    }
+}
+
+/// Advances the engine's epoch for per-call deadlines.
+pub(super) struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    pub(super) fn start(engine: wasmtime::Engine) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("memlab-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .ok();
+        EpochTicker { stop, thread }
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The data of one `Store`.
+pub struct StoreCtx {
+    pub(super) memory_cap: u64,
+    /// Linear memory held by this store's instances.
+    pub(super) memory_bytes: u64,
+    /// Set when a grow was refused, to classify the trap that follows.
+    pub(super) memory_denied: bool,
+    pool: Option<Arc<MemoryPool>>,
+    /// Bytes this store reserved from the pool and has not released.
+    pub(super) reserved: u64,
+    pub(super) reservations: u64,
+}
+
+impl StoreCtx {
+    pub(super) fn new(limits: Limits, pool: Option<Arc<MemoryPool>>) -> Self {
+        StoreCtx { memory_cap: limits.memory_cap, memory_bytes: 0, memory_denied: false, pool, reserved: 0, reservations: 0 }
+    }
+}
+
+impl wasmtime::ResourceLimiter for StoreCtx {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let grown = self.memory_bytes + (desired.saturating_sub(current)) as u64;
+        if grown > self.memory_cap {
+            self.memory_denied = true;
+            // An error here traps: the guest cannot recover from a refused
+            // grow as if it were ordinary `memory.grow` failure.
+            return Err(wasmtime::format_err!(
+                "memory cap of {} bytes reached (wanted {grown})",
+                self.memory_cap
+            ));
+        }
+        self.memory_bytes = grown;
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+impl types::Host for StoreCtx {}
+
+impl pool::Host for StoreCtx {
+    fn reserve(&mut self, bytes: u64) -> Result<(), types::Error> {
+        let Some(pool) = &self.pool else {
+            return Err(types::Error::Other("no memory pool is attached to this store".into()));
+        };
+        pool.reserve(bytes).map_err(|_| types::Error::PoolFull)?;
+        self.reserved += bytes;
+        self.reservations += 1;
+        Ok(())
+    }
+
+    fn release(&mut self, bytes: u64) {
+        // Never release more than this store reserved: a buggy or hostile
+        // plugin must not inflate the global budget.
+        let bytes = bytes.min(self.reserved);
+        if let Some(pool) = &self.pool {
+            pool.release(bytes);
+        }
+        self.reserved -= bytes;
+    }
+}

@@ -1,0 +1,175 @@
+//! From rows to shards: the token, the byte-comparable sort key, and the
+//! token range each shard owns.
+
+use memlab_sdk::{Entry, Packed, RowView};
+
+/// Murmur3 x64 128 (as Cassandra's Murmur3Partitioner), first 64 bits.
+pub fn token(partition: &[u8]) -> i64 {
+    const C1: u64 = 0x87c3_7b91_1142_53d5;
+    const C2: u64 = 0x4cf5_ad43_2745_937f;
+    let fmix = |mut k: u64| {
+        k ^= k >> 33;
+        k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        k ^= k >> 33;
+        k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        k ^ (k >> 33)
+    };
+    let (mut h1, mut h2) = (0u64, 0u64);
+    let mut blocks = partition.chunks_exact(16);
+    for block in &mut blocks {
+        let mut k1 = u64::from_le_bytes(block[..8].try_into().unwrap_or_default());
+        let mut k2 = u64::from_le_bytes(block[8..].try_into().unwrap_or_default());
+        k1 = k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
+        h1 ^= k1;
+        h1 = h1.rotate_left(27).wrapping_add(h2).wrapping_mul(5).wrapping_add(0x52dc_e729);
+        k2 = k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
+        h2 ^= k2;
+        h2 = h2.rotate_left(31).wrapping_add(h1).wrapping_mul(5).wrapping_add(0x3849_5ab5);
+    }
+    let tail = blocks.remainder();
+    let (mut k1, mut k2) = (0u64, 0u64);
+    for (i, &b) in tail.iter().enumerate() {
+        if i < 8 {
+            k1 |= u64::from(b) << (8 * i);
+        } else {
+            k2 |= u64::from(b) << (8 * (i - 8));
+        }
+    }
+    if tail.len() > 8 {
+        h2 ^= k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
+    }
+    if !tail.is_empty() {
+        h1 ^= k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
+    }
+    let len = partition.len() as u64;
+    h1 ^= len;
+    h2 ^= len;
+    h1 = h1.wrapping_add(h2);
+    h2 = h2.wrapping_add(h1);
+    h1 = fmix(h1);
+    h2 = fmix(h2);
+    h1.wrapping_add(h2) as i64
+}
+
+/// The token as an unsigned, order-preserving number.
+fn ordered(token: i64) -> u64 {
+    (token as u64) ^ (1 << 63)
+}
+
+/// Appends the byte-comparable encoding of (token, partition, clustering):
+/// the token big-endian with its sign flipped; the partition key with
+/// 0x00 escaped as 0x00 0xFF and ended by 0x00 0x00, so a shorter key sorts
+/// first; then the clustering key as is. `memcmp` order is then the
+/// (token, partition, clustering) order.
+pub fn sort_key(token: i64, partition: &[u8], clustering: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&ordered(token).to_be_bytes());
+    for &b in partition {
+        out.push(b);
+        if b == 0 {
+            out.push(0xff);
+        }
+    }
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(clustering);
+}
+
+/// Splits the token ring evenly over `shards`, in token order.
+#[derive(Debug, Clone, Copy)]
+pub struct Router {
+    shards: usize,
+}
+
+impl Router {
+    /// A router over `shards` (at least one).
+    pub fn new(shards: usize) -> Self {
+        Router { shards: shards.max(1) }
+    }
+
+    /// The shard owning `token`.
+    pub fn shard_of(&self, token: i64) -> usize {
+        ((u128::from(ordered(token)) * self.shards as u128) >> 64) as usize
+    }
+
+    /// How many shards.
+    pub fn shards(&self) -> usize {
+        self.shards
+    }
+}
+
+/// One client batch, routed: rows for the allocator and entries (with refs
+/// still zero) for the memtable.
+#[derive(Debug, Default)]
+pub struct RoutedBatch {
+    /// Which shard owns the batch's partition.
+    pub shard: usize,
+    /// Encoded rows.
+    pub rows: Packed,
+    /// Encoded entries; `set_refs` fills their refs.
+    pub entries: Packed,
+}
+
+impl RoutedBatch {
+    /// Routes rows of one partition (a client batch, as cassandra-stress
+    /// writes them) into `self`, reusing its buffers.
+    pub fn route(&mut self, router: &Router, rows: &Packed) -> Result<(), memlab_sdk::Error> {
+        self.rows.clear();
+        self.entries.clear();
+        let mut key = Vec::with_capacity(64);
+        let mut partition_token = None;
+        for record in rows.iter() {
+            let row = RowView::decode(record)?;
+            let token = *partition_token.get_or_insert_with(|| token(row.partition));
+            key.clear();
+            sort_key(token, row.partition, row.clustering, &mut key);
+            self.entries.push_with(|buf| Entry { key: &key, timestamp: row.timestamp, reference: 0 }.encode(buf));
+            self.rows.push(record);
+            self.shard = router.shard_of(token);
+        }
+        Ok(())
+    }
+
+    /// Writes the allocator's refs into the entries.
+    pub fn set_refs(&mut self, refs: &[u64]) {
+        let mut start = 0usize;
+        let ends: Vec<usize> = (0..self.entries.len()).filter_map(|i| self.entries.get(i).map(<[u8]>::len)).collect();
+        let data = self.entries.data_mut();
+        for (len, reference) in ends.into_iter().zip(refs) {
+            data[start + 8..start + 16].copy_from_slice(&reference.to_le_bytes());
+            start += len;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_follow_token_order() {
+        let router = Router::new(8);
+        assert_eq!(router.shard_of(i64::MIN), 0);
+        assert_eq!(router.shard_of(i64::MAX), 7);
+        assert_eq!(router.shard_of(-1), 3);
+        assert_eq!(router.shard_of(0), 4);
+    }
+
+    #[test]
+    fn murmur3_matches_reference_values() {
+        // Reference: MurmurHash3_x64_128, seed 0, first half (mmh3.hash64).
+        assert_eq!(token(b""), 0);
+        assert_eq!(token(b"hello"), -3758069500696749310);
+        assert_eq!(token(b"0123456789abcdefXYZ"), -7362412312553418723);
+    }
+
+    #[test]
+    fn sort_key_orders_by_token_then_partition_then_clustering() {
+        let key = |t, p: &[u8], c: &[u8]| {
+            let mut out = Vec::new();
+            sort_key(t, p, c, &mut out);
+            out
+        };
+        assert!(key(-5, b"z", b"z") < key(3, b"a", b"a"));
+        assert!(key(3, b"a", b"zz") < key(3, b"a\0", b""));
+        assert!(key(3, b"a", b"a") < key(3, b"a", b"b"));
+    }
+}

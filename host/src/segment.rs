@@ -1,0 +1,220 @@
+//! Segment files: `<name>.data`, `<name>.index` and `<name>.meta` (JSON).
+//! The serializer decides the data and index bytes; the host adds the
+//! metadata file with its own CRC32 of each, so damage is caught even when
+//! a serializer checks nothing.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use memlab_sdk::{Description, SegmentMeta};
+use serde::{Deserialize, Serialize};
+
+/// Problems with segment files; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum SegmentError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: unreadable segment metadata: {detail}")]
+    Meta { path: String, detail: String },
+    #[error("{path}: {what} is damaged: CRC32 {found:08x}, expected {expected:08x}")]
+    Checksum { path: String, what: &'static str, expected: u32, found: u32 },
+    #[error("{path}: {what} is {found} bytes, expected {expected}")]
+    Length { path: String, what: &'static str, expected: u64, found: u64 },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SegmentError + '_ {
+    move |source| SegmentError::Io { path: path.display().to_string(), source }
+}
+
+/// The metadata file's contents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetaFile {
+    /// Format version of this file.
+    pub format: u32,
+    /// Memtable generation flushed.
+    pub generation: u64,
+    /// Part of the generation (one per flush writer).
+    pub part: usize,
+    /// The serializer that wrote it.
+    pub serializer: String,
+    /// Its version.
+    pub serializer_version: String,
+    /// Its parameters as applied.
+    pub serializer_params: Vec<(String, String)>,
+    /// Rows written.
+    pub rows: u64,
+    /// Partitions written.
+    pub partitions: u64,
+    /// Row tombstones written.
+    pub tombstones: u64,
+    /// Timestamp range.
+    pub min_timestamp: u64,
+    /// Timestamp range.
+    pub max_timestamp: u64,
+    /// Clustering range, hex.
+    pub min_clustering: String,
+    /// Clustering range, hex.
+    pub max_clustering: String,
+    /// The serializer's own checksum.
+    pub serializer_checksum: u64,
+    /// Data file length.
+    pub data_bytes: u64,
+    /// CRC32 of the data file.
+    pub data_crc32: u32,
+    /// Index file length.
+    pub index_bytes: u64,
+    /// CRC32 of the index file.
+    pub index_crc32: u32,
+}
+
+const FORMAT: u32 = 1;
+
+/// Streams one segment's data file to disk.
+pub struct SegmentWriter {
+    base: PathBuf,
+    data_path: PathBuf,
+    data: BufWriter<File>,
+    crc: crc32fast::Hasher,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for SegmentWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentWriter").field("data", &self.data_path).field("bytes", &self.bytes).finish()
+    }
+}
+
+/// Where a finished segment lives.
+#[derive(Debug, Clone)]
+pub struct SegmentFiles {
+    /// The data file.
+    pub data: PathBuf,
+    /// The metadata file.
+    pub meta: PathBuf,
+    /// Bytes of data, index and metadata.
+    pub bytes: u64,
+}
+
+impl SegmentWriter {
+    /// Creates `seg-<generation>-<part>.data` in `dir`.
+    pub fn create(dir: &Path, generation: u64, part: usize) -> Result<Self, SegmentError> {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let base = dir.join(format!("seg-{generation:05}-{part:02}"));
+        let data_path = base.with_extension("data");
+        let file = File::create(&data_path).map_err(io(&data_path))?;
+        Ok(SegmentWriter { base, data_path, data: BufWriter::with_capacity(1 << 20, file), crc: crc32fast::Hasher::new(), bytes: 0 })
+    }
+
+    /// Appends serializer output.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<(), SegmentError> {
+        self.crc.update(bytes);
+        self.bytes += bytes.len() as u64;
+        self.data.write_all(bytes).map_err(io(&self.data_path))
+    }
+
+    /// Writes the index and metadata files and fsyncs all three.
+    pub fn finish(
+        self,
+        generation: u64,
+        part: usize,
+        index: &[u8],
+        meta: &SegmentMeta,
+        serializer: &Description,
+    ) -> Result<SegmentFiles, SegmentError> {
+        let file = self.data.into_inner().map_err(|e| SegmentError::Io { path: self.data_path.display().to_string(), source: e.into_error() })?;
+        file.sync_all().map_err(io(&self.data_path))?;
+        let index_path = self.base.with_extension("index");
+        write_synced(&index_path, index)?;
+        let meta_file = MetaFile {
+            format: FORMAT,
+            generation,
+            part,
+            serializer: serializer.name.clone(),
+            serializer_version: serializer.version.clone(),
+            serializer_params: serializer.params.clone(),
+            rows: meta.rows,
+            partitions: meta.partitions,
+            tombstones: meta.tombstones,
+            min_timestamp: meta.min_timestamp,
+            max_timestamp: meta.max_timestamp,
+            min_clustering: hex(&meta.min_clustering),
+            max_clustering: hex(&meta.max_clustering),
+            serializer_checksum: meta.checksum,
+            data_bytes: self.bytes,
+            data_crc32: self.crc.finalize(),
+            index_bytes: index.len() as u64,
+            index_crc32: crc32fast::hash(index),
+        };
+        let meta_path = self.base.with_extension("meta");
+        let json = serde_json::to_vec_pretty(&meta_file).map_err(|e| SegmentError::Meta { path: meta_path.display().to_string(), detail: e.to_string() })?;
+        write_synced(&meta_path, &json)?;
+        Ok(SegmentFiles { data: self.data_path, meta: meta_path, bytes: self.bytes + index.len() as u64 + json.len() as u64 })
+    }
+}
+
+impl SegmentWriter {
+    /// Removes the data file of a segment that received no rows.
+    pub fn discard(self) {
+        drop(self.data);
+        let _ = std::fs::remove_file(&self.data_path);
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), SegmentError> {
+    let mut file = File::create(path).map_err(io(path))?;
+    file.write_all(bytes).map_err(io(path))?;
+    file.sync_all().map_err(io(path))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A segment read from disk, its files checked against the metadata.
+#[derive(Debug)]
+pub struct LoadedSegment {
+    /// The metadata.
+    pub meta: MetaFile,
+    /// The data file.
+    pub data: Vec<u8>,
+    /// The index file.
+    pub index: Vec<u8>,
+}
+
+/// Reads a segment by its metadata file and checks lengths and CRC32s.
+pub fn load(meta_path: &Path) -> Result<LoadedSegment, SegmentError> {
+    let raw = std::fs::read(meta_path).map_err(io(meta_path))?;
+    let meta: MetaFile = serde_json::from_slice(&raw)
+        .map_err(|e| SegmentError::Meta { path: meta_path.display().to_string(), detail: e.to_string() })?;
+    if meta.format != FORMAT {
+        return Err(SegmentError::Meta { path: meta_path.display().to_string(), detail: format!("format {} is not {FORMAT}", meta.format) });
+    }
+    let read_checked = |ext: &str, what: &'static str, len: u64, crc: u32| {
+        let path = meta_path.with_extension(ext);
+        let bytes = std::fs::read(&path).map_err(io(&path))?;
+        if bytes.len() as u64 != len {
+            return Err(SegmentError::Length { path: path.display().to_string(), what, expected: len, found: bytes.len() as u64 });
+        }
+        let found = crc32fast::hash(&bytes);
+        if found != crc {
+            return Err(SegmentError::Checksum { path: path.display().to_string(), what, expected: crc, found });
+        }
+        Ok(bytes)
+    };
+    let data = read_checked("data", "data file", meta.data_bytes, meta.data_crc32)?;
+    let index = read_checked("index", "index file", meta.index_bytes, meta.index_crc32)?;
+    Ok(LoadedSegment { meta, data, index })
+}
+
+/// The metadata files in `dir`, in (generation, part) order.
+pub fn list(dir: &Path) -> Result<Vec<PathBuf>, SegmentError> {
+    let mut metas: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "meta"))
+        .collect();
+    metas.sort();
+    Ok(metas)
+}

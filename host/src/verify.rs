@@ -1,0 +1,157 @@
+//! Nothing lost: the segments read back must hold exactly the stream's
+//! final state. Both sides reduce to a map from key hash to the newest
+//! (timestamp, row hash), compared whole; the digest summarises it.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::Path;
+
+use memlab_sdk::{FlushRecord, Packed, RowView};
+
+use crate::plugin::PluginError;
+use crate::router::{sort_key, token};
+use crate::segment::{self, LoadedSegment, SegmentError};
+use crate::strategy::SegmentReading;
+use crate::workload::{Generator, Profile};
+
+/// Key hash → (timestamp, row hash) of the newest version.
+pub type State = HashMap<u128, (u64, u128)>;
+
+/// Opens a reader on a loaded segment.
+pub type ReaderFactory<'a> = dyn Fn(&LoadedSegment) -> Result<Box<dyn SegmentReading>, PluginError> + 'a;
+
+/// Why verification failed.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("verify: {0}")]
+    Segment(#[from] SegmentError),
+    #[error("verify: reading {segment}: {source}")]
+    Plugin { segment: String, source: PluginError },
+    #[error("verify: {segment} holds a bad record: {detail}")]
+    Record { segment: String, detail: String },
+    #[error("verify: {segment} read back {found} rows but its metadata says {expected}")]
+    RowCount { segment: String, expected: u64, found: u64 },
+    #[error(
+        "verify: the segments do not hold the stream's final state: {missing} keys missing, {extra} unexpected, {different} with the wrong row (expected {expected} keys, digest {expected_digest:032x}; found {found} keys, digest {found_digest:032x})"
+    )]
+    Mismatch { missing: u64, extra: u64, different: u64, expected: u64, found: u64, expected_digest: u128, found_digest: u128 },
+}
+
+/// What verification proved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Verified {
+    /// Distinct keys in the final state.
+    pub keys: u64,
+    /// Rows read back from segments, older versions included.
+    pub rows_read: u64,
+    /// Digest of the final state.
+    pub digest: u128,
+}
+
+fn hash128(bytes: &[u8]) -> u128 {
+    let mut a = DefaultHasher::new();
+    bytes.hash(&mut a);
+    let mut b = DefaultHasher::new();
+    0xa5a5_u16.hash(&mut b);
+    bytes.hash(&mut b);
+    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+}
+
+fn keep_newest(state: &mut State, key: &[u8], row: &RowView<'_>) {
+    let value = (row.timestamp, hash128(row.as_bytes()));
+    state
+        .entry(hash128(key))
+        .and_modify(|old| {
+            if value.0 >= old.0 {
+                *old = value;
+            }
+        })
+        .or_insert(value);
+}
+
+/// An order-independent digest of a state.
+pub fn digest(state: &State) -> u128 {
+    state.iter().fold(0u128, |acc, (k, (ts, row))| {
+        acc.wrapping_add(hash128(&[k.to_le_bytes().as_slice(), &ts.to_le_bytes(), &row.to_le_bytes()].concat()))
+    })
+}
+
+/// The final state the stream must leave behind, without the ops in
+/// `skip` (ops that failed and were never acknowledged).
+pub fn expected(profile: &Profile, skip: &HashSet<(usize, u64)>) -> State {
+    let mut state = State::new();
+    let mut generator = Generator::new(profile);
+    let mut rows = Packed::new();
+    let mut key = Vec::new();
+    for thread in 0..profile.threads {
+        for index in 0..profile.ops_for(thread) {
+            if skip.contains(&(thread, index)) {
+                continue;
+            }
+            generator.batch(thread, index, &mut rows);
+            for record in rows.iter() {
+                // The generator's own rows always decode.
+                let Ok(row) = RowView::decode(record) else { continue };
+                key.clear();
+                sort_key(token(row.partition), row.partition, row.clustering, &mut key);
+                keep_newest(&mut state, &key, &row);
+            }
+        }
+    }
+    state
+}
+
+/// Reads every segment in `dir` back through its serializer's reader.
+pub fn read_back(dir: &Path, open: &ReaderFactory<'_>) -> Result<(State, u64), VerifyError> {
+    let mut state = State::new();
+    let mut rows_read = 0u64;
+    let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
+    for meta_path in metas {
+        let loaded = segment::load(&meta_path)?;
+        let name = meta_path.display().to_string();
+        let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source })?;
+        let mut found = 0u64;
+        loop {
+            let batch = reader.next(1 << 20).map_err(|source| VerifyError::Plugin { segment: name.clone(), source })?;
+            if batch.is_empty() {
+                break;
+            }
+            for record in batch.iter() {
+                let record = FlushRecord::decode(record).map_err(|e| VerifyError::Record { segment: name.clone(), detail: e.to_string() })?;
+                keep_newest(&mut state, record.key, &record.row);
+                found += 1;
+            }
+        }
+        if found != loaded.meta.rows {
+            return Err(VerifyError::RowCount { segment: name, expected: loaded.meta.rows, found });
+        }
+        rows_read += found;
+    }
+    Ok((state, rows_read))
+}
+
+/// Compares the two states key by key.
+pub fn compare(expected: &State, found: &State, rows_read: u64) -> Result<Verified, VerifyError> {
+    let (mut missing, mut different) = (0u64, 0u64);
+    for (key, value) in expected {
+        match found.get(key) {
+            None => missing += 1,
+            Some(v) if v != value => different += 1,
+            Some(_) => {}
+        }
+    }
+    let extra = found.keys().filter(|k| !expected.contains_key(k)).count() as u64;
+    let expected_digest = digest(expected);
+    if missing + different + extra > 0 {
+        return Err(VerifyError::Mismatch {
+            missing,
+            extra,
+            different,
+            expected: expected.len() as u64,
+            found: found.len() as u64,
+            expected_digest,
+            found_digest: digest(found),
+        });
+    }
+    Ok(Verified { keys: expected.len() as u64, rows_read, digest: expected_digest })
+}

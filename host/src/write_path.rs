@@ -1,0 +1,395 @@
+//! Shards, the global memory pool, memtable generations, switching and
+//! backpressure. The hot path takes one shard lock per client batch and
+//! nothing global but the pool's counter.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
+
+use crossbeam::channel::Sender;
+
+use crate::plugin::PluginError;
+use crate::router::{RoutedBatch, Router};
+use crate::strategy::ShardStrategies;
+
+/// How the pool counts what it owns (CASSANDRA-20226 compares these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoolMode {
+    /// Read, check the limit, compare-and-swap; retry on conflict.
+    CasLoop,
+    /// One `fetch_add`, undone when it overshoots the limit.
+    #[default]
+    FetchAdd,
+}
+
+/// The reservation would pass the pool's hard limit.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("memory pool hard limit reached")]
+pub struct PoolFull;
+
+/// The global memtable memory budget (`memtable_space`).
+#[derive(Debug)]
+pub struct MemoryPool {
+    budget: u64,
+    hard_limit: u64,
+    mode: PoolMode,
+    owns: AtomicU64,
+    reclaiming: AtomicU64,
+    cas_retries: AtomicU64,
+    room: Mutex<()>,
+    room_freed: Condvar,
+}
+
+impl MemoryPool {
+    /// A pool of `budget` bytes. Writers block at the budget; a single
+    /// reservation fails only past twice the budget.
+    pub fn new(budget: u64, mode: PoolMode) -> Self {
+        MemoryPool {
+            budget,
+            hard_limit: budget.saturating_mul(2),
+            mode,
+            owns: AtomicU64::new(0),
+            reclaiming: AtomicU64::new(0),
+            cas_retries: AtomicU64::new(0),
+            room: Mutex::new(()),
+            room_freed: Condvar::new(),
+        }
+    }
+
+    /// Accounts `bytes` against the budget.
+    pub fn reserve(&self, bytes: u64) -> Result<(), PoolFull> {
+        match self.mode {
+            PoolMode::FetchAdd => {
+                let before = self.owns.fetch_add(bytes, Ordering::Relaxed);
+                if before + bytes > self.hard_limit {
+                    self.owns.fetch_sub(bytes, Ordering::Relaxed);
+                    return Err(PoolFull);
+                }
+                Ok(())
+            }
+            PoolMode::CasLoop => {
+                let mut current = self.owns.load(Ordering::Relaxed);
+                loop {
+                    let next = current + bytes;
+                    if next > self.hard_limit {
+                        return Err(PoolFull);
+                    }
+                    match self.owns.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
+                        Ok(_) => return Ok(()),
+                        Err(seen) => {
+                            current = seen;
+                            self.cas_retries.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gives bytes back from a live generation.
+    pub fn release(&self, bytes: u64) {
+        self.owns.fetch_sub(bytes, Ordering::Relaxed);
+        self.room_freed.notify_all();
+    }
+
+    /// Marks a frozen generation's bytes as on their way out.
+    pub fn freeze(&self, bytes: u64) {
+        self.reclaiming.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// A flushed generation's bytes leave the pool.
+    pub fn release_frozen(&self, bytes: u64) {
+        self.reclaiming.fetch_sub(bytes, Ordering::Relaxed);
+        self.release(bytes);
+    }
+
+    /// Bytes reserved, all generations.
+    pub fn owns(&self) -> u64 {
+        self.owns.load(Ordering::Relaxed)
+    }
+
+    /// Bytes reserved by the live generation.
+    pub fn live(&self) -> u64 {
+        self.owns().saturating_sub(self.reclaiming.load(Ordering::Relaxed))
+    }
+
+    /// The configured budget.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// Compare-and-swap conflicts so far (`cas-loop` only).
+    pub fn cas_retries(&self) -> u64 {
+        self.cas_retries.load(Ordering::Relaxed)
+    }
+
+    /// Blocks while the pool is at its budget.
+    fn wait_for_room(&self, timeout: Duration) {
+        let guard = self.room.lock().unwrap_or_else(|p| p.into_inner());
+        if self.owns() >= self.budget {
+            let _ = self.room_freed.wait_timeout(guard, timeout);
+        }
+    }
+}
+
+/// Creates the strategies of one shard for a new generation.
+pub type ShardFactory = dyn Fn(usize) -> Result<Box<dyn ShardStrategies>, PluginError> + Send + Sync;
+
+/// A frozen generation's shards in token order, handed to a flush writer.
+pub struct FlushJob {
+    /// The memtable generation.
+    pub generation: u64,
+    /// Which part of the generation (one per flush writer).
+    pub part: usize,
+    /// (shard index, strategies), in token order.
+    pub shards: Vec<(usize, Box<dyn ShardStrategies>)>,
+    /// Pool bytes these shards hold; released after the flush.
+    pub reserved: u64,
+}
+
+struct ShardSlot {
+    strategies: Box<dyn ShardStrategies>,
+}
+
+/// Counters of the write path, for the report.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct WriteCounters {
+    /// Memtable switches (drain at the end included).
+    pub switches: u64,
+    /// Shard lock taken without waiting.
+    pub uncontended: u64,
+    /// Shard lock that had to wait.
+    pub contended: u64,
+    /// Time spent waiting for shard locks.
+    pub lock_wait_ns: u64,
+    /// Time writers spent blocked on a full pool.
+    pub backpressure_ns: u64,
+}
+
+/// The live generation of every shard, and the machinery to switch it.
+pub struct WritePath {
+    router: Router,
+    shards: Vec<Mutex<ShardSlot>>,
+    factory: Box<ShardFactory>,
+    pool: Arc<MemoryPool>,
+    threshold: u64,
+    flush_writers: usize,
+    // Taken (closed) by `drain`, which ends the flush writers' loops.
+    jobs: Mutex<Option<Sender<FlushJob>>>,
+    generation: AtomicU64,
+    switching: AtomicBool,
+    switches: AtomicU64,
+    uncontended: AtomicU64,
+    contended: AtomicU64,
+    lock_wait_ns: AtomicU64,
+    backpressure_ns: AtomicU64,
+}
+
+impl WritePath {
+    /// Creates generation 0 of every shard.
+    pub fn new(
+        router: Router,
+        factory: Box<ShardFactory>,
+        pool: Arc<MemoryPool>,
+        cleanup_threshold: f64,
+        flush_writers: usize,
+        jobs: Sender<FlushJob>,
+    ) -> Result<Self, PluginError> {
+        let shards = (0..router.shards())
+            .map(|i| factory(i).map(|strategies| Mutex::new(ShardSlot { strategies })))
+            .collect::<Result<Vec<_>, _>>()?;
+        let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
+        Ok(WritePath {
+            router,
+            shards,
+            factory,
+            pool,
+            threshold,
+            flush_writers: flush_writers.max(1),
+            jobs: Mutex::new(Some(jobs)),
+            generation: AtomicU64::new(0),
+            switching: AtomicBool::new(false),
+            switches: AtomicU64::new(0),
+            uncontended: AtomicU64::new(0),
+            contended: AtomicU64::new(0),
+            lock_wait_ns: AtomicU64::new(0),
+            backpressure_ns: AtomicU64::new(0),
+        })
+    }
+
+    /// The router writers use.
+    pub fn router(&self) -> &Router {
+        &self.router
+    }
+
+    fn lock(&self, shard: usize) -> MutexGuard<'_, ShardSlot> {
+        match self.shards[shard].try_lock() {
+            Ok(guard) => {
+                self.uncontended.fetch_add(1, Ordering::Relaxed);
+                guard
+            }
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                let started = Instant::now();
+                let guard = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+                self.contended.fetch_add(1, Ordering::Relaxed);
+                self.lock_wait_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                guard
+            }
+        }
+    }
+
+    /// Writes one routed batch: rows into the allocator, entries into the
+    /// memtable, under the shard's lock. Blocks first while the pool is
+    /// full, and switches generations when the live one passes the
+    /// cleanup threshold.
+    pub fn write(&self, batch: &mut RoutedBatch) -> Result<(), PluginError> {
+        if self.pool.owns() >= self.pool.budget() {
+            let started = Instant::now();
+            while self.pool.owns() >= self.pool.budget() {
+                self.maybe_switch()?;
+                self.pool.wait_for_room(Duration::from_millis(5));
+            }
+            self.backpressure_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+        {
+            let mut slot = self.lock(batch.shard);
+            let refs = slot.strategies.store_rows(std::mem::take(&mut batch.rows))?;
+            batch.set_refs(&refs);
+            slot.strategies.insert(std::mem::take(&mut batch.entries))?;
+        }
+        if self.pool.live() >= self.threshold {
+            self.maybe_switch()?;
+        }
+        Ok(())
+    }
+
+    /// Reads under the shard lock (for point reads and scans).
+    pub fn with_shard<R>(&self, shard: usize, f: impl FnOnce(&mut dyn ShardStrategies) -> R) -> R {
+        let mut slot = self.lock(shard);
+        f(slot.strategies.as_mut())
+    }
+
+    fn maybe_switch(&self) -> Result<(), PluginError> {
+        if self.switching.swap(true, Ordering::Acquire) {
+            return Ok(());
+        }
+        let result = if self.pool.live() >= self.threshold { self.switch(true) } else { Ok(()) };
+        self.switching.store(false, Ordering::Release);
+        result
+    }
+
+    /// Freezes every shard's live generation and queues it for flush;
+    /// with `replace`, a fresh generation takes new writes.
+    fn switch(&self, replace: bool) -> Result<(), PluginError> {
+        let fresh = if replace {
+            (0..self.shards.len()).map(|i| (self.factory)(i).map(Some)).collect::<Result<Vec<_>, _>>()?
+        } else {
+            (0..self.shards.len()).map(|_| None).collect()
+        };
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
+        let mut frozen = Vec::with_capacity(self.shards.len());
+        for (i, new) in fresh.into_iter().enumerate() {
+            let mut slot = self.lock(i);
+            let old = match new {
+                Some(new) => std::mem::replace(&mut slot.strategies, new),
+                None => std::mem::replace(&mut slot.strategies, Box::new(Drained)),
+            };
+            frozen.push((i, old));
+        }
+        self.switches.fetch_add(1, Ordering::Relaxed);
+        let per_part = frozen.len().div_ceil(self.flush_writers);
+        let mut part = 0;
+        let mut rest = frozen.into_iter().peekable();
+        while rest.peek().is_some() {
+            let shards: Vec<_> = rest.by_ref().take(per_part).collect();
+            let reserved = shards.iter().map(|(_, s)| s.reserved_bytes()).sum();
+            self.pool.freeze(reserved);
+            let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(jobs) = jobs.as_ref() {
+                // A send fails only when the flush writers are gone: then
+                // nothing will release this memory, nor wait for it.
+                let _ = jobs.send(FlushJob { generation, part, shards, reserved });
+            }
+            part += 1;
+        }
+        Ok(())
+    }
+
+    /// Freezes whatever is live, queues it for flush and closes the flush
+    /// queue; no generation follows. Called once, after the writers stop.
+    pub fn drain(&self) -> Result<(), PluginError> {
+        while self.switching.swap(true, Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        let result = self.switch(false);
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.switching.store(false, Ordering::Release);
+        result
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> WriteCounters {
+        WriteCounters {
+            switches: self.switches.load(Ordering::Relaxed),
+            uncontended: self.uncontended.load(Ordering::Relaxed),
+            contended: self.contended.load(Ordering::Relaxed),
+            lock_wait_ns: self.lock_wait_ns.load(Ordering::Relaxed),
+            backpressure_ns: self.backpressure_ns.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What a shard holds after the final drain: nothing, and writes fail.
+struct Drained;
+
+impl Drained {
+    fn refuse<T>(&self, operation: &str) -> Result<T, PluginError> {
+        Err(PluginError::Contract {
+            plugin: "memlab".into(),
+            operation: operation.into(),
+            shard: 0,
+            detail: "the write path was drained".into(),
+        })
+    }
+}
+
+impl ShardStrategies for Drained {
+    fn store_rows(&mut self, _: memlab_sdk::Packed) -> Result<Vec<u64>, PluginError> {
+        self.refuse("store")
+    }
+    fn insert(&mut self, _: memlab_sdk::Packed) -> Result<(), PluginError> {
+        self.refuse("insert")
+    }
+    fn get(&mut self, _: memlab_sdk::Packed) -> Result<memlab_sdk::Packed, PluginError> {
+        self.refuse("get")
+    }
+    fn scan(&mut self, _: &[u8], _: Option<&[u8]>, _: u32) -> Result<memlab_sdk::Packed, PluginError> {
+        self.refuse("scan")
+    }
+    fn open_cursor(&mut self) -> Result<(), PluginError> {
+        self.refuse("cursor")
+    }
+    fn next_entries(&mut self, _: u32) -> Result<memlab_sdk::Packed, PluginError> {
+        self.refuse("cursor.next")
+    }
+    fn load(&mut self, _: Vec<u64>) -> Result<memlab_sdk::Packed, PluginError> {
+        self.refuse("load")
+    }
+    fn stats(&mut self) -> Result<(memlab_sdk::Stats, memlab_sdk::Stats), PluginError> {
+        Ok((Vec::new(), Vec::new()))
+    }
+    fn describe(&mut self) -> Result<(memlab_sdk::Description, memlab_sdk::Description), PluginError> {
+        self.refuse("describe")
+    }
+    fn reserved_bytes(&self) -> u64 {
+        0
+    }
+    fn guest_memory_bytes(&self) -> u64 {
+        0
+    }
+    fn boundary(&self) -> crate::strategy::Boundary {
+        crate::strategy::Boundary::default()
+    }
+}

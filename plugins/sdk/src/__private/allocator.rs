@@ -1,0 +1,75 @@
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+use crate::{Allocator, Description, Error, Packed, Pool};
+
+wit_bindgen::generate!({
+    path: "../../wit",
+    world: "allocator-plugin",
+    runtime_path: "::memlab_sdk::__private::rt",
+    pub_export_macro: true,
+    export_macro_name: "__memlab_export_allocator_world",
+    default_bindings_module: "::memlab_sdk::__private::allocator",
+});
+
+use exports::memlab::strategy::allocator as wit;
+super::types_glue!(memlab::strategy::types);
+
+/// The `Guest` implementation for an allocator type `T`.
+pub struct Export<T>(PhantomData<T>);
+
+impl<T: Allocator> wit::Guest for Export<T> {
+    type Arena = ArenaResource<T>;
+}
+
+/// The host's pool, reached through the `pool` import.
+struct HostPool;
+
+impl Pool for HostPool {
+    fn reserve(&mut self, bytes: u64) -> Result<(), Error> {
+        memlab::strategy::pool::reserve(bytes).map_err(|e| match e {
+            wit_types::Error::PoolFull => Error::PoolFull,
+            other => Error::Other(format!("pool: {other:?}")),
+        })
+    }
+
+    fn release(&mut self, bytes: u64) {
+        memlab::strategy::pool::release(bytes);
+    }
+}
+
+pub struct ArenaResource<T> {
+    arena: RefCell<T>,
+    description: Description,
+}
+
+impl<T: Allocator> wit::GuestArena for ArenaResource<T> {
+    fn create(params: Vec<(String, String)>) -> Result<wit::Arena, wit_types::Error> {
+        let (arena, description) = super::construct(T::NAME, T::VERSION, params, T::create)?;
+        Ok(wit::Arena::new(ArenaResource { arena: RefCell::new(arena), description }))
+    }
+
+    fn store(&self, rows: wit_types::Packed) -> Result<Vec<u64>, wit_types::Error> {
+        let rows = packed_in(rows)?;
+        let mut refs = Vec::with_capacity(rows.len());
+        self.arena.borrow_mut().store_batch(&mut HostPool, &rows, &mut refs)?;
+        Ok(refs)
+    }
+
+    fn load(&self, refs: Vec<u64>) -> Result<wit_types::Packed, wit_types::Error> {
+        let arena = self.arena.borrow();
+        let mut out = Packed::new();
+        for reference in refs {
+            out.push(arena.load(reference)?);
+        }
+        Ok(packed_out(out))
+    }
+
+    fn describe(&self) -> wit_types::Description {
+        description_out(&self.description)
+    }
+
+    fn stats(&self) -> Vec<(String, u64)> {
+        self.arena.borrow().stats()
+    }
+}

@@ -1,0 +1,64 @@
+//! Export glue between the WIT bindings and the SDK traits. Hidden: plugin
+//! authors see only the traits and `export!`.
+
+pub use wit_bindgen::rt;
+
+use crate::{Description, Error, Packed, Params};
+
+#[cfg(feature = "allocator")]
+pub mod allocator;
+#[cfg(feature = "memtable")]
+pub mod memtable;
+#[cfg(feature = "serializer")]
+pub mod serializer;
+
+/// Runs a constructor's parameter handling: build, then reject leftovers.
+fn construct<T>(
+    name: &str,
+    version: &str,
+    given: Vec<(String, String)>,
+    build: impl FnOnce(&mut Params) -> Result<T, Error>,
+) -> Result<(T, Description), Error> {
+    let mut params = Params::new(given);
+    let value = build(&mut params)?;
+    let applied = params.finish()?;
+    Ok((value, Description { name: name.to_string(), version: version.to_string(), params: applied }))
+}
+
+fn packed_in(data: Vec<u8>, ends: Vec<u32>) -> Result<Packed, Error> {
+    Packed::from_parts(data, ends)
+}
+
+/// Converts between the SDK's types and one world's generated types; each
+/// world has its own copy of `types`, so this is a macro.
+macro_rules! types_glue {
+    ($types:path) => {
+        use $types as wit_types;
+
+        impl From<$crate::Error> for wit_types::Error {
+            fn from(e: $crate::Error) -> Self {
+                match e {
+                    $crate::Error::BadParam(m) => wit_types::Error::BadParam(m),
+                    $crate::Error::PoolFull => wit_types::Error::PoolFull,
+                    $crate::Error::Corrupt(m) => wit_types::Error::Corrupt(m),
+                    $crate::Error::InvalidState(m) => wit_types::Error::InvalidState(m),
+                    $crate::Error::Other(m) => wit_types::Error::Other(m),
+                }
+            }
+        }
+
+        fn packed_out(p: $crate::Packed) -> wit_types::Packed {
+            let (data, ends) = p.into_parts();
+            wit_types::Packed { data, ends }
+        }
+
+        fn packed_in(p: wit_types::Packed) -> Result<$crate::Packed, wit_types::Error> {
+            super::packed_in(p.data, p.ends).map_err(Into::into)
+        }
+
+        fn description_out(d: &$crate::Description) -> wit_types::Description {
+            wit_types::Description { name: d.name.clone(), version: d.version.clone(), params: d.params.clone() }
+        }
+    };
+}
+use types_glue;

@@ -1,0 +1,39 @@
+use crate::{Error, Packed, Params, RowView, Stats};
+
+/// The host's memory budget, as an allocator sees it.
+pub trait Pool {
+    /// Accounts `bytes` before the allocator keeps them.
+    fn reserve(&mut self, bytes: u64) -> Result<(), Error>;
+    /// Gives `bytes` back early.
+    fn release(&mut self, bytes: u64);
+}
+
+/// Where row bytes live: WIT `allocator`, in plain Rust.
+pub trait Allocator: Sized + 'static {
+    /// The name config uses, e.g. `"per-row"`.
+    const NAME: &'static str;
+    /// The implementation's version.
+    const VERSION: &'static str;
+
+    /// Builds an empty allocator, taking its parameters from `params`.
+    fn create(params: &mut Params) -> Result<Self, Error>;
+
+    /// Keeps `row`'s bytes, reserving them from `pool` first, and returns
+    /// the ref that `load` takes.
+    fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error>;
+
+    /// Stores a batch; override to reserve for the batch as a whole.
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+        for record in rows.iter() {
+            refs.push(self.store(pool, RowView::decode(record)?)?);
+        }
+        Ok(())
+    }
+
+    /// The row bytes behind `reference`, exactly as stored.
+    fn load(&self, reference: u64) -> Result<&[u8], Error>;
+
+    /// Counters; must include `bytes-used`, `bytes-reserved`, `regions`,
+    /// `reservations` and `waste`.
+    fn stats(&self) -> Stats;
+}

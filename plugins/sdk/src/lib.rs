@@ -1,0 +1,77 @@
+//! Write memlab strategies in plain Rust.
+//!
+//! A plugin implements one trait — [`Memtable`], [`Allocator`] or
+//! [`Serializer`] — and names it with [`export!`]. The same type links
+//! natively into the memlab host as the plugin's "native twin", so the
+//! sandbox's cost is measured on the same code.
+//!
+//! ```ignore
+//! struct MyTable { /* ... */ }
+//! impl memlab_sdk::Memtable for MyTable { /* ... */ }
+//! memlab_sdk::export!(memtable: MyTable);
+//! ```
+//!
+//! Enable the cargo feature of the kind you export (`memtable`,
+//! `allocator` or `serializer`), and build with
+//! `cargo build --release --target wasm32-unknown-unknown`.
+#![deny(missing_docs)]
+
+// The generated bindings name this crate by its path, from inside it too.
+#[cfg(target_arch = "wasm32")]
+extern crate self as memlab_sdk;
+
+mod allocator;
+mod error;
+mod layout;
+mod memtable;
+mod packed;
+mod params;
+mod serializer;
+
+pub use allocator::{Allocator, Pool};
+pub use error::Error;
+pub use layout::{Cell, Cells, Entry, FlushRecord, RowView, encode_flush_record, encode_row};
+pub use memtable::Memtable;
+pub use packed::Packed;
+pub use params::{Description, Params, Stats};
+pub use serializer::{Finished, SegmentMeta, SegmentReader, Serializer};
+
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub mod __private;
+
+/// Exports a strategy type as the component's implementation.
+///
+/// `export!(memtable: T)`, `export!(allocator: T)` or
+/// `export!(serializer: T)`. It expands to nothing outside wasm32, so the
+/// crate also builds as the native twin.
+#[macro_export]
+macro_rules! export {
+    (memtable: $t:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type MemlabExport = $crate::__private::memtable::Export<$t>;
+            $crate::__private::memtable::__memlab_export_memtable_world!(
+                MemlabExport with_types_in $crate::__private::memtable
+            );
+        };
+    };
+    (allocator: $t:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type MemlabExport = $crate::__private::allocator::Export<$t>;
+            $crate::__private::allocator::__memlab_export_allocator_world!(
+                MemlabExport with_types_in $crate::__private::allocator
+            );
+        };
+    };
+    (serializer: $t:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type MemlabExport = $crate::__private::serializer::Export<$t>;
+            $crate::__private::serializer::__memlab_export_serializer_world!(
+                MemlabExport with_types_in $crate::__private::serializer
+            );
+        };
+    };
+}
