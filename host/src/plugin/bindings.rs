@@ -7,4 +7,4 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::memlab::strategy::{allocator, memtable, serializer};
-pub use memlab::strategy::types;
+pub use self::memlab::strategy::types;

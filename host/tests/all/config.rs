@@ -1,0 +1,53 @@
+//! Bad configs give one line naming the file, the line and the key.
+
+use memlab::config::BenchConfig;
+
+const GOOD: &str = r#"
+[workload]
+ops = 10
+
+[[variant]]
+name = "a"
+memtable = "btree"
+allocator = "per-row"
+serializer = "naive"
+"#;
+
+fn error_of(text: &str) -> String {
+    BenchConfig::parse("bench.toml", text).expect_err("must be refused").to_string()
+}
+
+#[test]
+fn a_good_config_parses() {
+    let config = BenchConfig::parse("bench.toml", GOOD).expect("good");
+    assert_eq!(config.variants[0].shards, 1);
+    assert!((config.variants[0].threshold() - 0.5).abs() < 1e-9);
+}
+
+#[test]
+fn an_unknown_key_names_file_line_and_key() {
+    let message = error_of(&GOOD.replace("serializer = \"naive\"", "serializer = \"naive\"\nshardz = 4"));
+    assert!(message.starts_with("bench.toml: line 10"), "{message}");
+    assert!(message.contains("shardz"), "{message}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+}
+
+#[test]
+fn a_bad_value_names_the_line() {
+    let message = error_of(&GOOD.replace("name = \"a\"", "name = \"a\"\nshards = 0"));
+    assert!(message.contains("line 7") && message.contains("shards = 0"), "{message}");
+    let message = error_of(&GOOD.replace("name = \"a\"", "name = \"a\"\nmemtable_space = \"64MB\""));
+    assert!(message.contains("unknown unit `MB`"), "{message}");
+}
+
+#[test]
+fn a_missing_file_names_it() {
+    let err = BenchConfig::load(std::path::Path::new("no/such/bench.toml")).expect_err("missing");
+    assert!(err.to_string().contains("no/such/bench.toml"), "{err}");
+}
+
+#[test]
+fn workload_values_are_checked() {
+    let message = error_of(&GOOD.replace("ops = 10", "ops = 10\nthreads = 0"));
+    assert!(message.contains("threads"), "{message}");
+}

@@ -1,0 +1,8 @@
+//! The one integration test binary (as wasmtime does): plugins, the
+//! reference model, the pipeline end to end, and bad input.
+
+mod config;
+mod differential;
+mod pipeline;
+mod plugins;
+mod support;

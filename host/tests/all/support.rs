@@ -1,0 +1,23 @@
+//! Shared helpers.
+
+use std::sync::{Arc, OnceLock};
+
+use memlab::plugin::{EngineSettings, PluginHost};
+
+/// One engine for the whole test binary; compiled plugins are cached on
+/// disk under `target/`, so only the first run pays Cranelift.
+pub fn host() -> Arc<PluginHost> {
+    static HOST: OnceLock<Arc<PluginHost>> = OnceLock::new();
+    Arc::clone(HOST.get_or_init(|| {
+        let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache");
+        PluginHost::new(EngineSettings { cache_dir: Some(cache), ..EngineSettings::default() }).expect("engine")
+    }))
+}
+
+/// A fresh directory under the test tmpdir.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
