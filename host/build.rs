@@ -79,9 +79,9 @@ fn ensure_target() {
     }
     match cmd.status() {
         Ok(status) if status.success() => {
+            let flag = toolchain.map(|t| format!(" --toolchain {t}")).unwrap_or_default();
             println!(
-                "cargo:warning=memlab: installed the {TARGET} target with `rustup target add {TARGET}`{} to build the bundled plugins",
-                toolchain.map(|t| format!(" --toolchain {t}")).unwrap_or_default()
+                "cargo:warning=memlab: installed the {TARGET} target (`rustup target add {TARGET}{flag}`) to build the bundled plugins"
             );
         }
         Ok(status) => fail(&format!("`rustup target add {TARGET}` failed ({status}); run it yourself, then build again")),
