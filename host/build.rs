@@ -14,8 +14,14 @@ const TARGET: &str = "wasm32-unknown-unknown";
 /// (crate, kind, name as config spells it)
 const BUNDLED: &[(&str, &str, &str)] = &[
     ("memtable-btree", "Memtable", "btree"),
+    ("memtable-skiplist", "Memtable", "skiplist"),
+    ("memtable-vector", "Memtable", "vector"),
     ("alloc-per-row", "Allocator", "per-row"),
+    ("alloc-per-cell", "Allocator", "per-cell"),
+    ("alloc-region", "Allocator", "region"),
+    ("alloc-heap", "Allocator", "heap"),
     ("flush-naive", "Serializer", "naive"),
+    ("flush-lean", "Serializer", "lean"),
 ];
 
 fn main() {

@@ -115,9 +115,6 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let mut last_key: Option<Vec<u8>> = None;
     let mut records = Packed::new();
     for (shard, mut strategies) in job.shards {
-        let (memtable, allocator) = strategies.stats().map_err(plugin)?;
-        merge(&mut report.memtable_stats, memtable);
-        merge(&mut report.allocator_stats, allocator);
         strategies.open_cursor().map_err(plugin)?;
         loop {
             let entries = strategies.next_entries(CURSOR_CHUNK).map_err(plugin)?;
@@ -142,6 +139,10 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
             let bytes = writer.write(std::mem::take(&mut records)).map_err(plugin)?;
             segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
         }
+        // After the cursor: a frozen memtable counts its entries cheaply.
+        let (memtable, allocator) = strategies.stats().map_err(plugin)?;
+        merge(&mut report.memtable_stats, memtable);
+        merge(&mut report.allocator_stats, allocator);
         report.shard_memory += strategies.guest_memory_bytes();
         report.shard_boundary.add(strategies.boundary());
     }

@@ -128,6 +128,8 @@ fn new_memtable(name: &str, params: &[(String, String)]) -> Option<Result<(Box<d
     }
     Some(match name {
         "btree" => make::<memtable_btree::BTreeMemtable>(params),
+        "skiplist" => make::<memtable_skiplist::SkipList>(params),
+        "vector" => make::<memtable_vector::VectorMemtable>(params),
         _ => return None,
     })
 }
@@ -139,13 +141,11 @@ fn new_allocator(name: &str, params: &[(String, String)]) -> Option<Result<(Box<
     }
     Some(match name {
         "per-row" => make::<alloc_per_row::PerRowAllocator>(params),
+        "per-cell" => make::<alloc_per_cell::PerCellAllocator>(params),
+        "region" => make::<alloc_region::RegionAllocator>(params),
+        "heap" => make::<alloc_heap::HeapAllocator>(params),
         _ => return None,
     })
-}
-
-/// True when `name` has a native twin of `kind`.
-pub fn has_twin(name: &str) -> bool {
-    new_memtable(name, &[]).is_some() || new_allocator(name, &[]).is_some() || matches!(name, "naive")
 }
 
 fn no_twin(name: &str, shard: usize) -> PluginError {
@@ -307,6 +307,7 @@ pub fn serializer(name: &str, params: &[(String, String)]) -> Result<Box<dyn Flu
     }
     match name {
         "naive" => make::<flush_naive::NaiveWriter>(name, params),
+        "lean" => make::<flush_lean::LeanWriter>(name, params),
         _ => Err(no_twin(name, 0)),
     }
 }
@@ -373,6 +374,7 @@ pub fn reader(name: &str, params: &[(String, String)], data: &[u8], index: &[u8]
     }
     match name {
         "naive" => make::<<flush_naive::NaiveWriter as Serializer>::Reader>(name, params, data, index),
+        "lean" => make::<<flush_lean::LeanWriter as Serializer>::Reader>(name, params, data, index),
         _ => Err(no_twin(name, 0)),
     }
 }

@@ -21,6 +21,7 @@
 extern crate self as memlab_sdk;
 
 mod allocator;
+mod chunks;
 mod error;
 mod layout;
 mod memtable;
@@ -29,6 +30,7 @@ mod params;
 mod serializer;
 
 pub use allocator::{Allocator, Pool};
+pub use chunks::ChunkStore;
 pub use error::Error;
 pub use layout::{Cell, Cells, Entry, FlushRecord, RowView, encode_flush_record, encode_row};
 pub use memtable::Memtable;

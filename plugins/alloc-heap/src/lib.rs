@@ -1,0 +1,55 @@
+//! `heap`: every row is its own allocation from the guest's global
+//! allocator (unslabbed), reserved from the pool one row at a time.
+
+use memlab_sdk::{Allocator, Error, Params, Pool, RowView, Stats};
+
+/// One heap allocation per row.
+#[derive(Debug, Default)]
+pub struct HeapAllocator {
+    rows: Vec<Box<[u8]>>,
+    used: u64,
+    reserved: u64,
+}
+
+// What a heap allocation costs beyond its bytes: the boxed slice's fat
+// pointer in `rows` plus a typical allocator header.
+const OVERHEAD: u64 = 16 + 8;
+
+impl Allocator for HeapAllocator {
+    const NAME: &'static str = "heap";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn create(_params: &mut Params) -> Result<Self, Error> {
+        Ok(Self::default())
+    }
+
+    fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
+        let bytes = row.as_bytes();
+        let cost = bytes.len() as u64 + OVERHEAD;
+        pool.reserve(cost)?;
+        self.reserved += cost;
+        self.used += bytes.len() as u64;
+        self.rows.push(bytes.into());
+        Ok(self.rows.len() as u64 - 1)
+    }
+
+    fn load(&self, reference: u64) -> Result<&[u8], Error> {
+        usize::try_from(reference)
+            .ok()
+            .and_then(|i| self.rows.get(i))
+            .map(|row| &row[..])
+            .ok_or_else(|| Error::Corrupt(format!("ref {reference} was not returned by this allocator")))
+    }
+
+    fn stats(&self) -> Stats {
+        vec![
+            ("bytes-used".into(), self.used),
+            ("bytes-reserved".into(), self.reserved),
+            ("regions".into(), self.rows.len() as u64),
+            ("reservations".into(), self.rows.len() as u64),
+            ("waste".into(), self.reserved - self.used),
+        ]
+    }
+}
+
+memlab_sdk::export!(allocator: HeapAllocator);

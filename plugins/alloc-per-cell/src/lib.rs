@@ -1,0 +1,59 @@
+//! `per-cell`: like `per-row`, but the pool is asked once for the row's
+//! header and once per cell — the shape before CASSANDRA-20226's
+//! allocation batching, where every cell was its own `allocate` call.
+
+use memlab_sdk::{Allocator, ChunkStore, Error, Params, Pool, RowView, Stats};
+
+/// A chunked bump allocator with one pool reservation per cell.
+#[derive(Debug)]
+pub struct PerCellAllocator {
+    store: ChunkStore,
+    reserved: u64,
+    reservations: u64,
+}
+
+impl Allocator for PerCellAllocator {
+    const NAME: &'static str = "per-cell";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn create(params: &mut Params) -> Result<Self, Error> {
+        let chunk_size: usize = params.get("chunk_size", 1 << 20)?;
+        if chunk_size < 64 {
+            return Err(Error::BadParam(format!("`chunk_size` = {chunk_size} is below 64")));
+        }
+        Ok(PerCellAllocator { store: ChunkStore::new(chunk_size), reserved: 0, reservations: 0 })
+    }
+
+    fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
+        let total = ChunkStore::footprint(row.as_bytes().len()) as u64;
+        let mut reserved = 0u64;
+        for cell in row.cells() {
+            // Column id, length and value, as the row layout stores them.
+            let bytes = 6 + cell.value.len() as u64;
+            pool.reserve(bytes)?;
+            reserved += bytes;
+            self.reservations += 1;
+        }
+        // The rest: keys, timestamp, flags, count, length prefix.
+        pool.reserve(total - reserved)?;
+        self.reservations += 1;
+        self.reserved += total;
+        Ok(self.store.push(row.as_bytes()))
+    }
+
+    fn load(&self, reference: u64) -> Result<&[u8], Error> {
+        self.store.get(reference)
+    }
+
+    fn stats(&self) -> Stats {
+        vec![
+            ("bytes-used".into(), self.store.used()),
+            ("bytes-reserved".into(), self.reserved),
+            ("regions".into(), self.store.chunks() as u64),
+            ("reservations".into(), self.reservations),
+            ("waste".into(), self.reserved - self.store.used()),
+        ]
+    }
+}
+
+memlab_sdk::export!(allocator: PerCellAllocator);

@@ -1,0 +1,75 @@
+use crate::Error;
+
+/// Rows bump-allocated into chunks, each row behind its `u32` length.
+/// A ref is `chunk << 32 | offset`. Chunks never move once created, so a
+/// ref stays valid for the store's life. Shared by the bundled allocators;
+/// yours may use it too.
+#[derive(Debug)]
+pub struct ChunkStore {
+    chunk_size: usize,
+    chunks: Vec<Vec<u8>>,
+    used: u64,
+}
+
+const LEN_PREFIX: usize = 4;
+
+impl ChunkStore {
+    /// Chunks of `chunk_size` bytes; a larger row gets a chunk of its own.
+    pub fn new(chunk_size: usize) -> Self {
+        ChunkStore { chunk_size, chunks: Vec::new(), used: 0 }
+    }
+
+    /// Bytes a row of `len` bytes takes, prefix included.
+    pub fn footprint(len: usize) -> usize {
+        LEN_PREFIX + len
+    }
+
+    /// The capacity of the chunk that storing `len` bytes would open, or
+    /// `None` when the row fits the current chunk.
+    pub fn next_chunk(&self, len: usize) -> Option<usize> {
+        let need = Self::footprint(len);
+        let fits = self.chunks.last().is_some_and(|c| c.capacity() - c.len() >= need);
+        (!fits).then(|| need.max(self.chunk_size))
+    }
+
+    /// Stores `row` and returns its ref.
+    pub fn push(&mut self, row: &[u8]) -> u64 {
+        if let Some(capacity) = self.next_chunk(row.len()) {
+            self.chunks.push(Vec::with_capacity(capacity));
+        }
+        let index = self.chunks.len() - 1;
+        let chunk = &mut self.chunks[index];
+        let offset = chunk.len();
+        // Rows are far below 4 GiB: the host bounds batch sizes.
+        chunk.extend_from_slice(&u32::try_from(row.len()).unwrap_or(u32::MAX).to_le_bytes());
+        chunk.extend_from_slice(row);
+        self.used += Self::footprint(row.len()) as u64;
+        ((index as u64) << 32) | offset as u64
+    }
+
+    /// The row behind `reference`.
+    pub fn get(&self, reference: u64) -> Result<&[u8], Error> {
+        let bad = || Error::Corrupt(format!("ref {reference:#x} was not returned by this allocator"));
+        let chunk = self.chunks.get((reference >> 32) as usize).ok_or_else(bad)?;
+        let offset = (reference & 0xffff_ffff) as usize;
+        let prefix = chunk.get(offset..offset + LEN_PREFIX).ok_or_else(bad)?;
+        let len = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+        let start = offset + LEN_PREFIX;
+        chunk.get(start..start + len).ok_or_else(bad)
+    }
+
+    /// Chunks opened.
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Bytes of rows and prefixes stored.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Bytes of chunk capacity held.
+    pub fn capacity(&self) -> u64 {
+        self.chunks.iter().map(|c| c.capacity() as u64).sum()
+    }
+}
