@@ -1,6 +1,20 @@
+use std::process::ExitCode;
+
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
+fn run() -> anyhow::Result<()> {
     memlab::cli::run(memlab::cli::Cli::parse())?;
     Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: every error names its file, plugin or operation,
+            // and already includes its cause.
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
