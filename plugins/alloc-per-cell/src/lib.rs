@@ -46,13 +46,7 @@ impl Allocator for PerCellAllocator {
     }
 
     fn stats(&self) -> Stats {
-        vec![
-            ("bytes-used".into(), self.store.used()),
-            ("bytes-reserved".into(), self.reserved),
-            ("regions".into(), self.store.chunks() as u64),
-            ("reservations".into(), self.reservations),
-            ("waste".into(), self.reserved - self.store.used()),
-        ]
+        self.store.stats(self.reserved, self.reservations)
     }
 }
 

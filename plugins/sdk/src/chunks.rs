@@ -1,4 +1,4 @@
-use crate::Error;
+use crate::{Error, Stats};
 
 /// Rows bump-allocated into chunks, each row behind its `u32` length.
 /// A ref is `chunk << 32 | offset`. Chunks never move once created, so a
@@ -66,6 +66,18 @@ impl ChunkStore {
     /// Bytes of rows and prefixes stored.
     pub fn used(&self) -> u64 {
         self.used
+    }
+
+    /// The allocator counters of WIT `allocator` contract 4, for an
+    /// allocator that reserved `reserved` bytes in `reservations` calls.
+    pub fn stats(&self, reserved: u64, reservations: u64) -> Stats {
+        vec![
+            ("bytes-used".into(), self.used),
+            ("bytes-reserved".into(), reserved),
+            ("regions".into(), self.chunks.len() as u64),
+            ("reservations".into(), reservations),
+            ("waste".into(), reserved.saturating_sub(self.used)),
+        ]
     }
 
     /// Bytes of chunk capacity held.
