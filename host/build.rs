@@ -15,6 +15,7 @@ const TARGET: &str = "wasm32-unknown-unknown";
 const BUNDLED: &[(&str, &str, &str)] = &[
     ("memtable-btree", "Memtable", "btree"),
     ("memtable-skiplist", "Memtable", "skiplist"),
+    ("memtable-trie", "Memtable", "trie"),
     ("memtable-vector", "Memtable", "vector"),
     ("alloc-per-row", "Allocator", "per-row"),
     ("alloc-per-cell", "Allocator", "per-cell"),

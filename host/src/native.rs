@@ -129,6 +129,7 @@ fn new_memtable(name: &str, params: &[(String, String)]) -> Option<Result<(Box<d
     Some(match name {
         "btree" => make::<memtable_btree::BTreeMemtable>(params),
         "skiplist" => make::<memtable_skiplist::SkipList>(params),
+        "trie" => make::<memtable_trie::Trie>(params),
         "vector" => make::<memtable_vector::VectorMemtable>(params),
         _ => return None,
     })

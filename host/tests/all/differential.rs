@@ -27,6 +27,9 @@ fn random_key(rng: &mut SplitMix) -> Vec<u8> {
     match rng.below(100) {
         0 => Vec::new(),
         1 => vec![b'k'; 4096 + rng.below(512) as usize],
+        // Short keys over a few byte values, 0x00 and 0xff among them, are
+        // often prefixes of one another: tries split, branch and grow here.
+        2..=30 => (0..rng.below(5)).map(|_| [0x00, 0x01, 0x41, 0x42, 0x7f, 0x80, 0xc3, 0xfe, 0xff][rng.below(9) as usize]).collect(),
         // A small key space forces overwrites.
         _ => format!("key-{:04}", rng.below(500)).into_bytes(),
     }
@@ -150,6 +153,11 @@ fn btree_matches_the_reference_model() {
 #[test]
 fn skiplist_matches_the_reference_model() {
     check_memtable("skiplist", 20);
+}
+
+#[test]
+fn trie_matches_the_reference_model() {
+    check_memtable("trie", 20);
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn every_variant_flushes_and_reads_back_the_streams_final_state() {
     }
 }
 
-const MEMTABLES: [&str; 3] = ["btree", "skiplist", "vector"];
+const MEMTABLES: [&str; 4] = ["btree", "skiplist", "trie", "vector"];
 const ALLOCATORS: [&str; 4] = ["per-row", "per-cell", "region", "heap"];
 const SERIALIZERS: [&str; 2] = ["naive", "lean"];
 

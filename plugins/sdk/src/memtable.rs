@@ -28,8 +28,9 @@ pub trait Memtable: Sized + 'static {
         Ok(())
     }
 
-    /// The entry for `key`, if any.
-    fn get(&self, key: &[u8]) -> Option<Entry<'_>>;
+    /// The entry for `key`, if any. It may borrow its key from `key`,
+    /// for an index that does not store keys whole (a trie).
+    fn get<'a>(&'a self, key: &'a [u8]) -> Option<Entry<'a>>;
 
     /// Appends entries with `start <= key < end` in order, at most `limit`.
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed);

@@ -1,0 +1,334 @@
+//! `trie`: a byte-wise trie in flat buffers, in the manner of Cassandra's
+//! in-memory trie (CASSANDRA-17240). Nodes are runs of `u32` words in one
+//! vector and address each other by word offset; label bytes live in a
+//! second vector, and entries (timestamp, ref) in a third. Keys are never
+//! stored whole: a key is its path. The host's `shards` setting makes it
+//! the "sharded trie" (one trie per token range).
+//!
+//! Node kinds, at word offset `p` (`hdr` = kind | count-or-length << 8):
+//! - chain `[hdr, byte-offset, child]`: a run of bytes with one child, for
+//!   the unique tail of a key;
+//! - sparse `[hdr, byte-offset, child; 6]`: up to six children, labels
+//!   sorted;
+//! - dense `[hdr, child; 256]`: a child slot per byte value;
+//! - prefix `[hdr, leaf, child]`: an entry whose key is a prefix of others.
+//!
+//! A pointer is 0 (none), `LEAF | entry index`, or a node's word offset.
+//! Word 0 is the root's slot, so no node sits at offset 0.
+
+mod cursor;
+
+use cursor::Cursor;
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats};
+
+const NONE: u32 = 0;
+const LEAF: u32 = 1 << 31;
+const ROOT_SLOT: usize = 0;
+
+const CHAIN: u32 = 1;
+const SPARSE: u32 = 2;
+const DENSE: u32 = 3;
+const PREFIX: u32 = 4;
+
+const SPARSE_CAPACITY: usize = 6;
+const MAX_CHAIN: usize = (1 << 24) - 1;
+
+/// The trie.
+#[derive(Debug)]
+pub struct Trie {
+    nodes: Vec<u32>,
+    bytes: Vec<u8>,
+    entries: Vec<Stamp>,
+    kinds: [u64; 5],
+    dead_words: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    timestamp: u64,
+    reference: u64,
+}
+
+/// A node as its kind needs it, read from the flat buffers.
+#[derive(Debug, Clone, Copy)]
+enum Node {
+    Leaf,
+    Chain { p: usize, bytes: (usize, usize) },
+    Sparse { p: usize, labels: usize, count: usize },
+    Dense { p: usize },
+    Prefix { p: usize },
+}
+
+impl Trie {
+    fn node(&self, ptr: u32) -> Node {
+        if ptr & LEAF != 0 {
+            return Node::Leaf;
+        }
+        let p = ptr as usize;
+        let hdr = self.nodes[p];
+        let extent = (hdr >> 8) as usize;
+        match hdr & 0xff {
+            CHAIN => Node::Chain { p, bytes: (self.nodes[p + 1] as usize, extent) },
+            SPARSE => Node::Sparse { p, labels: self.nodes[p + 1] as usize, count: extent },
+            DENSE => Node::Dense { p },
+            _ => Node::Prefix { p },
+        }
+    }
+
+    fn chain_bytes(&self, (offset, len): (usize, usize)) -> &[u8] {
+        &self.bytes[offset..offset + len]
+    }
+
+    fn labels(&self, labels: usize, count: usize) -> &[u8] {
+        &self.bytes[labels..labels + count]
+    }
+
+    fn alloc(&mut self, kind: u32, extent: usize, words: &[u32], more_zeroes: usize) -> Result<u32, Error> {
+        let p = self.nodes.len();
+        if p + 1 + words.len() + more_zeroes >= LEAF as usize {
+            return Err(Error::Other("trie node buffer passed 8 GiB".into()));
+        }
+        self.nodes.push(kind | (extent as u32) << 8);
+        self.nodes.extend_from_slice(words);
+        self.nodes.resize(self.nodes.len() + more_zeroes, NONE);
+        self.kinds[kind as usize] += 1;
+        Ok(p as u32)
+    }
+
+    fn alloc_bytes(&mut self, bytes: &[u8]) -> u32 {
+        let at = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(bytes);
+        at
+    }
+
+    fn new_leaf(&mut self, entry: &Entry<'_>) -> Result<u32, Error> {
+        let index = self.entries.len() as u32;
+        if index >= LEAF {
+            return Err(Error::Other("trie holds 2^31 entries already".into()));
+        }
+        self.entries.push(Stamp { timestamp: entry.timestamp, reference: entry.reference });
+        Ok(LEAF | index)
+    }
+
+    /// Chains that spell `tail` and end in `leaf`.
+    fn new_tail(&mut self, tail: &[u8], leaf: u32) -> Result<u32, Error> {
+        let mut child = leaf;
+        for piece in tail.rchunks(MAX_CHAIN) {
+            let at = self.alloc_bytes(piece);
+            child = self.alloc(CHAIN, piece.len(), &[at, child], 0)?;
+        }
+        Ok(child)
+    }
+
+    fn stamp(&mut self, leaf: u32, entry: &Entry<'_>) {
+        let stamp = &mut self.entries[(leaf & !LEAF) as usize];
+        // Equal timestamps: the later insert wins (WIT memtable contract 2).
+        if entry.timestamp >= stamp.timestamp {
+            *stamp = Stamp { timestamp: entry.timestamp, reference: entry.reference };
+        }
+    }
+
+    /// Splits chain `p` after its first `common` bytes, where `key` leaves it.
+    fn split_chain(&mut self, slot: usize, p: usize, chain: (usize, usize), common: usize, key_rest: &[u8], entry: &Entry<'_>) -> Result<(), Error> {
+        let (offset, len) = chain;
+        let child = self.nodes[p + 2];
+        let leaf = self.new_leaf(entry)?;
+        let branch = if common == key_rest.len() {
+            let below = self.alloc(CHAIN, len - common, &[(offset + common) as u32, child], 0)?;
+            self.alloc(PREFIX, 0, &[leaf, below], 0)?
+        } else {
+            let old_tail =
+                if common + 1 < len { self.alloc(CHAIN, len - common - 1, &[(offset + common + 1) as u32, child], 0)? } else { child };
+            let new_tail = self.new_tail(&key_rest[common + 1..], leaf)?;
+            let (old_label, new_label) = (self.bytes[offset + common], key_rest[common]);
+            let (labels, children) = if old_label < new_label {
+                ([old_label, new_label], [old_tail, new_tail])
+            } else {
+                ([new_label, old_label], [new_tail, old_tail])
+            };
+            let at = self.alloc_bytes(&[labels[0], labels[1], 0, 0, 0, 0]);
+            self.alloc(SPARSE, 2, &[at, children[0], children[1]], SPARSE_CAPACITY - 2)?
+        };
+        if common > 0 {
+            // Keep the chain as the shared head, now shorter.
+            self.nodes[p] = CHAIN | (common as u32) << 8;
+            self.nodes[p + 2] = branch;
+        } else {
+            self.nodes[slot] = branch;
+            self.kinds[CHAIN as usize] -= 1;
+            self.dead_words += 3;
+        }
+        Ok(())
+    }
+
+    /// Adds child `label` to a full sparse node by rewriting it dense.
+    fn grow_dense(&mut self, slot: usize, p: usize, labels: usize, label: u8, child: u32) -> Result<(), Error> {
+        let dense = self.alloc(DENSE, 0, &[], 256)? as usize;
+        for i in 0..SPARSE_CAPACITY {
+            let b = self.bytes[labels + i] as usize;
+            self.nodes[dense + 1 + b] = self.nodes[p + 2 + i];
+        }
+        self.nodes[dense + 1 + label as usize] = child;
+        self.nodes[slot] = dense as u32;
+        self.kinds[SPARSE as usize] -= 1;
+        self.dead_words += 2 + SPARSE_CAPACITY as u64;
+        Ok(())
+    }
+}
+
+impl Memtable for Trie {
+    const NAME: &'static str = "trie";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    type Position = Cursor;
+
+    fn create(params: &mut Params) -> Result<Self, Error> {
+        let capacity: usize = params.get("node_capacity", 1 << 18)?;
+        let mut nodes = Vec::with_capacity(capacity.max(1));
+        nodes.push(NONE);
+        Ok(Trie { nodes, bytes: Vec::with_capacity(capacity), entries: Vec::new(), kinds: [0; 5], dead_words: 0 })
+    }
+
+    fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
+        let key = entry.key;
+        let mut slot = ROOT_SLOT;
+        let mut depth = 0;
+        loop {
+            let ptr = self.nodes[slot];
+            let rest = &key[depth..];
+            if ptr == NONE {
+                let leaf = self.new_leaf(&entry)?;
+                self.nodes[slot] = self.new_tail(rest, leaf)?;
+                return Ok(());
+            }
+            match self.node(ptr) {
+                Node::Leaf if rest.is_empty() => {
+                    self.stamp(ptr, &entry);
+                    return Ok(());
+                }
+                Node::Leaf => {
+                    let prefix = self.alloc(PREFIX, 0, &[ptr, NONE], 0)?;
+                    self.nodes[slot] = prefix;
+                    slot = prefix as usize + 2;
+                }
+                Node::Prefix { p } if rest.is_empty() => {
+                    self.stamp(self.nodes[p + 1], &entry);
+                    return Ok(());
+                }
+                Node::Prefix { p } => slot = p + 2,
+                Node::Chain { p, bytes } => {
+                    let chain = self.chain_bytes(bytes);
+                    let common = chain.iter().zip(rest).take_while(|(a, b)| a == b).count();
+                    if common < chain.len() {
+                        return self.split_chain(slot, p, bytes, common, rest, &entry);
+                    }
+                    slot = p + 2;
+                    depth += common;
+                }
+                Node::Sparse { p, .. } | Node::Dense { p } if rest.is_empty() => {
+                    let leaf = self.new_leaf(&entry)?;
+                    self.nodes[slot] = self.alloc(PREFIX, 0, &[leaf, p as u32], 0)?;
+                    return Ok(());
+                }
+                Node::Sparse { p, labels, count } => {
+                    let label = rest[0];
+                    let at = self.labels(labels, count).partition_point(|&b| b < label);
+                    if at < count && self.bytes[labels + at] == label {
+                        slot = p + 2 + at;
+                        depth += 1;
+                        continue;
+                    }
+                    let leaf = self.new_leaf(&entry)?;
+                    let child = self.new_tail(&rest[1..], leaf)?;
+                    if count == SPARSE_CAPACITY {
+                        return self.grow_dense(slot, p, labels, label, child);
+                    }
+                    self.bytes.copy_within(labels + at..labels + count, labels + at + 1);
+                    self.bytes[labels + at] = label;
+                    self.nodes.copy_within(p + 2 + at..p + 2 + count, p + 3 + at);
+                    self.nodes[p + 2 + at] = child;
+                    self.nodes[p] = SPARSE | ((count + 1) as u32) << 8;
+                    return Ok(());
+                }
+                Node::Dense { p } => {
+                    slot = p + 1 + rest[0] as usize;
+                    depth += 1;
+                }
+            }
+        }
+    }
+
+    fn get<'a>(&'a self, key: &'a [u8]) -> Option<Entry<'a>> {
+        let mut ptr = self.nodes[ROOT_SLOT];
+        let mut depth = 0;
+        let leaf = loop {
+            if ptr == NONE {
+                return None;
+            }
+            let rest = &key[depth..];
+            match self.node(ptr) {
+                Node::Leaf => break rest.is_empty().then_some(ptr)?,
+                Node::Prefix { p } if rest.is_empty() => break self.nodes[p + 1],
+                Node::Prefix { p } => ptr = self.nodes[p + 2],
+                Node::Chain { p, bytes } => {
+                    let chain = self.chain_bytes(bytes);
+                    if !rest.starts_with(chain) {
+                        return None;
+                    }
+                    depth += chain.len();
+                    ptr = self.nodes[p + 2];
+                }
+                Node::Sparse { p, labels, count } => {
+                    let label = *rest.first()?;
+                    let at = self.labels(labels, count).iter().position(|&b| b == label)?;
+                    ptr = self.nodes[p + 2 + at];
+                    depth += 1;
+                }
+                Node::Dense { p } => {
+                    ptr = self.nodes[p + 1 + *rest.first()? as usize];
+                    depth += 1;
+                }
+            }
+        };
+        let stamp = self.entries[(leaf & !LEAF) as usize];
+        Some(Entry { key, timestamp: stamp.timestamp, reference: stamp.reference })
+    }
+
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
+        let mut cursor = Cursor::seek(self, start);
+        for _ in 0..limit {
+            let Some(entry) = cursor.advance(self) else { break };
+            if end.is_some_and(|end| entry.key >= end) {
+                break;
+            }
+            out.push_with(|buf| entry.encode(buf));
+        }
+    }
+
+    fn cursor(&self) -> Cursor {
+        Cursor::seek(self, &[])
+    }
+
+    fn next(&self, position: &mut Cursor, max_bytes: usize, out: &mut Packed) {
+        while let Some(entry) = position.advance(self) {
+            out.push_with(|buf| entry.encode(buf));
+            if out.data_len() >= max_bytes {
+                break;
+            }
+        }
+    }
+
+    fn stats(&self) -> Stats {
+        let index_bytes = self.nodes.len() * 4 + self.bytes.len() + self.entries.len() * size_of::<Stamp>();
+        vec![
+            ("entries".into(), self.entries.len() as u64),
+            ("index-bytes".into(), index_bytes as u64),
+            ("chain-nodes".into(), self.kinds[CHAIN as usize]),
+            ("sparse-nodes".into(), self.kinds[SPARSE as usize]),
+            ("dense-nodes".into(), self.kinds[DENSE as usize]),
+            ("prefix-nodes".into(), self.kinds[PREFIX as usize]),
+            ("dead-bytes".into(), self.dead_words * 4),
+        ]
+    }
+}
+
+memlab_sdk::export!(memtable: Trie);
