@@ -19,7 +19,8 @@ use crate::segment::LoadedSegment;
 use crate::strategy::{Boundary, SegmentReading, ShardStrategies};
 use crate::verify::{self, State, Verified};
 use crate::workload::{Fingerprint, Generator, Profile};
-use crate::write_path::{FlushJob, MemoryPool, ShardFactory, WriteCounters, WritePath};
+use crate::pool::MemoryPool;
+use crate::write_path::{FlushJob, ShardFactory, WriteCounters, WritePath};
 
 /// Where and how to run.
 #[derive(Debug, Clone)]

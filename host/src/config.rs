@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::workload::Profile;
-use crate::write_path::PoolMode;
+use crate::pool::PoolMode;
 
 /// The config `memlab bench` runs with no argument.
 pub const DEFAULT_CONFIG: &str = include_str!("../../benches/default.toml");

@@ -10,7 +10,8 @@ use memlab_sdk::{Entry, Packed, encode_flush_record};
 use crate::plugin::PluginError;
 use crate::segment::{SegmentError, SegmentWriter};
 use crate::strategy::{Boundary, FlushStrategy};
-use crate::write_path::{FlushJob, MemoryPool};
+use crate::pool::MemoryPool;
+use crate::write_path::FlushJob;
 
 /// Entries pulled from a memtable cursor per call.
 const CURSOR_CHUNK: u32 = 256 << 10;

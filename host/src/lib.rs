@@ -4,7 +4,8 @@
 //!
 //! The modules follow the pipeline:
 //! `workload → router → write_path (shards) → flush → segment → verify →
-//! report`, with `plugin` the only module that touches wasmtime.
+//! report`; `pool` is the shards' shared memory budget, and `plugin` the
+//! only module that touches wasmtime.
 
 pub mod bench;
 pub mod bundled;
@@ -14,6 +15,7 @@ pub mod flush;
 pub mod model;
 pub mod native;
 pub mod plugin;
+pub mod pool;
 pub mod report;
 pub mod router;
 pub mod segment;

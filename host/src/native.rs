@@ -10,7 +10,7 @@ use memlab_sdk::{
 
 use crate::plugin::PluginError;
 use crate::strategy::{Boundary, FlushStrategy, SegmentReading, ShardStrategies};
-use crate::write_path::MemoryPool;
+use crate::pool::MemoryPool;
 
 fn construct<T>(
     name: &str,

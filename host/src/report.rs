@@ -80,7 +80,7 @@ pub fn summary(v: &VariantResult) -> String {
     let _ = writeln!(s, "Results: {}", c.name);
     let _ = writeln!(
         s,
-        "  memtable {}, allocator {}, serializer {}; {:?} runtime; {} shard(s); pool {:?}; memtable_space {:.0} MiB, switch at {:.0}%; {} flush writer(s)",
+        "  memtable {}, allocator {}, serializer {}; {:?} runtime; {} shard(s); pool {}; memtable_space {:.0} MiB, switch at {:.0}%; {} flush writer(s)",
         c.memtable,
         c.allocator,
         c.serializer,
@@ -122,6 +122,15 @@ pub fn summary(v: &VariantResult) -> String {
             ),
         ),
         ("Backpressure", format!("{:.1} ms blocked on a full pool", v.counters.backpressure_ns as f64 / 1e6)),
+        (
+            "Pool",
+            format!(
+                "{}, {} CAS retries, {} cell sums",
+                c.pool,
+                thousands(v.counters.pool_cas_retries as f64),
+                thousands(v.counters.pool_sum_checks as f64)
+            ),
+        ),
         (
             "Flushes",
             format!(

@@ -1,137 +1,16 @@
-//! Shards, the global memory pool, memtable generations, switching and
-//! backpressure. The hot path takes one shard lock per client batch and
+//! Shards, memtable generations, switching and backpressure. The hot path takes one shard lock per client batch and
 //! nothing global but the pool's counter.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::Sender;
 
 use crate::plugin::PluginError;
+use crate::pool::MemoryPool;
 use crate::router::{RoutedBatch, Router};
 use crate::strategy::ShardStrategies;
-
-/// How the pool counts what it owns (CASSANDRA-20226 compares these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PoolMode {
-    /// Read, check the limit, compare-and-swap; retry on conflict.
-    CasLoop,
-    /// One `fetch_add`, undone when it overshoots the limit.
-    #[default]
-    FetchAdd,
-}
-
-/// The reservation would pass the pool's hard limit.
-#[derive(Debug, Clone, Copy, thiserror::Error)]
-#[error("memory pool hard limit reached")]
-pub struct PoolFull;
-
-/// The global memtable memory budget (`memtable_space`).
-#[derive(Debug)]
-pub struct MemoryPool {
-    budget: u64,
-    hard_limit: u64,
-    mode: PoolMode,
-    owns: AtomicU64,
-    reclaiming: AtomicU64,
-    cas_retries: AtomicU64,
-    room: Mutex<()>,
-    room_freed: Condvar,
-}
-
-impl MemoryPool {
-    /// A pool of `budget` bytes. Writers block at the budget; a single
-    /// reservation fails only past twice the budget.
-    pub fn new(budget: u64, mode: PoolMode) -> Self {
-        MemoryPool {
-            budget,
-            hard_limit: budget.saturating_mul(2),
-            mode,
-            owns: AtomicU64::new(0),
-            reclaiming: AtomicU64::new(0),
-            cas_retries: AtomicU64::new(0),
-            room: Mutex::new(()),
-            room_freed: Condvar::new(),
-        }
-    }
-
-    /// Accounts `bytes` against the budget.
-    pub fn reserve(&self, bytes: u64) -> Result<(), PoolFull> {
-        match self.mode {
-            PoolMode::FetchAdd => {
-                let before = self.owns.fetch_add(bytes, Ordering::Relaxed);
-                if before + bytes > self.hard_limit {
-                    self.owns.fetch_sub(bytes, Ordering::Relaxed);
-                    return Err(PoolFull);
-                }
-                Ok(())
-            }
-            PoolMode::CasLoop => {
-                let mut current = self.owns.load(Ordering::Relaxed);
-                loop {
-                    let next = current + bytes;
-                    if next > self.hard_limit {
-                        return Err(PoolFull);
-                    }
-                    match self.owns.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
-                        Ok(_) => return Ok(()),
-                        Err(seen) => {
-                            current = seen;
-                            self.cas_retries.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Gives bytes back from a live generation.
-    pub fn release(&self, bytes: u64) {
-        self.owns.fetch_sub(bytes, Ordering::Relaxed);
-        self.room_freed.notify_all();
-    }
-
-    /// Marks a frozen generation's bytes as on their way out.
-    pub fn freeze(&self, bytes: u64) {
-        self.reclaiming.fetch_add(bytes, Ordering::Relaxed);
-    }
-
-    /// A flushed generation's bytes leave the pool.
-    pub fn release_frozen(&self, bytes: u64) {
-        self.reclaiming.fetch_sub(bytes, Ordering::Relaxed);
-        self.release(bytes);
-    }
-
-    /// Bytes reserved, all generations.
-    pub fn owns(&self) -> u64 {
-        self.owns.load(Ordering::Relaxed)
-    }
-
-    /// Bytes reserved by the live generation.
-    pub fn live(&self) -> u64 {
-        self.owns().saturating_sub(self.reclaiming.load(Ordering::Relaxed))
-    }
-
-    /// The configured budget.
-    pub fn budget(&self) -> u64 {
-        self.budget
-    }
-
-    /// Compare-and-swap conflicts so far (`cas-loop` only).
-    pub fn cas_retries(&self) -> u64 {
-        self.cas_retries.load(Ordering::Relaxed)
-    }
-
-    /// Blocks while the pool is at its budget.
-    fn wait_for_room(&self, timeout: Duration) {
-        let guard = self.room.lock().unwrap_or_else(|p| p.into_inner());
-        if self.owns() >= self.budget {
-            let _ = self.room_freed.wait_timeout(guard, timeout);
-        }
-    }
-}
 
 /// Creates the strategies of one shard for a new generation.
 pub type ShardFactory = dyn Fn(usize) -> Result<Box<dyn ShardStrategies>, PluginError> + Send + Sync;
@@ -165,6 +44,10 @@ pub struct WriteCounters {
     pub lock_wait_ns: u64,
     /// Time writers spent blocked on a full pool.
     pub backpressure_ns: u64,
+    /// Compare-and-swap conflicts in the pool (`cas-loop`).
+    pub pool_cas_retries: u64,
+    /// Sums of all cells to check the limit (`striped`).
+    pub pool_sum_checks: u64,
 }
 
 /// The live generation of every shard, and the machinery to switch it.
@@ -337,6 +220,8 @@ impl WritePath {
             contended: self.contended.load(Ordering::Relaxed),
             lock_wait_ns: self.lock_wait_ns.load(Ordering::Relaxed),
             backpressure_ns: self.backpressure_ns.load(Ordering::Relaxed),
+            pool_cas_retries: self.pool.cas_retries(),
+            pool_sum_checks: self.pool.sum_checks(),
         }
     }
 }

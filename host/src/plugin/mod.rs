@@ -19,7 +19,7 @@ pub use load::{Kind, Plugin, Source, to_component};
 pub use store::Limits;
 pub use wasm::{WasmReader, WasmSerializer, WasmShard};
 
-use crate::write_path::MemoryPool;
+use crate::pool::MemoryPool;
 
 /// The WIT package this host speaks; plugins must match it.
 pub const WIT_PACKAGE: &str = "memlab:strategy@0.1.0";

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::EngineSettings;
 use super::bindings::{memlab::strategy::pool, types};
-use crate::write_path::MemoryPool;
+use crate::pool::MemoryPool;
 
 /// Per-instance limits.
 #[derive(Debug, Clone, Copy)]

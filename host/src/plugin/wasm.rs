@@ -12,7 +12,7 @@ use super::load::Indices;
 use super::store::{Limits, StoreCtx};
 use super::{Plugin, PluginError, PluginHost, TrapKind};
 use crate::strategy::{Boundary, FlushStrategy, SegmentReading, ShardStrategies};
-use crate::write_path::MemoryPool;
+use crate::pool::MemoryPool;
 
 /// One plugin instance inside a store, with its poisoned state.
 struct Slot {

@@ -10,7 +10,7 @@ use memlab::model::ReferenceMemtable;
 use memlab::plugin::{Kind, PluginError};
 use memlab::strategy::ShardStrategies;
 use memlab::workload::SplitMix;
-use memlab::write_path::{MemoryPool, PoolMode};
+use memlab::pool::{MemoryPool, PoolMode};
 use memlab_sdk::{Cell, Entry, Packed, encode_row};
 
 use crate::support::host;

@@ -103,5 +103,9 @@ fn every_strategy_combination_ends_in_the_same_state() {
 #[test]
 fn the_default_config_parses() {
     let config = BenchConfig::parse("default", memlab::config::DEFAULT_CONFIG).expect("default config");
-    assert!(config.variants.len() >= 2);
+    // The mission's comparison: unsharded skiplist vs sharded trie, each
+    // with per-cell and per-row allocation.
+    let shape: Vec<(&str, usize, &str)> =
+        config.variants.iter().map(|v| (v.memtable.as_str(), v.shards, v.allocator.as_str())).collect();
+    assert_eq!(shape, [("skiplist", 1, "per-cell"), ("skiplist", 1, "per-row"), ("trie", 32, "per-cell"), ("trie", 32, "per-row")]);
 }

@@ -1,0 +1,252 @@
+//! The global memtable memory pool (`memtable_space`), shared by every
+//! shard's allocator. How it counts is the subject of CASSANDRA-20226, so
+//! the counting is a config choice (`pool` in a variant).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use crossbeam::utils::CachePadded;
+
+/// How the pool counts what it owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoolMode {
+    /// Read, check the limit, compare-and-swap; retry on conflict.
+    CasLoop,
+    /// One `fetch_add` on one shared counter, undone when it overshoots.
+    #[default]
+    FetchAdd,
+    /// LongAdder-like: each thread adds to its own cache-line-padded cell;
+    /// the limit is checked against the sum once a cell has grown by
+    /// `STRIPE_CHECK` bytes since its last check.
+    Striped,
+}
+
+impl std::fmt::Display for PoolMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PoolMode::CasLoop => "cas-loop",
+            PoolMode::FetchAdd => "fetch-add",
+            PoolMode::Striped => "striped",
+        })
+    }
+}
+
+/// The reservation would pass the pool's hard limit.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("memory pool hard limit reached")]
+pub struct PoolFull;
+
+/// Bytes a striped cell may grow between checks of the sum.
+const STRIPE_CHECK: u64 = 64 << 10;
+
+/// The global memtable memory budget.
+#[derive(Debug)]
+pub struct MemoryPool {
+    budget: u64,
+    hard_limit: u64,
+    mode: PoolMode,
+    /// The counter of `cas-loop` and `fetch-add`; `striped` adds its cells.
+    owns: AtomicU64,
+    /// Per-thread counters (wrapping: a cell released by another thread
+    /// than the one that reserved may go "negative").
+    cells: Box<[CachePadded<Cell>]>,
+    reclaiming: AtomicU64,
+    cas_retries: AtomicU64,
+    sum_checks: AtomicU64,
+    room: Mutex<()>,
+    room_freed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Cell {
+    bytes: AtomicU64,
+    since_check: AtomicU64,
+}
+
+impl MemoryPool {
+    /// A pool of `budget` bytes. Writers block at the budget; a single
+    /// reservation fails only past twice the budget.
+    pub fn new(budget: u64, mode: PoolMode) -> Self {
+        let stripes = match mode {
+            PoolMode::Striped => std::thread::available_parallelism().map_or(4, |n| n.get() * 4).next_power_of_two(),
+            _ => 0,
+        };
+        MemoryPool {
+            budget,
+            hard_limit: budget.saturating_mul(2),
+            mode,
+            owns: AtomicU64::new(0),
+            cells: (0..stripes).map(|_| CachePadded::new(Cell::default())).collect(),
+            reclaiming: AtomicU64::new(0),
+            cas_retries: AtomicU64::new(0),
+            sum_checks: AtomicU64::new(0),
+            room: Mutex::new(()),
+            room_freed: Condvar::new(),
+        }
+    }
+
+    /// Accounts `bytes` against the budget.
+    pub fn reserve(&self, bytes: u64) -> Result<(), PoolFull> {
+        match self.mode {
+            PoolMode::FetchAdd => {
+                let before = self.owns.fetch_add(bytes, Ordering::Relaxed);
+                if before + bytes > self.hard_limit {
+                    self.owns.fetch_sub(bytes, Ordering::Relaxed);
+                    return Err(PoolFull);
+                }
+                Ok(())
+            }
+            PoolMode::CasLoop => {
+                let mut current = self.owns.load(Ordering::Relaxed);
+                loop {
+                    let next = current + bytes;
+                    if next > self.hard_limit {
+                        return Err(PoolFull);
+                    }
+                    match self.owns.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
+                        Ok(_) => return Ok(()),
+                        Err(seen) => {
+                            current = seen;
+                            self.cas_retries.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+            PoolMode::Striped => {
+                let cell = self.my_cell();
+                cell.bytes.fetch_add(bytes, Ordering::Relaxed);
+                let grown = cell.since_check.fetch_add(bytes, Ordering::Relaxed) + bytes;
+                if grown >= STRIPE_CHECK {
+                    self.sum_checks.fetch_add(1, Ordering::Relaxed);
+                    if self.owns() > self.hard_limit {
+                        // Still due a check: the next reservation sums again.
+                        cell.bytes.fetch_sub(bytes, Ordering::Relaxed);
+                        cell.since_check.fetch_sub(bytes, Ordering::Relaxed);
+                        return Err(PoolFull);
+                    }
+                    cell.since_check.store(0, Ordering::Relaxed);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Gives bytes back from a live generation.
+    pub fn release(&self, bytes: u64) {
+        match self.mode {
+            PoolMode::Striped => self.my_cell().bytes.fetch_sub(bytes, Ordering::Relaxed),
+            _ => self.owns.fetch_sub(bytes, Ordering::Relaxed),
+        };
+        self.room_freed.notify_all();
+    }
+
+    /// Marks a frozen generation's bytes as on their way out.
+    pub fn freeze(&self, bytes: u64) {
+        self.reclaiming.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// A flushed generation's bytes leave the pool.
+    pub fn release_frozen(&self, bytes: u64) {
+        self.reclaiming.fetch_sub(bytes, Ordering::Relaxed);
+        self.release(bytes);
+    }
+
+    /// Bytes reserved, all generations. For `striped`, the sum of the
+    /// cells: exact once writers are quiet, a moment old while they run.
+    pub fn owns(&self) -> u64 {
+        let counter = self.owns.load(Ordering::Relaxed);
+        self.cells.iter().fold(counter, |sum, cell| sum.wrapping_add(cell.bytes.load(Ordering::Relaxed)))
+    }
+
+    /// Bytes reserved by the live generation.
+    pub fn live(&self) -> u64 {
+        self.owns().saturating_sub(self.reclaiming.load(Ordering::Relaxed))
+    }
+
+    /// The configured budget.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// The counting mode.
+    pub fn mode(&self) -> PoolMode {
+        self.mode
+    }
+
+    /// Compare-and-swap conflicts so far (`cas-loop` only).
+    pub fn cas_retries(&self) -> u64 {
+        self.cas_retries.load(Ordering::Relaxed)
+    }
+
+    /// Times a striped cell summed all cells to check the limit.
+    pub fn sum_checks(&self) -> u64 {
+        self.sum_checks.load(Ordering::Relaxed)
+    }
+
+    /// Blocks while the pool is at its budget.
+    pub(crate) fn wait_for_room(&self, timeout: Duration) {
+        let guard = self.room.lock().unwrap_or_else(|p| p.into_inner());
+        if self.owns() >= self.budget {
+            let _ = self.room_freed.wait_timeout(guard, timeout);
+        }
+    }
+
+    fn my_cell(&self) -> &Cell {
+        thread_local! {
+            static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed);
+        }
+        static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
+        let stripe = STRIPE.with(|s| *s) & (self.cells.len() - 1);
+        &self.cells[stripe]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_counts_reservations_from_many_threads_exactly() {
+        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
+            let pool = MemoryPool::new(1 << 30, mode);
+            std::thread::scope(|s| {
+                for t in 0..4u64 {
+                    let pool = &pool;
+                    s.spawn(move || {
+                        for i in 0..10_000u64 {
+                            pool.reserve(1 + (i + t) % 100).expect("room");
+                            if i % 3 == 0 {
+                                pool.release(1);
+                            }
+                        }
+                    });
+                }
+            });
+            let want: u64 = (0..4u64).map(|t| (0..10_000u64).map(|i| 1 + (i + t) % 100).sum::<u64>() - 3334).sum();
+            assert_eq!(pool.owns(), want, "{mode:?}");
+            // Released by a thread that reserved nothing.
+            std::thread::spawn(move || {
+                pool.release(want);
+                assert_eq!(pool.owns(), 0, "{mode:?}");
+            })
+            .join()
+            .expect("releasing thread");
+        }
+    }
+
+    #[test]
+    fn every_mode_refuses_past_the_hard_limit() {
+        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
+            let pool = MemoryPool::new(1 << 20, mode);
+            let refused = (0..10_000).map(|_| pool.reserve(4096)).position(|r| r.is_err()).expect("a refusal");
+            // Striped checks the sum every 64 KiB per cell: it may pass the
+            // limit by that much before refusing.
+            let limit = 2 << 20;
+            let slack = if mode == PoolMode::Striped { STRIPE_CHECK } else { 0 };
+            let owned = pool.owns();
+            assert!(owned <= limit + slack && owned + 4096 > limit, "{mode:?}: {owned} after {refused}");
+        }
+    }
+}
