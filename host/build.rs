@@ -23,6 +23,7 @@ const BUNDLED: &[(&str, &str, &str)] = &[
     ("alloc-heap", "Allocator", "heap"),
     ("flush-naive", "Serializer", "naive"),
     ("flush-lean", "Serializer", "lean"),
+    ("flush-block", "Serializer", "block"),
 ];
 
 fn main() {

@@ -309,6 +309,7 @@ pub fn serializer(name: &str, params: &[(String, String)]) -> Result<Box<dyn Flu
     match name {
         "naive" => make::<flush_naive::NaiveWriter>(name, params),
         "lean" => make::<flush_lean::LeanWriter>(name, params),
+        "block" => make::<flush_block::BlockWriter>(name, params),
         _ => Err(no_twin(name, 0)),
     }
 }
@@ -376,6 +377,7 @@ pub fn reader(name: &str, params: &[(String, String)], data: &[u8], index: &[u8]
     match name {
         "naive" => make::<<flush_naive::NaiveWriter as Serializer>::Reader>(name, params, data, index),
         "lean" => make::<<flush_lean::LeanWriter as Serializer>::Reader>(name, params, data, index),
+        "block" => make::<<flush_block::BlockWriter as Serializer>::Reader>(name, params, data, index),
         _ => Err(no_twin(name, 0)),
     }
 }

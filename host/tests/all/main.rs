@@ -5,4 +5,5 @@ mod config;
 mod differential;
 mod pipeline;
 mod plugins;
+mod serializers;
 mod support;

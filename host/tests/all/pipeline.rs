@@ -66,7 +66,7 @@ fn every_variant_flushes_and_reads_back_the_streams_final_state() {
 
 const MEMTABLES: [&str; 4] = ["btree", "skiplist", "trie", "vector"];
 const ALLOCATORS: [&str; 4] = ["per-row", "per-cell", "region", "heap"];
-const SERIALIZERS: [&str; 2] = ["naive", "lean"];
+const SERIALIZERS: [&str; 3] = ["naive", "lean", "block"];
 
 /// Every memtable x allocator x serializer, wasm and native, on one
 /// stream: all must read back the same final state (a metamorphic test).

@@ -4,25 +4,14 @@
 //! rows are copied verbatim into the caller's pre-sized buffer, and nothing
 //! is allocated per row. Writes the same `rowfile` format as `naive`.
 
-use memlab_sdk::{Error, Finished, FlushRecord, Params, SegmentMeta, Serializer, Stats};
-use rowfile::{RowFileReader, RowFileWriter};
+use memlab_sdk::{Error, Finished, FlushRecord, Params, Serializer, Stats};
+use rowfile::{RowFileReader, RowFileWriter, SortedMeta};
 
 /// Writes one segment, the lean way.
 #[derive(Debug, Default)]
 pub struct LeanWriter {
     file: RowFileWriter,
-    meta: SegmentMeta,
-    partition: Vec<u8>,
-    last_clustering: Vec<u8>,
-}
-
-impl LeanWriter {
-    /// Folds the finished partition's last clustering into the bounds.
-    fn close_partition(&mut self) {
-        if self.meta.rows > 0 && self.last_clustering.as_slice() > self.meta.max_clustering.as_slice() {
-            self.meta.max_clustering.clone_from(&self.last_clustering);
-        }
-    }
+    meta: SortedMeta,
 }
 
 impl Serializer for LeanWriter {
@@ -35,39 +24,18 @@ impl Serializer for LeanWriter {
     }
 
     fn write(&mut self, record: FlushRecord<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
-        let row = record.row;
-        if self.meta.rows == 0 || row.partition != self.partition.as_slice() {
-            self.close_partition();
-            // First row of a partition: its smallest clustering.
-            if self.meta.rows == 0 || row.clustering < self.meta.min_clustering.as_slice() {
-                self.meta.min_clustering.clear();
-                self.meta.min_clustering.extend_from_slice(row.clustering);
-            }
-            self.partition.clear();
-            self.partition.extend_from_slice(row.partition);
-            self.meta.partitions += 1;
-        }
-        self.last_clustering.clear();
-        self.last_clustering.extend_from_slice(row.clustering);
-        let m = &mut self.meta;
-        m.min_timestamp = if m.rows == 0 { row.timestamp } else { m.min_timestamp.min(row.timestamp) };
-        m.max_timestamp = m.max_timestamp.max(row.timestamp);
-        m.tombstones += u64::from(row.tombstone);
-        m.rows += 1;
-        self.file.append(record.key, row.as_bytes(), out);
+        self.meta.observe(&record.row);
+        self.file.append(record.key, record.row.as_bytes(), out);
         Ok(())
     }
 
     fn finish(&mut self, tail: &mut Vec<u8>) -> Result<Finished, Error> {
-        self.close_partition();
         let (index, checksum) = self.file.finish(tail);
-        let mut meta = std::mem::take(&mut self.meta);
-        meta.checksum = checksum;
-        Ok(Finished { index, meta })
+        Ok(Finished { index, meta: self.meta.finish(checksum) })
     }
 
     fn stats(&self) -> Stats {
-        vec![("rows".into(), self.meta.rows), ("bytes".into(), self.file.bytes())]
+        vec![("rows".into(), self.meta.rows()), ("bytes".into(), self.file.bytes())]
     }
 }
 

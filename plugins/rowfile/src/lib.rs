@@ -1,11 +1,18 @@
-//! The row-file segment format, shared by the `naive` and `lean`
-//! serializers (which differ in how much work they do per row, not in what
-//! they write).
+//! Segment helpers shared by the bundled serializers: the row-file format
+//! of `naive` and `lean` (which differ in how much work they do per row,
+//! not in what they write), and [`SortedMeta`], the per-partition metadata
+//! of `lean` and `block`.
 //!
 //! Data file: records `key-len: u32, key, row-len: u32, row`, then a
 //! trailer `records: u64, checksum: u64, magic: u64`; the checksum is
-//! FNV-1a 64 over every byte before the trailer. Index file: `count: u32`,
-//! then every `INDEX_EVERY`th record's `key-len: u32, key, offset: u64`.
+//! FNV-1a 64 over every byte before the trailer, the record count and the
+//! index file, so a flipped bit in either file is caught at open.
+//! Index file: `count: u32`, then every `INDEX_EVERY`th record's
+//! `key-len: u32, key, offset: u64`.
+
+mod meta;
+
+pub use meta::SortedMeta;
 
 use memlab_sdk::{Error, Packed, Params, RowView, SegmentReader, encode_flush_record};
 
@@ -57,7 +64,7 @@ impl Default for RowFileWriter {
 impl RowFileWriter {
     /// Appends one record to `out`.
     pub fn append(&mut self, key: &[u8], row: &[u8], out: &mut Vec<u8>) {
-        if self.records % INDEX_EVERY == 0 {
+        if self.records.is_multiple_of(INDEX_EVERY) {
             self.index.extend_from_slice(&(key.len() as u32).to_le_bytes());
             self.index.extend_from_slice(key);
             self.index.extend_from_slice(&self.offset.to_le_bytes());
@@ -80,11 +87,13 @@ impl RowFileWriter {
 
     /// Appends the trailer to `tail`; returns the index and the checksum.
     pub fn finish(&mut self, tail: &mut Vec<u8>) -> (Vec<u8>, u64) {
+        self.index[..4].copy_from_slice(&self.index_count.to_le_bytes());
+        self.checksum.update(&self.records.to_le_bytes());
+        self.checksum.update(&self.index);
         let checksum = self.checksum.value();
         tail.extend_from_slice(&self.records.to_le_bytes());
         tail.extend_from_slice(&checksum.to_le_bytes());
         tail.extend_from_slice(&MAGIC.to_le_bytes());
-        self.index[..4].copy_from_slice(&self.index_count.to_le_bytes());
         (std::mem::take(&mut self.index), checksum)
     }
 }
@@ -147,6 +156,8 @@ impl SegmentReader for RowFileReader {
         }
         let mut sum = Checksum::default();
         sum.update(&data[..body_len]);
+        sum.update(&data[body_len..body_len + 8]);
+        sum.update(&index);
         let stored = read_u64(&data, body_len + 8)?;
         if sum.value() != stored {
             return Err(corrupt(format_args!("checksum {:#x} != stored {stored:#x}", sum.value())));
