@@ -20,6 +20,7 @@ use crate::strategy::{Boundary, SegmentReading, ShardStrategies};
 use crate::verify::{self, State, Verified};
 use crate::workload::{Fingerprint, Generator, Profile};
 use crate::pool::MemoryPool;
+use crate::read_probe::{self, ReadProbe};
 use crate::write_path::{FlushJob, ShardFactory, WriteCounters, WritePath};
 
 /// Where and how to run.
@@ -113,6 +114,8 @@ pub struct VariantResult {
     pub boundary: Boundary,
     /// The stream's fingerprint as this variant's writers saw it.
     pub fingerprint: String,
+    /// Point reads from the live memtables after the writes.
+    pub reads: ReadProbe,
     /// What verification proved.
     pub verified: Option<Verified>,
     /// Why the variant failed; its figures are then not valid.
@@ -276,6 +279,7 @@ fn failed(variant: &Variant, failure: String) -> VariantResult {
         allocator_stats: BTreeMap::new(),
         boundary: Boundary::default(),
         fingerprint: String::new(),
+        reads: ReadProbe::default(),
         verified: None,
         failure: Some(failure),
     }
@@ -344,6 +348,10 @@ fn run_variant(host: &Arc<PluginHost>, profile: &Profile, variant: &Variant, dir
         let began = Instant::now();
         let outcomes: Vec<WriterOutcome> = writers.into_iter().filter_map(|w| w.join().ok()).collect();
         let elapsed = began.elapsed();
+        let reads = read_probe::probe(profile, &path, profile.read_probe);
+        if let Err(e) = &reads {
+            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+        }
         if let Err(e) = path.drain() {
             failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
         }
@@ -351,9 +359,9 @@ fn run_variant(host: &Arc<PluginHost>, profile: &Profile, variant: &Variant, dir
         for f in flushers {
             let _ = f.join();
         }
-        ((outcomes, counters), elapsed)
+        ((outcomes, counters, reads.unwrap_or_default()), elapsed)
     });
-    let (outcomes, counters) = outcomes;
+    let (outcomes, counters, reads) = outcomes;
 
     let mut histogram = histogram();
     let mut result = failed(variant, String::new());
@@ -379,6 +387,7 @@ fn run_variant(host: &Arc<PluginHost>, profile: &Profile, variant: &Variant, dir
     result.setup = setup;
     result.latency = Latency::from(&histogram);
     result.counters = counters;
+    result.reads = reads;
     result.fingerprint = Fingerprint::combine(&fingerprints).to_string();
     let mut flushes = flushes.into_inner().unwrap_or_else(|p| p.into_inner());
     flushes.sort_by_key(|f| (f.generation, f.part));

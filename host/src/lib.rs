@@ -16,6 +16,7 @@ pub mod model;
 pub mod native;
 pub mod plugin;
 pub mod pool;
+pub mod read_probe;
 pub mod report;
 pub mod router;
 pub mod segment;

@@ -156,6 +156,15 @@ pub fn summary(v: &VariantResult) -> String {
             ),
         ),
         (
+            "Point reads",
+            format!(
+                "{} keys from the live memtables, {} found, {} gets/s",
+                thousands(v.reads.keys as f64),
+                thousands(v.reads.hits as f64),
+                thousands(v.reads.rate())
+            ),
+        ),
+        (
             "Memtable index",
             format!(
                 "{} entries, {:.1} MiB",
@@ -209,13 +218,14 @@ pub fn comparison(result: &BenchResult) -> String {
         return s;
     }
     type Figure = (&'static str, fn(&VariantResult) -> f64);
-    let figures: [Figure; 10] = [
+    let figures: [Figure; 11] = [
         ("op rate (op/s)", |v| Rates::of(v).ops),
         ("row rate (row/s)", |v| Rates::of(v).rows),
         ("latency mean (ms)", |v| v.latency.mean / 1e6),
         ("latency p99 (ms)", |v| v.latency.p99 as f64 / 1e6),
         ("latency p99.9 (ms)", |v| v.latency.p999 as f64 / 1e6),
         ("memtable switches", |v| v.counters.switches as f64),
+        ("point gets/s", |v| v.reads.rate()),
         ("flushed rows/s", |v| Rates::of(v).flushed_rows),
         ("flush cpu (ms)", |v| Rates::of(v).flush_cpu.as_secs_f64() * 1e3),
         ("contended puts", |v| v.counters.contended as f64),

@@ -54,6 +54,8 @@ pub struct Profile {
     pub value: Size,
     /// Share of rows written as row tombstones, 0 to 1.
     pub tombstone_ratio: f64,
+    /// Point reads from the live memtables after the writes (0: none).
+    pub read_probe: u64,
 }
 
 impl Default for Profile {
@@ -69,6 +71,7 @@ impl Default for Profile {
             columns: 5,
             value: Size { min: 4, max: 16 },
             tombstone_ratio: 0.0,
+            read_probe: 10_000,
         }
     }
 }
