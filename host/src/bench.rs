@@ -17,7 +17,7 @@ use crate::plugin::{Kind, Plugin, PluginError, PluginHost, WasmReader, WasmSeria
 use crate::router::{RoutedBatch, Router};
 use crate::segment::LoadedSegment;
 use crate::strategy::{Boundary, SegmentReading, ShardStrategies};
-use crate::verify::{self, State, Verified};
+use crate::verify::{self, ReaderFactory, State, Verified};
 use crate::workload::{Fingerprint, Generator, Profile};
 use crate::pool::MemoryPool;
 use crate::read_probe::{self, ReadProbe};
@@ -79,6 +79,9 @@ pub struct PluginInfo {
     pub cache_hit: bool,
 }
 
+/// A plugin's `describe()`: name, version, and the parameters it applied.
+pub type Described = (String, String, Vec<(String, String)>);
+
 /// Everything measured for one variant.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct VariantResult {
@@ -87,7 +90,7 @@ pub struct VariantResult {
     /// Plugins used.
     pub plugins: Vec<PluginInfo>,
     /// What ran, as the plugins describe themselves.
-    pub descriptions: Vec<(String, String, Vec<(String, String)>)>,
+    pub descriptions: Vec<Described>,
     /// Client batches written.
     pub ops: u64,
     /// Rows written.
@@ -135,7 +138,7 @@ struct Strategies {
     plugins: Vec<PluginInfo>,
     shard: Box<ShardFactory>,
     serializer: Box<SerializerFactory>,
-    reader: Box<dyn Fn(&LoadedSegment) -> Result<Box<dyn SegmentReading>, PluginError> + Send + Sync>,
+    reader: Box<ReaderFactory<'static>>,
 }
 
 fn info(plugin: &Plugin) -> PluginInfo {

@@ -118,8 +118,11 @@ impl Pool for NativePool {
     }
 }
 
-fn new_memtable(name: &str, params: &[(String, String)]) -> Option<Result<(Box<dyn MemtableOps>, Description), Error>> {
-    fn make<M: Memtable + Send>(params: &[(String, String)]) -> Result<(Box<dyn MemtableOps>, Description), Error>
+/// A native strategy and what it says of itself.
+type Built<T> = Result<(Box<T>, Description), Error>;
+
+fn new_memtable(name: &str, params: &[(String, String)]) -> Option<Built<dyn MemtableOps>> {
+    fn make<M: Memtable + Send>(params: &[(String, String)]) -> Built<dyn MemtableOps>
     where
         M::Position: Send,
     {
@@ -135,8 +138,8 @@ fn new_memtable(name: &str, params: &[(String, String)]) -> Option<Result<(Box<d
     })
 }
 
-fn new_allocator(name: &str, params: &[(String, String)]) -> Option<Result<(Box<dyn AllocatorOps>, Description), Error>> {
-    fn make<A: Allocator + Send>(params: &[(String, String)]) -> Result<(Box<dyn AllocatorOps>, Description), Error> {
+fn new_allocator(name: &str, params: &[(String, String)]) -> Option<Built<dyn AllocatorOps>> {
+    fn make<A: Allocator + Send>(params: &[(String, String)]) -> Built<dyn AllocatorOps> {
         let (arena, d) = construct(A::NAME, A::VERSION, params, A::create)?;
         Ok((Box::new(arena), d))
     }

@@ -18,7 +18,7 @@ use crate::workload::{Generator, Profile};
 pub type State = HashMap<u128, (u64, u128)>;
 
 /// Opens a reader on a loaded segment.
-pub type ReaderFactory<'a> = dyn Fn(&LoadedSegment) -> Result<Box<dyn SegmentReading>, PluginError> + 'a;
+pub type ReaderFactory<'a> = dyn Fn(&LoadedSegment) -> Result<Box<dyn SegmentReading>, PluginError> + Send + Sync + 'a;
 
 /// Why verification failed.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,7 @@ pub enum VerifyError {
     #[error("verify: {0}")]
     Segment(#[from] SegmentError),
     #[error("verify: reading {segment}: {source}")]
-    Plugin { segment: String, source: PluginError },
+    Plugin { segment: String, source: Box<PluginError> },
     #[error("verify: {segment} holds a bad record: {detail}")]
     Record { segment: String, detail: String },
     #[error("verify: {segment} read back {found} rows but its metadata says {expected}")]
@@ -109,10 +109,10 @@ pub fn read_back(dir: &Path, open: &ReaderFactory<'_>) -> Result<(State, u64), V
     for meta_path in metas {
         let loaded = segment::load(&meta_path)?;
         let name = meta_path.display().to_string();
-        let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source })?;
+        let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
         let mut found = 0u64;
         loop {
-            let batch = reader.next(1 << 20).map_err(|source| VerifyError::Plugin { segment: name.clone(), source })?;
+            let batch = reader.next(1 << 20).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
             if batch.is_empty() {
                 break;
             }

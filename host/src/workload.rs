@@ -24,7 +24,7 @@ impl Size {
         if self.max <= self.min {
             return self.min as usize;
         }
-        (self.min + (rng.next() % u64::from(self.max - self.min + 1)) as u32) as usize
+        (self.min + (rng.next_u64() % u64::from(self.max - self.min + 1)) as u32) as usize
     }
 }
 
@@ -140,14 +140,14 @@ impl SplitMix {
     }
 
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         mix(self.0)
     }
 
     /// A uniform number below `n` (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 }
 
@@ -162,7 +162,7 @@ const ALPHABET: &[u8; 64] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 fn text(rng: &mut SplitMix, len: usize, out: &mut Vec<u8>) {
     out.clear();
     while out.len() < len {
-        let mut bits = rng.next();
+        let mut bits = rng.next_u64();
         for _ in 0..10.min(len - out.len()) {
             out.push(ALPHABET[(bits & 63) as usize]);
             bits >>= 6;
@@ -240,7 +240,7 @@ impl Generator {
             // Unique timestamps make the final state independent of the
             // thread schedule: the newest write always wins.
             let timestamp = 1 + global * u64::from(p.rows_per_batch) + u64::from(j);
-            let tombstone = p.tombstone_ratio > 0.0 && (op.next() as f64 / u64::MAX as f64) < p.tombstone_ratio;
+            let tombstone = p.tombstone_ratio > 0.0 && (op.next_u64() as f64 / u64::MAX as f64) < p.tombstone_ratio;
             if !tombstone {
                 for value in &mut self.values {
                     let n = p.value.sample(&mut op);

@@ -23,8 +23,13 @@ fn params(serializer: &str) -> Vec<(String, String)> {
     BLOCK_PARAMS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
+/// (key, encoded row) pairs.
+type Records = Vec<(Vec<u8>, Vec<u8>)>;
+/// One row (or a miss) per probed key.
+type Gets = Vec<Option<Vec<u8>>>;
+
 /// Sorted, distinct keys with their encoded rows.
-fn records(seed: u64, count: usize, long_keys: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn records(seed: u64, count: usize, long_keys: bool) -> Records {
     let mut rng = SplitMix::new(&[seed]);
     let mut keys: Vec<Vec<u8>> = (0..count)
         .map(|_| {
@@ -86,7 +91,7 @@ fn write_segment(serializer: &str, wasm: bool, records: &[(Vec<u8>, Vec<u8>)], s
 }
 
 /// Everything the segment says: all records in order, then each probe's get.
-fn read_all(r: &mut dyn SegmentReading, probes: &[Vec<u8>]) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, Vec<Option<Vec<u8>>>), PluginError> {
+fn read_all(r: &mut dyn SegmentReading, probes: &[Vec<u8>]) -> Result<(Records, Gets), PluginError> {
     let mut all = Vec::new();
     loop {
         let batch = r.next(700)?;

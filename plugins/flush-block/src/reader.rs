@@ -17,6 +17,9 @@ pub struct BlockReader {
     key: Vec<u8>,
 }
 
+/// A key found in a block, and its row.
+type Found<'a> = (Vec<u8>, &'a [u8]);
+
 #[derive(Debug)]
 struct Block {
     first_key: Vec<u8>,
@@ -92,7 +95,7 @@ impl BlockReader {
     }
 
     /// The entry for `key` inside block `b`, if any.
-    fn find_in_block(&self, b: &Block, wanted: &[u8]) -> Result<Option<(Vec<u8>, &[u8])>, Error> {
+    fn find_in_block(&self, b: &Block, wanted: &[u8]) -> Result<Option<Found<'_>>, Error> {
         let entries = b.entries(&self.data);
         // The last restart whose (whole) key is <= wanted.
         let (mut lo, mut hi) = (0, b.restarts);
