@@ -51,6 +51,8 @@ pub struct FlushReport {
     pub cpu: Duration,
     /// Linear memory of the serializer's instance at the end (wasm).
     pub serializer_memory: u64,
+    /// How much of that the serializer grew during this flush.
+    pub serializer_grew: u64,
     /// Linear memory of the flushed shards (wasm).
     pub shard_memory: u64,
     /// Memtable counters summed over the flushed shards.
@@ -68,7 +70,7 @@ impl FlushReport {
     pub fn log_line(&self) -> String {
         let secs = self.wall.as_secs_f64().max(1e-9);
         format!(
-            "Completed flushing {} ({:.3}MiB), time spent: {} ms, bytes flushed: {}/({:.3}MiB per sec), partitions flushed: {}/({:.0} per sec), rows: {}/({:.0} per sec), cpu time: {} ms, serializer memory: {:.3}MiB",
+            "Completed flushing {} ({:.3}MiB), time spent: {} ms, bytes flushed: {}/({:.3}MiB per sec), partitions flushed: {}/({:.0} per sec), rows: {}/({:.0} per sec), cpu time: {} ms, serializer memory: {:.3}MiB (grew {:.3}MiB)",
             self.segment.as_ref().map_or_else(|| "(empty)".into(), |p| p.display().to_string()),
             mib(self.bytes),
             self.wall.as_millis(),
@@ -80,6 +82,7 @@ impl FlushReport {
             self.rows as f64 / secs,
             self.cpu.as_millis(),
             mib(self.serializer_memory),
+            mib(self.serializer_grew),
         )
     }
 }
@@ -112,6 +115,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let mut report = FlushReport { generation, part: job.part, ..FlushReport::default() };
 
     let mut writer = serializer(job.part).map_err(plugin)?;
+    let memory_at_start = writer.guest_memory_bytes();
     let mut segment = SegmentWriter::create(dir, generation, job.part).map_err(|source| FlushError::Segment { generation, source })?;
     let mut last_key: Option<Vec<u8>> = None;
     let mut records = Packed::new();
@@ -164,6 +168,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
         segment.discard();
     }
     report.serializer_memory = writer.guest_memory_bytes();
+    report.serializer_grew = report.serializer_memory.saturating_sub(memory_at_start);
     report.serializer_boundary = writer.boundary();
     report.wall = started.elapsed();
     report.cpu = cpu_started.map(|t| t.elapsed()).unwrap_or_default();

@@ -134,14 +134,15 @@ pub fn summary(v: &VariantResult) -> String {
         (
             "Flushes",
             format!(
-                "{}, time spent {} ms, {:.1} MiB ({:.1} MiB/s), {} rows ({} rows/s), cpu {} ms",
+                "{}, time spent {} ms, {:.1} MiB ({:.1} MiB/s), {} rows ({} rows/s), cpu {} ms, serializer grew up to {:.1} MiB",
                 v.flushes.len(),
                 r.flush_wall.as_millis(),
                 mib(r.flush_bytes),
                 mib(r.flush_bytes) / r.flush_wall.as_secs_f64().max(1e-9),
                 thousands(r.flush_rows as f64),
                 thousands(r.flushed_rows),
-                r.flush_cpu.as_millis()
+                r.flush_cpu.as_millis(),
+                mib(v.flushes.iter().map(|f| f.serializer_grew).max().unwrap_or(0))
             ),
         ),
         (
