@@ -33,6 +33,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", workspace.join("plugins").display());
     println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
     println!("cargo:rerun-if-changed=build.rs");
+    provenance(&workspace);
 
     ensure_target();
     let target_dir = env::var_os("CARGO_TARGET_DIR")
@@ -135,4 +136,32 @@ fn componentize(module_path: &Path) -> Vec<u8> {
         .module(&module)
         .and_then(|encoder| encoder.validate(true).encode())
         .unwrap_or_else(|e| fail(&format!("wrapping {} as a component: {e:#}", module_path.display())))
+}
+
+/// Versions the run reports carry: wasmtime's from Cargo.lock, and the
+/// git commit the host was built from (when built from a checkout).
+fn provenance(workspace: &Path) {
+    let lock = workspace.join("Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    let text = fs::read_to_string(&lock).unwrap_or_default();
+    let wasmtime = text
+        .split("[[package]]")
+        .find(|p| p.contains("\nname = \"wasmtime\"\n"))
+        .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = ")))
+        .map_or("unknown".to_string(), |v| v.trim_matches('"').to_string());
+    println!("cargo:rustc-env=MEMLAB_WASMTIME_VERSION={wasmtime}");
+    let git = workspace.join(".git");
+    for watched in ["HEAD", "refs/heads"] {
+        if git.join(watched).exists() {
+            println!("cargo:rerun-if-changed={}", git.join(watched).display());
+        }
+    }
+    let commit = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(workspace)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or("unknown".to_string(), |o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    println!("cargo:rustc-env=MEMLAB_GIT_COMMIT={commit}");
 }

@@ -1,11 +1,11 @@
 //! The command line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
-use crate::bench::{self, BenchOptions};
+use crate::bench::{self, BenchOptions, BenchResult};
 use crate::config::{BenchConfig, DEFAULT_CONFIG};
 use crate::plugin::{self, EngineSettings, PluginHost};
 use crate::{bundled, report};
@@ -21,11 +21,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Runs a bench config (the built-in default comparison without one).
+    /// Runs a bench config (the built-in default comparison without one);
+    /// writes run.json and report.html into the run's directory.
     Bench {
         /// A bench config (TOML).
         config: Option<PathBuf>,
-        /// Where segment files go.
+        /// Where run directories go.
         #[arg(long, default_value = "memlab-runs")]
         out: PathBuf,
         /// Keep segment files after verification.
@@ -34,6 +35,32 @@ enum Command {
         /// Do not print a line per flush.
         #[arg(long)]
         quiet: bool,
+        /// Runs of every variant, interleaved (overrides `bench.repeats`).
+        #[arg(long)]
+        repeats: Option<usize>,
+        /// Do not print interval lines.
+        #[arg(long)]
+        no_intervals: bool,
+    },
+    /// Writes a profile's stream to a file that a bench can replay
+    /// (`stream = "file"` in the workload).
+    Stream {
+        /// A profile (TOML).
+        profile: PathBuf,
+        /// The stream file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Prints a saved run, or compares it with a baseline run.
+    Show {
+        /// A run's `run.json`.
+        run: PathBuf,
+        /// A baseline `run.json` to compare against, variant by variant.
+        #[arg(short, long)]
+        baseline: Option<PathBuf>,
+        /// Also write the run's HTML report here.
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
     /// Lists the bundled plugins: name, kind, version, sha256.
     List,
@@ -54,33 +81,79 @@ pub enum CliError {
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
     Plugin(#[from] plugin::PluginError),
+    #[error(transparent)]
+    Stream(#[from] crate::workload::StreamFileError),
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("{0} of {1} variants failed")]
+    #[error("{path}: not a memlab run: {detail}")]
+    BadRun { path: String, detail: String },
+    #[error("{0} of {1} runs failed")]
     VariantsFailed(usize, usize),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
+    move |source| CliError::Io { path: path.display().to_string(), source }
+}
+
+fn read_run(path: &Path) -> Result<BenchResult, CliError> {
+    let bytes = std::fs::read(path).map_err(io(path))?;
+    serde_json::from_slice(&bytes).map_err(|e| CliError::BadRun { path: path.display().to_string(), detail: e.to_string() })
+}
+
+fn bench(config: Option<PathBuf>, out: PathBuf, keep_segments: bool, quiet: bool, repeats: Option<usize>, no_intervals: bool) -> Result<(), CliError> {
+    let config = match &config {
+        Some(path) => BenchConfig::load(path)?,
+        None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
+    };
+    let host = PluginHost::new(EngineSettings::default())?;
+    let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let run_dir = out.join(format!("{name}-{stamp}"));
+    let options = BenchOptions { run_dir: run_dir.clone(), keep_segments, log_flushes: !quiet, intervals: !no_intervals, repeats };
+    println!("memlab bench: {name} — {}", config.bench.description);
+    let result = bench::run(&host, &config, &options, |line| eprintln!("memlab: {line}"))?;
+    for v in &result.variants {
+        println!("\n{}", report::summary(v));
+    }
+    print!("{}", report::comparison(&result));
+    std::fs::create_dir_all(&run_dir).map_err(io(&run_dir))?;
+    let json = run_dir.join("run.json");
+    let text = serde_json::to_string_pretty(&result).map_err(|e| CliError::BadRun { path: json.display().to_string(), detail: e.to_string() })?;
+    std::fs::write(&json, text).map_err(io(&json))?;
+    let html = run_dir.join("report.html");
+    std::fs::write(&html, report::html::render(&result)).map_err(io(&html))?;
+    println!("\nSaved: {} and {}", json.display(), html.display());
+    let failed = result.variants.iter().filter(|v| v.failure.is_some()).count();
+    if failed > 0 {
+        return Err(CliError::VariantsFailed(failed, result.variants.len()));
+    }
+    Ok(())
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command.unwrap_or(Command::Bench { config: None, out: "memlab-runs".into(), keep_segments: false, quiet: false }) {
-        Command::Bench { config, out, keep_segments, quiet } => {
-            let config = match &config {
-                Some(path) => BenchConfig::load(path)?,
-                None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
-            };
-            let host = PluginHost::new(EngineSettings::default())?;
-            let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
-            let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-            let options = BenchOptions { run_dir: out.join(format!("{name}-{stamp}")), keep_segments, log_flushes: !quiet };
-            println!("memlab bench: {name} — {}", config.bench.description);
-            let result = bench::run(&host, &config, &options, |line| eprintln!("memlab: {line}"));
-            for v in &result.variants {
-                println!("\n{}", report::summary(v));
+    let default = Command::Bench { config: None, out: "memlab-runs".into(), keep_segments: false, quiet: false, repeats: None, no_intervals: false };
+    match cli.command.unwrap_or(default) {
+        Command::Bench { config, out, keep_segments, quiet, repeats, no_intervals } => bench(config, out, keep_segments, quiet, repeats, no_intervals),
+        Command::Stream { profile, output } => {
+            let profile = crate::config::load_profile(&profile)?;
+            let (fingerprint, ops) = crate::workload::write_stream_file(&profile, &output)?;
+            println!("{}: {} ops of profile `{}` over {} threads, fingerprint {fingerprint}", output.display(), ops, profile.name, profile.threads);
+            Ok(())
+        }
+        Command::Show { run, baseline, html } => {
+            let result = read_run(&run)?;
+            match baseline {
+                None => {
+                    for v in &result.variants {
+                        println!("{}", report::summary(v));
+                    }
+                    print!("{}", report::comparison(&result));
+                }
+                Some(path) => print!("{}", report::against_baseline(&read_run(&path)?, &result)),
             }
-            print!("{}", report::comparison(&result));
-            let failed = result.variants.iter().filter(|v| v.failure.is_some()).count();
-            if failed > 0 {
-                return Err(CliError::VariantsFailed(failed, result.variants.len()));
+            if let Some(path) = html {
+                std::fs::write(&path, report::html::render(&result)).map_err(io(&path))?;
             }
             Ok(())
         }
@@ -93,11 +166,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Componentize { input, output } => {
-            let bytes = std::fs::read(&input).map_err(|source| CliError::Io { path: input.display().to_string(), source })?;
+            let bytes = std::fs::read(&input).map_err(io(&input))?;
             let component = plugin::to_component(&input.display().to_string(), &bytes)?;
             let host = PluginHost::new(EngineSettings { cache_dir: None, ..EngineSettings::default() })?;
             let checked = host.load_bytes(&input.display().to_string(), plugin::Source::File(input.display().to_string()), &component)?;
-            std::fs::write(&output, &component).map_err(|source| CliError::Io { path: output.display().to_string(), source })?;
+            std::fs::write(&output, &component).map_err(io(&output))?;
             println!("{}: {} plugin, sha256 {}", output.display(), checked.kind, checked.sha256);
             Ok(())
         }

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::workload::Profile;
 use crate::pool::PoolMode;
+use crate::workload::{Profile, resolve_stream_path};
+use crate::write_path::Coalescing;
 
 /// The config `memlab bench` runs with no argument.
 pub const DEFAULT_CONFIG: &str = include_str!("../../benches/default.toml");
@@ -22,30 +23,110 @@ pub enum ConfigError {
     Invalid { file: String, message: String },
 }
 
-/// A whole bench config.
+/// A whole bench config, resolved: named configurations expanded into
+/// the variants, the workload's profile file loaded.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct BenchConfig {
-    /// Name and description.
-    #[serde(default)]
+    /// Name, description, repeats.
     pub bench: BenchInfo,
-    /// The write stream every variant receives.
+    /// The stream every variant receives.
     pub workload: Profile,
     /// The variants, run one after another on the same stream.
     #[serde(rename = "variant")]
     pub variants: Vec<Variant>,
 }
 
-/// What the bench is about.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// What the bench is about, and how often to run it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct BenchInfo {
     /// A short name, used for the run directory.
-    #[serde(default)]
     pub name: String,
     /// What the comparison is meant to show.
-    #[serde(default)]
     pub description: String,
+    /// Runs of every variant, interleaved: A B A B ... (1 to 100).
+    #[serde(deserialize_with = "repeats")]
+    pub repeats: usize,
+    /// Seconds between interval lines.
+    pub interval: f64,
+}
+
+impl Default for BenchInfo {
+    fn default() -> Self {
+        BenchInfo { name: String::new(), description: String::new(), repeats: 1, interval: 0.25 }
+    }
+}
+
+/// The file as written: variants may name configurations.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    bench: BenchInfo,
+    workload: RawWorkload,
+    #[serde(default)]
+    memtable: BTreeMap<String, Named>,
+    #[serde(default)]
+    allocator: BTreeMap<String, Named>,
+    #[serde(default)]
+    serializer: BTreeMap<String, Named>,
+    #[serde(rename = "variant", default)]
+    variants: Vec<RawVariant>,
+}
+
+/// `[workload]`: a profile inline, or `profile = "file"` plus overrides.
+#[derive(Debug, Deserialize)]
+struct RawWorkload {
+    #[serde(default)]
+    profile: Option<String>,
+    #[serde(flatten)]
+    rest: toml::Table,
+}
+
+/// A named strategy configuration, as Cassandra's
+/// `memtable.configurations`: a plugin and parameters, or `inherits` from
+/// another configuration of the same kind and override its parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Named {
+    #[serde(default)]
+    plugin: Option<String>,
+    #[serde(default)]
+    inherits: Option<toml::Spanned<String>>,
+    #[serde(default)]
+    params: BTreeMap<String, ParamValue>,
+    /// Memtables only: the shard count variants get unless they set one.
+    #[serde(default, deserialize_with = "opt_shards")]
+    shards: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: String,
+    memtable: toml::Spanned<String>,
+    #[serde(default)]
+    memtable_params: BTreeMap<String, ParamValue>,
+    allocator: toml::Spanned<String>,
+    #[serde(default)]
+    allocator_params: BTreeMap<String, ParamValue>,
+    serializer: toml::Spanned<String>,
+    #[serde(default)]
+    serializer_params: BTreeMap<String, ParamValue>,
+    #[serde(default, deserialize_with = "opt_shards")]
+    shards: Option<usize>,
+    #[serde(default = "default_space", deserialize_with = "byte_size")]
+    memtable_space: u64,
+    #[serde(default, deserialize_with = "threshold")]
+    cleanup_threshold: Option<f64>,
+    #[serde(default = "one", deserialize_with = "flush_writers")]
+    flush_writers: usize,
+    #[serde(default)]
+    pool: PoolMode,
+    #[serde(default)]
+    coalescing: Coalescing,
+    #[serde(default)]
+    runtime: Runtime,
 }
 
 /// Where strategies run.
@@ -84,9 +165,8 @@ impl fmt::Display for ParamValue {
     }
 }
 
-/// One configuration under test.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One configuration under test, resolved.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Variant {
     /// Shown in every table.
     pub name: String,
@@ -106,24 +186,23 @@ pub struct Variant {
     #[serde(default)]
     pub serializer_params: BTreeMap<String, ParamValue>,
     /// Shards, each owning an even token range (1 to 1024).
-    #[serde(default = "one", deserialize_with = "shards")]
     pub shards: usize,
-    /// The global memtable budget, e.g. `"64MiB"`.
-    #[serde(default = "default_space", deserialize_with = "byte_size")]
+    /// The global memtable budget in bytes.
     pub memtable_space: u64,
     /// Share of the budget at which the live generation is switched;
     /// default `1 / (flush_writers + 1)`, as in Cassandra.
-    #[serde(default, deserialize_with = "threshold")]
     pub cleanup_threshold: Option<f64>,
     /// Flush writer threads (1 to 64).
-    #[serde(default = "one", deserialize_with = "flush_writers")]
     pub flush_writers: usize,
     /// How the pool counts.
-    #[serde(default)]
     pub pool: PoolMode,
+    /// How client batches share boundary calls.
+    pub coalescing: Coalescing,
     /// Wasm components or native twins.
-    #[serde(default)]
     pub runtime: Runtime,
+    /// The named configurations used, e.g. `memtable trie32 (inherits trie)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configurations: Vec<String>,
 }
 
 impl Variant {
@@ -154,8 +233,12 @@ fn ranged<'de, D: Deserializer<'de>>(d: D, min: usize, max: usize) -> Result<usi
     Ok(n)
 }
 
-fn shards<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-    ranged(d, 1, 1024)
+fn opt_shards<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    ranged(d, 1, 1024).map(Some)
+}
+
+fn repeats<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    ranged(d, 1, 100)
 }
 
 fn flush_writers<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
@@ -204,28 +287,163 @@ fn byte_size<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
 }
 
 impl BenchConfig {
-    /// Reads and checks a config file.
+    /// Reads and checks a config file; a profile file it names is read
+    /// relative to it.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: file.clone(), source })?;
-        Self::parse(&file, &text)
+        Self::parse_in(&file, &text, path.parent().unwrap_or(Path::new(".")))
     }
 
-    /// Parses and checks config text; `file` names it in errors.
+    /// Parses and checks config text; `file` names it in errors, and
+    /// relative paths are taken from the current directory.
     pub fn parse(file: &str, text: &str) -> Result<Self, ConfigError> {
+        Self::parse_in(file, text, Path::new("."))
+    }
+
+    fn parse_in(file: &str, text: &str, base: &Path) -> Result<Self, ConfigError> {
         let invalid = |message: String| ConfigError::Invalid { file: file.to_string(), message };
-        let config: BenchConfig = toml::from_str(text).map_err(|e| invalid(one_line(text, &e)))?;
-        config.workload.validate().map_err(|e| invalid(e.to_string()))?;
-        if config.variants.is_empty() {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| invalid(one_line(text, &e)))?;
+        if !(raw.bench.interval > 0.0 && raw.bench.interval <= 3600.0) {
+            return Err(invalid(format!("`bench.interval` {} must lie in (0, 3600] seconds", raw.bench.interval)));
+        }
+        let workload = resolve_workload(file, text, base, raw.workload)?;
+        if raw.variants.is_empty() {
             return Err(invalid("no `[[variant]]` to run".into()));
         }
-        for (i, v) in config.variants.iter().enumerate() {
-            if config.variants[..i].iter().any(|w| w.name == v.name) {
-                return Err(invalid(format!("two variants are named `{}`", v.name)));
+        let kinds = [("memtable", &raw.memtable), ("allocator", &raw.allocator), ("serializer", &raw.serializer)];
+        for (kind, named) in kinds {
+            for (name, n) in named.iter() {
+                if n.plugin.is_some() == n.inherits.is_some() {
+                    return Err(invalid(format!("`[{kind}.{name}]` needs exactly one of `plugin` and `inherits`")));
+                }
+                if kind != "memtable" && n.shards.is_some() {
+                    return Err(invalid(format!("`[{kind}.{name}]`: `shards` belongs to memtable configurations")));
+                }
             }
         }
-        Ok(config)
+        let mut variants = Vec::with_capacity(raw.variants.len());
+        for v in raw.variants {
+            if variants.iter().any(|w: &Variant| w.name == v.name) {
+                return Err(invalid(format!("two variants are named `{}`", v.name)));
+            }
+            let mut used = Vec::new();
+            let memtable = resolve(text, "memtable", &raw.memtable, &v.memtable, &mut used).map_err(&invalid)?;
+            let allocator = resolve(text, "allocator", &raw.allocator, &v.allocator, &mut used).map_err(&invalid)?;
+            let serializer = resolve(text, "serializer", &raw.serializer, &v.serializer, &mut used).map_err(&invalid)?;
+            let merge = |mut base: BTreeMap<String, ParamValue>, over: BTreeMap<String, ParamValue>| {
+                base.extend(over);
+                base
+            };
+            variants.push(Variant {
+                name: v.name,
+                memtable: memtable.plugin,
+                memtable_params: merge(memtable.params, v.memtable_params),
+                allocator: allocator.plugin,
+                allocator_params: merge(allocator.params, v.allocator_params),
+                serializer: serializer.plugin,
+                serializer_params: merge(serializer.params, v.serializer_params),
+                shards: v.shards.or(memtable.shards).unwrap_or(1),
+                memtable_space: v.memtable_space,
+                cleanup_threshold: v.cleanup_threshold,
+                flush_writers: v.flush_writers,
+                pool: v.pool,
+                coalescing: v.coalescing,
+                runtime: v.runtime,
+                configurations: used,
+            });
+        }
+        Ok(BenchConfig { bench: raw.bench, workload, variants })
     }
+}
+
+/// A strategy as a variant ends up using it.
+struct Resolved {
+    plugin: String,
+    params: BTreeMap<String, ParamValue>,
+    shards: Option<usize>,
+}
+
+/// Follows `inherits` from the configuration `name` (or takes `name` as a
+/// plugin when no configuration has it), merging parameters child-last.
+fn resolve(text: &str, kind: &str, named: &BTreeMap<String, Named>, name: &toml::Spanned<String>, used: &mut Vec<String>) -> Result<Resolved, String> {
+    let Some(mut current) = named.get(name.get_ref()) else {
+        return Ok(Resolved { plugin: name.get_ref().clone(), params: BTreeMap::new(), shards: None });
+    };
+    let mut chain = vec![name.get_ref().clone()];
+    let mut layers = vec![current];
+    while let Some(parent) = &current.inherits {
+        let at = line_of(text, parent.span().start);
+        current = named.get(parent.get_ref()).ok_or_else(|| format!("{at}: `inherits = \"{}\"` names no `[{kind}.{}]` configuration", parent.get_ref(), parent.get_ref()))?;
+        if chain.contains(parent.get_ref()) {
+            return Err(format!("{at}: `[{kind}.*]` configurations inherit in a cycle: {} -> {}", chain.join(" -> "), parent.get_ref()));
+        }
+        chain.push(parent.get_ref().clone());
+        layers.push(current);
+    }
+    let plugin = current.plugin.clone().unwrap_or_default();
+    let mut params = BTreeMap::new();
+    let mut shards = None;
+    for layer in layers.iter().rev() {
+        params.extend(layer.params.clone());
+        shards = layer.shards.or(shards);
+    }
+    used.push(format!("{kind} {}", chain.join(" < ")));
+    Ok(Resolved { plugin, params, shards })
+}
+
+fn line_of(text: &str, offset: usize) -> String {
+    let line_no = text.get(..offset).unwrap_or("").matches('\n').count() + 1;
+    let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+    format!("line {line_no} (`{line}`)")
+}
+
+/// The config's `[workload]`: inline, or a profile file with the table's
+/// other top-level keys replacing the file's.
+fn resolve_workload(file: &str, text: &str, base: &Path, raw: RawWorkload) -> Result<Profile, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid { file: file.to_string(), message };
+    let mut profile = match raw.profile {
+        None => {
+            // Read again from the text itself, so errors carry its lines.
+            #[derive(Deserialize)]
+            struct Inline {
+                workload: Profile,
+            }
+            let inline: Inline = toml::from_str(text).map_err(|e| invalid(one_line(text, &e)))?;
+            let mut p = inline.workload;
+            resolve_stream_path(&mut p, base);
+            p
+        }
+        Some(path) => {
+            let path = base.join(path);
+            let mut p = load_profile(&path)?;
+            if !raw.rest.is_empty() {
+                let mut merged = toml::Table::try_from(&p).map_err(|e| invalid(e.to_string()))?;
+                merged.extend(raw.rest);
+                p = Profile::deserialize(merged).map_err(|e| invalid(format!("[workload] overrides of {}: {}", path.display(), e.message().trim_end())))?;
+            }
+            p
+        }
+    };
+    if profile.name.is_empty() {
+        profile.name = "inline".into();
+    }
+    profile.validate().map_err(|e| invalid(e.to_string()))?;
+    Ok(profile)
+}
+
+/// Reads a profile file (TOML, the profile's keys at top level).
+pub fn load_profile(path: &Path) -> Result<Profile, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+    let invalid = |message: String| ConfigError::Invalid { file: file.clone(), message };
+    let mut profile: Profile = toml::from_str(&text).map_err(|e| invalid(one_line(&text, &e)))?;
+    resolve_stream_path(&mut profile, path.parent().unwrap_or(Path::new(".")));
+    if profile.name.is_empty() {
+        profile.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    }
+    profile.validate().map_err(|e| invalid(e.to_string()))?;
+    Ok(profile)
 }
 
 /// toml's errors span several lines with a caret; keep the facts on one:

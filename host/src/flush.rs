@@ -31,10 +31,12 @@ pub enum FlushError {
 }
 
 /// Figures of one flush, as Cassandra's "Completed flushing" line has them.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct FlushReport {
     /// The memtable generation.
     pub generation: u64,
+    /// Seconds from the run's start to the flush's start.
+    pub started_at: f64,
     /// Which part of it.
     pub part: usize,
     /// The data file, if any rows were written.
@@ -99,9 +101,10 @@ fn merge(into: &mut BTreeMap<String, u64>, stats: Vec<(String, u64)>) {
 
 /// Flushes one job into `dir` and releases its memory from `pool`, whether
 /// or not the flush succeeds.
-pub fn flush(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &MemoryPool) -> Result<FlushReport, FlushError> {
+pub fn flush(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &MemoryPool, run_started: Instant) -> Result<FlushReport, FlushError> {
     let reserved = job.reserved;
-    let result = flush_inner(job, serializer, dir);
+    let started_at = run_started.elapsed().as_secs_f64();
+    let result = flush_inner(job, serializer, dir).map(|report| FlushReport { started_at, ..report });
     pool.release_frozen(reserved);
     result
 }

@@ -9,14 +9,14 @@ use memlab_sdk::{Entry, Packed};
 
 use crate::plugin::PluginError;
 use crate::router::RoutedBatch;
-use crate::workload::{Generator, Profile};
+use crate::workload::{Op, OpKind, Stream};
 use crate::write_path::WritePath;
 
 /// Keys per `get` call.
 const KEYS_PER_CALL: usize = 100;
 
 /// What the probe measured.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct ReadProbe {
     /// Keys looked up.
     pub keys: u64,
@@ -34,22 +34,24 @@ impl ReadProbe {
 }
 
 /// Looks up the first row of `count` ops of the stream, batched per shard.
-pub fn probe(profile: &Profile, path: &WritePath, count: u64) -> Result<ReadProbe, PluginError> {
+pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe, PluginError> {
     let shards = path.router().shards();
     let mut keys: Vec<Packed> = vec![Packed::new(); shards];
-    let mut generator = Generator::new(profile);
-    let (mut rows, mut routed) = (Packed::new(), RoutedBatch::default());
+    let mut source = stream.ops();
+    let (mut op, mut routed) = (Op::default(), RoutedBatch::default());
     let mut result = ReadProbe::default();
-    let threads = profile.threads as u64;
-    for i in 0..count.min(profile.ops) {
+    let threads = stream.threads() as u64;
+    // A stream run for a duration has no fixed length: probe its first
+    // `count` ops per thread's share.
+    let ops: u64 = (0..stream.threads()).map(|t| stream.ops_for(t).unwrap_or(count / threads + 1)).sum();
+    for i in 0..count.min(ops) {
         // Spread the probes evenly over the whole stream.
-        let op = i * profile.ops / count.min(profile.ops).max(1);
-        let (thread, index) = ((op % threads) as usize, op / threads);
-        if index >= profile.ops_for(thread) {
+        let at = i * ops / count.min(ops).max(1);
+        let (thread, index) = ((at % threads) as usize, at / threads);
+        if !source.op(thread, index, &mut op) || op.kind != OpKind::Insert {
             continue;
         }
-        generator.batch(thread, index, &mut rows);
-        routed.route(path.router(), &rows).map_err(|e| PluginError::Contract {
+        routed.route(path.router(), &op.rows).map_err(|e| PluginError::Contract {
             plugin: "memlab".into(),
             operation: "read probe".into(),
             shard: 0,

@@ -6,7 +6,7 @@ use memlab_sdk::{Description, Finished, Packed, Stats};
 use crate::plugin::PluginError;
 
 /// Calls and bytes across the plugin boundary.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Boundary {
     /// Calls made.
     pub calls: u64,

@@ -6,13 +6,13 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 
-use memlab_sdk::{FlushRecord, Packed, RowView};
+use memlab_sdk::{FlushRecord, RowView};
 
 use crate::plugin::PluginError;
 use crate::router::{sort_key, token};
 use crate::segment::{self, LoadedSegment, SegmentError};
 use crate::strategy::SegmentReading;
-use crate::workload::{Generator, Profile};
+use crate::workload::{Op, Stream};
 
 /// Key hash → (timestamp, row hash) of the newest version.
 pub type State = HashMap<u128, (u64, u128)>;
@@ -38,7 +38,7 @@ pub enum VerifyError {
 }
 
 /// What verification proved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Verified {
     /// Distinct keys in the final state.
     pub keys: u64,
@@ -76,21 +76,22 @@ pub fn digest(state: &State) -> u128 {
     })
 }
 
-/// The final state the stream must leave behind, without the ops in
-/// `skip` (ops that failed and were never acknowledged).
-pub fn expected(profile: &Profile, skip: &HashSet<(usize, u64)>) -> State {
+/// The final state the first `counts[t]` ops of each thread `t` leave
+/// behind, without the ops in `skip` (ops that failed and were never
+/// acknowledged). Reads and scans leave nothing.
+pub fn expected(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>) -> State {
     let mut state = State::new();
-    let mut generator = Generator::new(profile);
-    let mut rows = Packed::new();
+    let mut source = stream.ops();
+    let mut op = Op::default();
     let mut key = Vec::new();
-    for thread in 0..profile.threads {
-        for index in 0..profile.ops_for(thread) {
-            if skip.contains(&(thread, index)) {
+    for (thread, &count) in counts.iter().enumerate() {
+        for index in 0..count {
+            if skip.contains(&(thread, index)) || !source.op(thread, index, &mut op) {
                 continue;
             }
-            generator.batch(thread, index, &mut rows);
-            for record in rows.iter() {
-                // The generator's own rows always decode.
+            for record in op.rows.iter() {
+                // The generator's own rows, and a stream file's (checked
+                // when it was read), always decode.
                 let Ok(row) = RowView::decode(record) else { continue };
                 key.clear();
                 sort_key(token(row.partition), row.partition, row.clustering, &mut key);

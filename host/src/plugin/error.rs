@@ -64,3 +64,28 @@ pub enum PluginError {
     #[error("plugin `{plugin}` on shard {shard} trapped earlier and is poisoned; `{operation}` was not attempted")]
     Poisoned { plugin: String, operation: String, shard: usize },
 }
+
+impl PluginError {
+    /// The same failure, for each op of a coalesced group that shared the
+    /// call. Call failures keep their kind (a guest error stays non-fatal);
+    /// set-up failures cannot happen mid-run and become contract errors.
+    pub fn for_group(&self) -> PluginError {
+        match self {
+            PluginError::Trap { plugin, sha256, operation, shard, kind, detail } => PluginError::Trap {
+                plugin: plugin.clone(),
+                sha256: sha256.clone(),
+                operation: operation.clone(),
+                shard: *shard,
+                kind: *kind,
+                detail: detail.clone(),
+            },
+            PluginError::Guest { plugin, operation, shard, error } => {
+                PluginError::Guest { plugin: plugin.clone(), operation: operation.clone(), shard: *shard, error: error.clone() }
+            }
+            PluginError::Poisoned { plugin, operation, shard } => {
+                PluginError::Poisoned { plugin: plugin.clone(), operation: operation.clone(), shard: *shard }
+            }
+            other => PluginError::Contract { plugin: "memlab".into(), operation: "coalesced write".into(), shard: 0, detail: other.to_string() },
+        }
+    }
+}

@@ -3,17 +3,17 @@
 //! Every variant — wasm or native, one shard or many — must end in the
 //! same state (a metamorphic test).
 
-use memlab::bench::{self, BenchOptions};
+use memlab::bench;
 use memlab::config::BenchConfig;
 
-use crate::support::{host, scratch};
+use crate::support::{host, options, scratch};
 
 const CONFIG: &str = r#"
 [workload]
 seed = 7
 ops = 3000
 threads = 2
-partitions = 800
+partitions = { count = 800 }
 rows_per_batch = 10
 tombstone_ratio = 0.1
 
@@ -48,8 +48,8 @@ runtime = "native"
 #[test]
 fn every_variant_flushes_and_reads_back_the_streams_final_state() {
     let config = BenchConfig::parse("pipeline test", CONFIG).expect("config");
-    let options = BenchOptions { run_dir: scratch("pipeline"), keep_segments: false, log_flushes: false };
-    let result = bench::run(&host(), &config, &options, |_| {});
+    let options = options(scratch("pipeline"));
+    let result = bench::run(&host(), &config, &options, |_| {}).expect("bench");
     let first = &result.variants[0];
     for v in &result.variants {
         assert_eq!(v.failure, None, "{}", v.variant.name);
@@ -73,7 +73,7 @@ const SERIALIZERS: [&str; 3] = ["naive", "lean", "block"];
 #[test]
 fn every_strategy_combination_ends_in_the_same_state() {
     let mut config = String::from(
-        "[workload]\nseed = 11\nops = 400\nthreads = 2\npartitions = 150\nrows_per_batch = 10\ntombstone_ratio = 0.1\n",
+        "[workload]\nseed = 11\nops = 400\nthreads = 2\npartitions = { count = 150 }\nrows_per_batch = 10\ntombstone_ratio = 0.1\n",
     );
     for runtime in ["wasm", "native"] {
         for m in MEMTABLES {
@@ -89,8 +89,8 @@ fn every_strategy_combination_ends_in_the_same_state() {
         }
     }
     let config = BenchConfig::parse("combinations", &config).expect("config");
-    let options = BenchOptions { run_dir: scratch("combinations"), keep_segments: false, log_flushes: false };
-    let result = bench::run(&host(), &config, &options, |_| {});
+    let options = options(scratch("combinations"));
+    let result = bench::run(&host(), &config, &options, |_| {}).expect("bench");
     let first = &result.variants[0];
     let digest = first.verified.expect("first variant verified").digest;
     for v in &result.variants {

@@ -21,3 +21,8 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
 }
+
+/// Bench options for tests: quiet, one repeat unless the config says.
+pub fn options(run_dir: std::path::PathBuf) -> memlab::bench::BenchOptions {
+    memlab::bench::BenchOptions { run_dir, keep_segments: false, log_flushes: false, intervals: false, repeats: None }
+}

@@ -7,6 +7,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam::channel::Sender;
 
+mod coalesce;
+
+pub use coalesce::Coalescing;
+
 use crate::plugin::PluginError;
 use crate::pool::MemoryPool;
 use crate::router::{RoutedBatch, Router};
@@ -32,7 +36,7 @@ struct ShardSlot {
 }
 
 /// Counters of the write path, for the report.
-#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct WriteCounters {
     /// Memtable switches (drain at the end included).
     pub switches: u64,
@@ -48,6 +52,10 @@ pub struct WriteCounters {
     pub pool_cas_retries: u64,
     /// Sums of all cells to check the limit (`striped`).
     pub pool_sum_checks: u64,
+    /// Coalesced groups written (`group`, `adaptive`).
+    pub groups: u64,
+    /// Time client batches waited in a group's queue, summed.
+    pub coalesce_wait_ns: u64,
 }
 
 /// The live generation of every shard, and the machinery to switch it.
@@ -67,6 +75,10 @@ pub struct WritePath {
     contended: AtomicU64,
     lock_wait_ns: AtomicU64,
     backpressure_ns: AtomicU64,
+    coalescing: Coalescing,
+    groups: Vec<coalesce::Group>,
+    groups_written: AtomicU64,
+    coalesce_wait_ns: AtomicU64,
 }
 
 impl WritePath {
@@ -77,12 +89,14 @@ impl WritePath {
         pool: Arc<MemoryPool>,
         cleanup_threshold: f64,
         flush_writers: usize,
+        coalescing: Coalescing,
         jobs: Sender<FlushJob>,
     ) -> Result<Self, PluginError> {
         let shards = (0..router.shards())
             .map(|i| factory(i).map(|strategies| Mutex::new(ShardSlot { strategies })))
             .collect::<Result<Vec<_>, _>>()?;
         let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
+        let groups = (0..router.shards()).map(|_| coalesce::Group::default()).collect();
         Ok(WritePath {
             router,
             shards,
@@ -98,6 +112,10 @@ impl WritePath {
             contended: AtomicU64::new(0),
             lock_wait_ns: AtomicU64::new(0),
             backpressure_ns: AtomicU64::new(0),
+            coalescing,
+            groups,
+            groups_written: AtomicU64::new(0),
+            coalesce_wait_ns: AtomicU64::new(0),
         })
     }
 
@@ -136,11 +154,15 @@ impl WritePath {
             }
             self.backpressure_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
-        {
-            let mut slot = self.lock(batch.shard);
-            let refs = slot.strategies.store_rows(std::mem::take(&mut batch.rows))?;
-            batch.set_refs(&refs);
-            slot.strategies.insert(std::mem::take(&mut batch.entries))?;
+        match self.coalescing {
+            Coalescing::None => {
+                let mut slot = self.lock(batch.shard);
+                let refs = slot.strategies.store_rows(std::mem::take(&mut batch.rows))?;
+                batch.set_refs(&refs);
+                slot.strategies.insert(std::mem::take(&mut batch.entries))?;
+            }
+            Coalescing::Group => self.write_grouped(batch, false)?,
+            Coalescing::Adaptive => self.write_grouped(batch, true)?,
         }
         if self.pool.live() >= self.threshold {
             self.maybe_switch()?;
@@ -222,6 +244,8 @@ impl WritePath {
             backpressure_ns: self.backpressure_ns.load(Ordering::Relaxed),
             pool_cas_retries: self.pool.cas_retries(),
             pool_sum_checks: self.pool.sum_checks(),
+            groups: self.groups_written.load(Ordering::Relaxed),
+            coalesce_wait_ns: self.coalesce_wait_ns.load(Ordering::Relaxed),
         }
     }
 }

@@ -1,0 +1,138 @@
+//! A client thread: takes its ops from the stream in order, paces them to
+//! the target rate, and times each from its intended start.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use memlab_sdk::Packed;
+
+use super::histogram;
+use super::live::Live;
+use crate::plugin::PluginError;
+use crate::router::{RoutedBatch, sort_key, token};
+use crate::workload::{Fingerprint, Op, OpKind, Stream};
+use crate::write_path::WritePath;
+
+/// When a client stops and how fast it goes.
+pub(super) struct Plan {
+    /// Stop this long after the start (duration mode).
+    pub duration: Option<Duration>,
+    /// Ops per second for this client (target rate mode).
+    pub rate: Option<f64>,
+}
+
+/// What each client brings back.
+pub(super) struct ClientOutcome {
+    /// Latency per op kind, in `OpKind` order.
+    pub histograms: [Histogram<u64>; 3],
+    /// Ops per kind that succeeded or failed.
+    pub ops: [u64; 3],
+    /// Rows inserted.
+    pub rows: u64,
+    /// Ops that failed.
+    pub errors: u64,
+    /// (thread, index) of every failed op.
+    pub failed_ops: Vec<(usize, u64)>,
+    /// Ops taken from the stream, failed ones included.
+    pub taken: u64,
+    /// The fingerprint of the ops taken.
+    pub fingerprint: Fingerprint,
+    /// Point reads that found their row.
+    pub read_hits: u64,
+    /// Rows scans returned.
+    pub scan_rows: u64,
+}
+
+/// Fatal errors stop the variant: a trap, a broken contract, a poisoned
+/// instance. A plugin's own `error` (say, pool-full) only fails the op.
+pub(super) fn is_fatal(e: &PluginError) -> bool {
+    !matches!(e, PluginError::Guest { .. })
+}
+
+/// Runs client `thread` until its ops end, the deadline passes, or `stop`.
+pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live, plan: &Plan, stop: &AtomicBool, failure: &Mutex<Option<String>>) -> ClientOutcome {
+    let mut out = ClientOutcome {
+        histograms: [histogram(), histogram(), histogram()],
+        ops: [0; 3],
+        rows: 0,
+        errors: 0,
+        failed_ops: Vec::new(),
+        taken: 0,
+        fingerprint: Fingerprint::default(),
+        read_hits: 0,
+        scan_rows: 0,
+    };
+    let limit = stream.ops_for(thread);
+    let mut source = stream.ops();
+    let (mut op, mut batch, mut key) = (Op::default(), RoutedBatch::default(), Vec::new());
+    let started = Instant::now();
+    let deadline = plan.duration.map(|d| started + d);
+    for index in 0.. {
+        if limit.is_some_and(|n| index >= n) || stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if !source.op(thread, index, &mut op) {
+            break;
+        }
+        out.fingerprint.add(&op);
+        out.taken += 1;
+        let intended = match plan.rate {
+            Some(rate) => {
+                let at = started + Duration::from_secs_f64(index as f64 / rate);
+                if let Some(wait) = at.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+                at
+            }
+            None => Instant::now(),
+        };
+        let result = match op.kind {
+            OpKind::Insert => batch
+                .route(path.router(), &op.rows)
+                .map_err(|e| PluginError::Contract { plugin: "memlab".into(), operation: "route".into(), shard: 0, detail: e.to_string() })
+                .and_then(|()| path.write(&mut batch))
+                .map(|()| op.rows.len() as u64),
+            OpKind::Read => {
+                let t = token(&op.partition);
+                key.clear();
+                sort_key(t, &op.partition, &op.clustering, &mut key);
+                let mut keys = Packed::new();
+                keys.push(&key);
+                path.with_shard(path.router().shard_of(t), |s| s.get(keys)).map(|found| {
+                    out.read_hits += found.iter().filter(|r| !r.is_empty()).count() as u64;
+                    0
+                })
+            }
+            OpKind::Scan => {
+                let t = token(&op.partition);
+                key.clear();
+                sort_key(t, &op.partition, &[], &mut key);
+                path.with_shard(path.router().shard_of(t), |s| s.scan(&key, None, op.limit)).map(|found| {
+                    out.scan_rows += found.len() as u64;
+                    0
+                })
+            }
+        };
+        let latency = intended.elapsed().as_nanos().max(1) as u64;
+        let _ = out.histograms[op.kind as usize].record(latency);
+        out.ops[op.kind as usize] += 1;
+        match result {
+            Ok(rows) => {
+                out.rows += rows;
+                live.record(thread, latency, rows, false);
+            }
+            Err(e) => {
+                out.errors += 1;
+                out.failed_ops.push((thread, index));
+                live.record(thread, latency, 0, true);
+                if is_fatal(&e) {
+                    failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    out
+}

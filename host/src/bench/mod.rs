@@ -1,0 +1,423 @@
+//! Runs the variants of a bench config on one stream, one after another
+//! (repeats interleaved: A B A B ...), and collects the figures the report
+//! prints.
+
+mod client;
+mod live;
+mod resources;
+mod strategies;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+pub use live::IntervalSample;
+pub use resources::Resources;
+
+use crate::config::{BenchConfig, Variant};
+use crate::flush::{self, FlushReport};
+use crate::plugin::{Kind, PluginHost};
+use crate::pool::MemoryPool;
+use crate::read_probe::{self, ReadProbe};
+use crate::report::provenance::Provenance;
+use crate::router::Router;
+use crate::strategy::Boundary;
+use crate::verify::{self, State, Verified};
+use crate::workload::{Fingerprint, OpKind, Stream, StreamFileError};
+use crate::write_path::{FlushJob, WriteCounters, WritePath};
+
+/// Where and how to run.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Segments go to `<run_dir>/<variant>/`.
+    pub run_dir: PathBuf,
+    /// Keep segment files after verification.
+    pub keep_segments: bool,
+    /// Print each flush's "Completed flushing" line to stderr.
+    pub log_flushes: bool,
+    /// Print interval lines (and a progress bar on a terminal).
+    pub intervals: bool,
+    /// Overrides `bench.repeats`.
+    pub repeats: Option<usize>,
+}
+
+/// Latency figures, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+pub struct Latency {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: u64,
+    /// 95th percentile.
+    pub p95: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Maximum.
+    pub max: u64,
+}
+
+impl Latency {
+    pub(crate) fn from(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        Latency {
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.5),
+            p95: h.value_at_quantile(0.95),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// A loaded plugin, as reports show it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PluginInfo {
+    /// What it implements.
+    pub kind: Kind,
+    /// Its name or path.
+    pub name: String,
+    /// sha256 of the component ("native" for twins).
+    pub sha256: String,
+    /// Compile or cache-load time.
+    pub load: Duration,
+    /// Served by the precompiled cache.
+    pub cache_hit: bool,
+}
+
+/// A plugin's `describe()`: name, version, and the parameters it applied.
+pub type Described = (String, String, Vec<(String, String)>);
+
+/// Everything measured in one run of one variant.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct VariantResult {
+    /// The variant as configured.
+    pub variant: Variant,
+    /// Which repeat this run was (1-based).
+    pub repeat: usize,
+    /// Plugins used.
+    pub plugins: Vec<PluginInfo>,
+    /// What ran, as the plugins describe themselves.
+    pub descriptions: Vec<Described>,
+    /// Ops of every kind.
+    pub ops: u64,
+    /// Ops per kind (`insert`, `read`, `scan`).
+    pub op_counts: BTreeMap<String, u64>,
+    /// Rows inserted.
+    pub rows: u64,
+    /// Partitions written (one per insert op).
+    pub partitions: u64,
+    /// Ops that failed.
+    pub errors: u64,
+    /// Point reads that found their row in a live memtable.
+    pub read_hits: u64,
+    /// Rows the scans returned.
+    pub scan_rows: u64,
+    /// Time from the first op to the last.
+    pub elapsed: Duration,
+    /// Loading plugins and creating generation 0.
+    pub setup: Duration,
+    /// Latency of all ops; from the intended start under a target rate.
+    pub latency: Latency,
+    /// Latency per op kind that ran.
+    pub latencies: BTreeMap<String, Latency>,
+    /// (percentile, ns) of all ops, for the spectrum chart.
+    pub spectrum: Vec<(f64, u64)>,
+    /// Whether a target rate paced the ops.
+    pub paced: bool,
+    /// One sample per interval.
+    pub intervals: Vec<IntervalSample>,
+    /// Switches, contention, backpressure, coalescing.
+    pub counters: WriteCounters,
+    /// Every flush, in generation order.
+    pub flushes: Vec<FlushReport>,
+    /// Memtable counters, summed over all generations.
+    pub memtable_stats: BTreeMap<String, u64>,
+    /// Allocator counters, summed over all generations.
+    pub allocator_stats: BTreeMap<String, u64>,
+    /// Boundary traffic of shards and serializers.
+    pub boundary: Boundary,
+    /// The stream's fingerprint as this run's clients saw it.
+    pub fingerprint: String,
+    /// Point reads from the live memtables after the writes.
+    pub reads: ReadProbe,
+    /// CPU and memory of the process during the run.
+    pub resources: Resources,
+    /// What verification proved.
+    pub verified: Option<Verified>,
+    /// Why the run failed; its figures are then not valid.
+    pub failure: Option<String>,
+}
+
+/// The result of a whole bench.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct BenchResult {
+    /// Where, when and with what it ran.
+    pub provenance: Provenance,
+    /// The config as resolved.
+    pub config: BenchConfig,
+    /// Every run, in run order (repeats interleaved).
+    pub variants: Vec<VariantResult>,
+}
+
+pub(crate) fn histogram() -> Histogram<u64> {
+    // 1 ns to 1 hour at 3 significant digits; the bounds are constants.
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()))
+}
+
+/// Percentiles the spectrum chart plots, out to 99.999.
+fn spectrum(h: &Histogram<u64>) -> Vec<(f64, u64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let mut points = Vec::new();
+    for nines in 0..=10 {
+        // 0, 50, 75, 87.5, ... halving the rest each step, then 99.9...
+        let q = 1.0 - 0.5f64.powi(nines);
+        points.push((q * 100.0, h.value_at_quantile(q)));
+    }
+    for q in [0.99, 0.999, 0.9999, 0.99999] {
+        points.push((q * 100.0, h.value_at_quantile(q)));
+    }
+    points.push((100.0, h.max()));
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points.dedup_by(|a, b| a.0 == b.0);
+    points
+}
+
+/// Runs every variant of `config`, `repeats` times interleaved. A failed
+/// run is reported as such and the next one still runs.
+pub fn run(host: &Arc<PluginHost>, config: &BenchConfig, options: &BenchOptions, mut progress: impl FnMut(&str)) -> Result<BenchResult, StreamFileError> {
+    let stream = Stream::of(&config.workload)?;
+    let counts: Option<Vec<u64>> = (0..stream.threads()).map(|t| stream.ops_for(t)).collect();
+    let expected = counts.as_ref().map(|counts| {
+        progress(&format!("computing the stream's final state ({} ops)", counts.iter().sum::<u64>()));
+        verify::expected(&stream, counts, &HashSet::new())
+    });
+    let repeats = options.repeats.unwrap_or(config.bench.repeats).max(1);
+    let mut variants = Vec::new();
+    for repeat in 1..=repeats {
+        for (i, variant) in config.variants.iter().enumerate() {
+            let of = if repeats > 1 { format!(" (repeat {repeat}/{repeats})") } else { String::new() };
+            progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
+            let dir = options.run_dir.join(format!("{}-{repeat}", sanitize(&variant.name)));
+            let mut result = run_variant(host, config, &stream, variant, &dir, options, expected.as_ref());
+            result.repeat = repeat;
+            if !options.keep_segments {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            variants.push(result);
+        }
+    }
+    Ok(BenchResult { provenance: Provenance::collect(host, config, &variants), config: config.clone(), variants })
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+fn failed(variant: &Variant, failure: String) -> VariantResult {
+    VariantResult { variant: variant.clone(), failure: Some(failure), ..VariantResult::default() }
+}
+
+fn run_variant(
+    host: &Arc<PluginHost>,
+    config: &BenchConfig,
+    stream: &Stream,
+    variant: &Variant,
+    dir: &std::path::Path,
+    options: &BenchOptions,
+    expected: Option<&State>,
+) -> VariantResult {
+    let profile = &config.workload;
+    let setup_started = Instant::now();
+    let _ = std::fs::remove_dir_all(dir);
+    let pool = Arc::new(MemoryPool::new(variant.memtable_space, variant.pool));
+    let strategies = match strategies::strategies(host, variant, &pool) {
+        Ok(s) => s,
+        Err(e) => return failed(variant, e.to_string()),
+    };
+    let (jobs_tx, jobs_rx) = crossbeam::channel::unbounded::<FlushJob>();
+    let router = Router::new(variant.shards);
+    let path = match WritePath::new(router, strategies.shard, Arc::clone(&pool), variant.threshold(), variant.flush_writers, variant.coalescing, jobs_tx) {
+        Ok(p) => p,
+        Err(e) => return failed(variant, e.to_string()),
+    };
+    let descriptions = path.with_shard(0, |s| s.describe()).ok().map(|(m, a)| vec![m, a]).unwrap_or_default();
+    let setup = setup_started.elapsed();
+
+    let threads = stream.threads();
+    let stop = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let failure: Mutex<Option<String>> = Mutex::new(None);
+    let flushes: Mutex<Vec<FlushReport>> = Mutex::new(Vec::new());
+    let serializer_description = Mutex::new(None);
+    let live = live::Live::new(threads);
+    let start = Barrier::new(threads + 1);
+    let resources = resources::Meter::start();
+    let plan = client::Plan {
+        duration: profile.duration.filter(|_| profile.stream.is_none()),
+        rate: profile.target_rate.map(|r| r / threads as f64),
+    };
+    let display = live::Display {
+        lines: options.intervals,
+        total: match profile.duration {
+            Some(d) if profile.stream.is_none() => Some((d.as_millis() as u64, false)),
+            _ => Some(((0..threads).filter_map(|t| stream.ops_for(t)).sum(), true)),
+        },
+        label: variant.name.clone(),
+    };
+    let run_started = Instant::now();
+    let (outcomes, counters, reads, intervals, elapsed) = std::thread::scope(|scope| {
+        let flushers: Vec<_> = (0..variant.flush_writers)
+            .map(|_| {
+                let rx = jobs_rx.clone();
+                let (pool, serializer) = (&pool, &strategies.serializer);
+                let (flushes, failure, stop, description) = (&flushes, &failure, &stop, &serializer_description);
+                scope.spawn(move || {
+                    for job in rx {
+                        match flush::flush(job, serializer.as_ref(), dir, pool, run_started) {
+                            Ok(report) => {
+                                if options.log_flushes {
+                                    eprintln!("INFO  {}", report.log_line());
+                                }
+                                flushes.lock().unwrap_or_else(|p| p.into_inner()).push(report);
+                            }
+                            Err(e) => {
+                                failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    let mut d = description.lock().unwrap_or_else(|p| p.into_inner());
+                    if d.is_none() {
+                        *d = serializer(0).and_then(|mut s| s.describe()).ok();
+                    }
+                })
+            })
+            .collect();
+        drop(jobs_rx);
+        let interval = Duration::from_secs_f64(config.bench.interval);
+        let sampler = {
+            let (live, pool, done, display) = (&live, &pool, &done, &display);
+            scope.spawn(move || live::sample(live, pool, interval, done, display))
+        };
+        let clients: Vec<_> = (0..threads)
+            .map(|t| {
+                let (path, stop, failure, start, live, plan) = (&path, &stop, &failure, &start, &live, &plan);
+                scope.spawn(move || {
+                    start.wait();
+                    client::run(stream, t, path, live, plan, stop, failure)
+                })
+            })
+            .collect();
+        start.wait();
+        let began = Instant::now();
+        let outcomes: Vec<client::ClientOutcome> = clients.into_iter().filter_map(|c| c.join().ok()).collect();
+        let elapsed = began.elapsed();
+        done.store(true, Ordering::Release);
+        let intervals = sampler.join().unwrap_or_default();
+        let reads = read_probe::probe(stream, &path, profile.read_probe);
+        if let Err(e) = &reads {
+            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+        }
+        if let Err(e) = path.drain() {
+            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+        }
+        let counters = path.counters();
+        for f in flushers {
+            let _ = f.join();
+        }
+        (outcomes, counters, reads.unwrap_or_default(), intervals, elapsed)
+    });
+
+    let mut result = failed(variant, String::new());
+    result.failure = failure.into_inner().unwrap_or_else(|p| p.into_inner());
+    result.resources = resources.stop();
+    let mut all = histogram();
+    let mut per_kind = [histogram(), histogram(), histogram()];
+    let mut failed_ops = HashSet::new();
+    let mut fingerprints = Vec::new();
+    let mut taken = Vec::new();
+    for o in &outcomes {
+        for (kind, h) in o.histograms.iter().enumerate() {
+            let _ = all.add(h);
+            let _ = per_kind[kind].add(h);
+        }
+        for kind in OpKind::ALL {
+            *result.op_counts.entry(kind.name().to_string()).or_default() += o.ops[kind as usize];
+        }
+        result.ops += o.ops.iter().sum::<u64>();
+        result.partitions += o.ops[OpKind::Insert as usize];
+        result.rows += o.rows;
+        result.errors += o.errors;
+        result.read_hits += o.read_hits;
+        result.scan_rows += o.scan_rows;
+        failed_ops.extend(o.failed_ops.iter().copied());
+        fingerprints.push(o.fingerprint);
+        taken.push(o.taken);
+    }
+    result.op_counts.retain(|_, n| *n > 0);
+    result.partitions = result.partitions.saturating_sub(failed_ops.len() as u64);
+    result.plugins = strategies.plugins;
+    result.descriptions = descriptions
+        .into_iter()
+        .chain(serializer_description.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .map(|d| (d.name, d.version, d.params))
+        .collect();
+    result.elapsed = elapsed;
+    result.setup = setup;
+    result.latency = Latency::from(&all);
+    for kind in OpKind::ALL {
+        if !per_kind[kind as usize].is_empty() {
+            result.latencies.insert(kind.name().to_string(), Latency::from(&per_kind[kind as usize]));
+        }
+    }
+    result.spectrum = spectrum(&all);
+    result.paced = profile.target_rate.is_some();
+    result.intervals = intervals;
+    result.counters = counters;
+    result.reads = reads;
+    result.fingerprint = Fingerprint::combine(&fingerprints).to_string();
+    let mut flushes = flushes.into_inner().unwrap_or_else(|p| p.into_inner());
+    flushes.sort_by_key(|f| (f.generation, f.part));
+    for f in &flushes {
+        for (k, v) in &f.memtable_stats {
+            *result.memtable_stats.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &f.allocator_stats {
+            *result.allocator_stats.entry(k.clone()).or_default() += v;
+        }
+        result.boundary.add(f.shard_boundary);
+        result.boundary.add(f.serializer_boundary);
+    }
+    result.flushes = flushes;
+    if result.failure.is_none() {
+        // Failed ops were never acknowledged, and a run for a duration
+        // took as many ops as it had time for: the state holds exactly
+        // the acknowledged ops taken.
+        let computed;
+        let expected = match expected {
+            Some(e) if failed_ops.is_empty() => e,
+            _ => {
+                computed = verify::expected(stream, &taken, &failed_ops);
+                &computed
+            }
+        };
+        let verified =
+            verify::read_back(dir, strategies.reader.as_ref()).and_then(|(found, read)| verify::compare(expected, &found, read));
+        match verified {
+            Ok(v) => result.verified = Some(v),
+            Err(e) => result.failure = Some(e.to_string()),
+        }
+    }
+    result
+}

@@ -1,0 +1,58 @@
+//! The process's CPU time and peak RSS over a run, from `/proc` (Linux;
+//! elsewhere the figures read as zero).
+
+use std::time::Duration;
+
+/// CPU and memory of the whole process during one run.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+pub struct Resources {
+    /// User CPU time, all threads.
+    pub user_cpu: Duration,
+    /// System CPU time, all threads.
+    pub system_cpu: Duration,
+    /// Peak resident set size during the run (the high-water mark is
+    /// reset at the start where the kernel allows it).
+    pub peak_rss: u64,
+}
+
+/// Clock ticks per second of `/proc/self/stat` (USER_HZ, 100 on Linux).
+const TICKS: u64 = 100;
+
+fn cpu() -> (Duration, Duration) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name, which may hold spaces: state is the
+    // first, utime the 12th, stime the 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<u64> = rest.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect();
+    let ticks = |i: usize| Duration::from_millis(fields.get(i).copied().unwrap_or(0) * 1000 / TICKS);
+    (ticks(11), ticks(12))
+}
+
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Measures from `start` to `stop`.
+pub(super) struct Meter {
+    user: Duration,
+    system: Duration,
+}
+
+impl Meter {
+    pub(super) fn start() -> Meter {
+        // "5" resets the peak RSS to the current RSS (Linux 4.0+).
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let (user, system) = cpu();
+        Meter { user, system }
+    }
+
+    pub(super) fn stop(self) -> Resources {
+        let (user, system) = cpu();
+        Resources { user_cpu: user.saturating_sub(self.user), system_cpu: system.saturating_sub(self.system), peak_rss: peak_rss() }
+    }
+}

@@ -1,0 +1,69 @@
+//! Turns a variant's strategy names into factories: wasm components
+//! loaded through the plugin host, or the native twins.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::PluginInfo;
+use crate::config::{Runtime, Variant, params};
+use crate::flush::SerializerFactory;
+use crate::native;
+use crate::plugin::{Kind, Plugin, PluginError, PluginHost, WasmReader, WasmSerializer};
+use crate::pool::MemoryPool;
+use crate::segment::LoadedSegment;
+use crate::strategy::{SegmentReading, ShardStrategies};
+use crate::verify::ReaderFactory;
+use crate::write_path::ShardFactory;
+
+/// A variant's strategies, ready to build shards, flush writers and readers.
+pub(super) struct Strategies {
+    pub(super) plugins: Vec<PluginInfo>,
+    pub(super) shard: Box<ShardFactory>,
+    pub(super) serializer: Box<SerializerFactory>,
+    pub(super) reader: Box<ReaderFactory<'static>>,
+}
+
+fn info(plugin: &Plugin) -> PluginInfo {
+    PluginInfo { kind: plugin.kind, name: plugin.name.clone(), sha256: plugin.sha256.clone(), load: plugin.load_time, cache_hit: plugin.cache_hit }
+}
+
+pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryPool>) -> Result<Strategies, PluginError> {
+    let (mp, ap, sp) = (params(&v.memtable_params), params(&v.allocator_params), params(&v.serializer_params));
+    match v.runtime {
+        Runtime::Wasm => {
+            let memtable = host.load_as(&v.memtable, Kind::Memtable)?;
+            let allocator = host.load_as(&v.allocator, Kind::Allocator)?;
+            let serializer = host.load_as(&v.serializer, Kind::Serializer)?;
+            let plugins = vec![info(&memtable), info(&allocator), info(&serializer)];
+            let (h, p) = (Arc::clone(host), Arc::clone(pool));
+            let shard = Box::new(move |i| {
+                h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i).map(|s| Box::new(s) as Box<dyn ShardStrategies>)
+            });
+            let (h, s, sp2) = (Arc::clone(host), Arc::clone(&serializer), sp.clone());
+            let serializer_factory = Box::new(move |part| {
+                WasmSerializer::new(&h, &s, &sp2, part).map(|w| Box::new(w) as Box<dyn crate::strategy::FlushStrategy>)
+            });
+            let h = Arc::clone(host);
+            let reader = Box::new(move |seg: &LoadedSegment| {
+                WasmReader::open(&h, &serializer, &sp, &seg.data, &seg.index).map(|r| Box::new(r) as Box<dyn SegmentReading>)
+            });
+            Ok(Strategies { plugins, shard, serializer: serializer_factory, reader })
+        }
+        Runtime::Native => {
+            let plugins = [(Kind::Memtable, &v.memtable), (Kind::Allocator, &v.allocator), (Kind::Serializer, &v.serializer)]
+                .into_iter()
+                .map(|(kind, name)| PluginInfo { kind, name: name.clone(), sha256: "native".into(), load: Duration::ZERO, cache_hit: false })
+                .collect();
+            let (m, a, p) = (v.memtable.clone(), v.allocator.clone(), Arc::clone(pool));
+            let shard = Box::new(move |i| {
+                native::NativeShard::new(&m, &mp, &a, &ap, Arc::clone(&p), i).map(|s| Box::new(s) as Box<dyn ShardStrategies>)
+            });
+            let (s, sp2) = (v.serializer.clone(), sp.clone());
+            let serializer = Box::new(move |_| native::serializer(&s, &sp2));
+            let s = v.serializer.clone();
+            let reader = Box::new(move |seg: &LoadedSegment| native::reader(&s, &sp, &seg.data, &seg.index));
+            Ok(Strategies { plugins, shard, serializer, reader })
+        }
+    }
+}
+

@@ -1,0 +1,423 @@
+//! The text report: a cassandra-stress-style summary per variant, then a
+//! side-by-side table with each figure's ratio to the first variant.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+pub mod html;
+pub mod provenance;
+pub mod stats;
+
+use crate::bench::{BenchResult, VariantResult};
+use crate::flush::mib;
+
+fn thousands(n: f64) -> String {
+    let whole = n.round() as u64;
+    let digits = whole.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.3} ms", ns / 1e6)
+}
+
+fn hms(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}:{:02}.{:03}", s / 3600, s / 60 % 60, s % 60, d.subsec_millis())
+}
+
+/// Figures derived from a variant's raw numbers.
+#[derive(Debug, Clone, Copy)]
+pub struct Rates {
+    /// Ops per second.
+    pub ops: f64,
+    /// Partitions per second.
+    pub partitions: f64,
+    /// Rows per second.
+    pub rows: f64,
+    /// Flushed rows per second of flush wall time.
+    pub flushed_rows: f64,
+    /// Flush wall time in all.
+    pub flush_wall: Duration,
+    /// Flush thread CPU time in all.
+    pub flush_cpu: Duration,
+    /// Bytes flushed in all.
+    pub flush_bytes: u64,
+    /// Rows flushed in all.
+    pub flush_rows: u64,
+}
+
+impl Rates {
+    /// Derives the rates.
+    pub fn of(v: &VariantResult) -> Self {
+        let secs = v.elapsed.as_secs_f64().max(1e-9);
+        let flush_wall: Duration = v.flushes.iter().map(|f| f.wall).sum();
+        let flush_rows: u64 = v.flushes.iter().map(|f| f.rows).sum();
+        Rates {
+            ops: v.ops as f64 / secs,
+            partitions: v.partitions as f64 / secs,
+            rows: v.rows as f64 / secs,
+            flushed_rows: flush_rows as f64 / flush_wall.as_secs_f64().max(1e-9),
+            flush_wall,
+            flush_cpu: v.flushes.iter().map(|f| f.cpu).sum(),
+            flush_bytes: v.flushes.iter().map(|f| f.bytes).sum(),
+            flush_rows,
+        }
+    }
+}
+
+fn stat(map: &std::collections::BTreeMap<String, u64>, name: &str) -> u64 {
+    map.get(name).copied().unwrap_or(0)
+}
+
+/// One variant's summary.
+pub fn summary(v: &VariantResult) -> String {
+    let mut s = String::new();
+    let c = &v.variant;
+    let repeat = if v.repeat > 1 { format!(" (repeat {})", v.repeat) } else { String::new() };
+    let _ = writeln!(s, "Results: {}{repeat}", c.name);
+    let _ = writeln!(
+        s,
+        "  memtable {}, allocator {}, serializer {}; {:?} runtime; {} shard(s); pool {}; coalescing {}; memtable_space {:.0} MiB, switch at {:.0}%; {} flush writer(s)",
+        c.memtable,
+        c.allocator,
+        c.serializer,
+        c.runtime,
+        c.shards,
+        c.pool,
+        c.coalescing,
+        mib(c.memtable_space),
+        c.threshold() * 100.0,
+        c.flush_writers
+    );
+    if let Some(failure) = &v.failure {
+        let _ = writeln!(s, "FAILED: {failure}");
+        let _ = writeln!(s, "(figures of a failed variant are not valid and are not shown)");
+        return s;
+    }
+    let r = Rates::of(v);
+    let l = &v.latency;
+    let rows: Vec<(&str, String)> = vec![
+        ("Op rate", format!("{} op/s", thousands(r.ops))),
+        ("Partition rate", format!("{} pk/s", thousands(r.partitions))),
+        ("Row rate", format!("{} row/s", thousands(r.rows))),
+        ("Latency mean", ms(l.mean)),
+        ("Latency median", ms(l.p50 as f64)),
+        ("Latency 95th percentile", ms(l.p95 as f64)),
+        ("Latency 99th percentile", ms(l.p99 as f64)),
+        ("Latency 99.9th percentile", ms(l.p999 as f64)),
+        ("Latency max", ms(l.max as f64)),
+        ("Total partitions", thousands(v.partitions as f64)),
+        ("Total errors", thousands(v.errors as f64)),
+        ("Total operation time", hms(v.elapsed)),
+        ("Op mix", op_mix(v)),
+        (
+            "Latency measured",
+            if v.paced { "from each op's intended start (target rate; no coordinated omission)".into() } else { "from each op's start".into() },
+        ),
+        (
+            "Coalescing",
+            if v.counters.groups == 0 { format!("{} (one store and one insert call per client batch)", c.coalescing) } else { format!(
+                "{}, {} groups, {:.2} client batches per group, {:.1} us queue wait per batch",
+                c.coalescing,
+                thousands(v.counters.groups as f64),
+                if v.counters.groups > 0 { v.partitions as f64 / v.counters.groups as f64 } else { 1.0 },
+                v.counters.coalesce_wait_ns as f64 / 1e3 / v.partitions.max(1) as f64
+            ) },
+        ),
+        ("Memtable switches", format!("{} (the last is the drain at the end)", v.counters.switches)),
+        (
+            "Contended puts",
+            format!(
+                "{} of {} (lock wait {:.1} ms)",
+                thousands(v.counters.contended as f64),
+                thousands((v.counters.contended + v.counters.uncontended) as f64),
+                v.counters.lock_wait_ns as f64 / 1e6
+            ),
+        ),
+        ("Backpressure", format!("{:.1} ms blocked on a full pool", v.counters.backpressure_ns as f64 / 1e6)),
+        (
+            "Pool",
+            format!(
+                "{}, {} CAS retries, {} cell sums",
+                c.pool,
+                thousands(v.counters.pool_cas_retries as f64),
+                thousands(v.counters.pool_sum_checks as f64)
+            ),
+        ),
+        (
+            "Flushes",
+            format!(
+                "{}, time spent {} ms, {:.1} MiB ({:.1} MiB/s), {} rows ({} rows/s), cpu {} ms, serializer grew up to {:.1} MiB",
+                v.flushes.len(),
+                r.flush_wall.as_millis(),
+                mib(r.flush_bytes),
+                mib(r.flush_bytes) / r.flush_wall.as_secs_f64().max(1e-9),
+                thousands(r.flush_rows as f64),
+                thousands(r.flushed_rows),
+                r.flush_cpu.as_millis(),
+                mib(v.flushes.iter().map(|f| f.serializer_grew).max().unwrap_or(0))
+            ),
+        ),
+        (
+            "Allocator",
+            format!(
+                "reserved {:.1} MiB, used {:.1} MiB, waste {:.1} MiB, {} reservations, {} regions",
+                mib(stat(&v.allocator_stats, "bytes-reserved")),
+                mib(stat(&v.allocator_stats, "bytes-used")),
+                mib(stat(&v.allocator_stats, "waste")),
+                thousands(stat(&v.allocator_stats, "reservations") as f64),
+                thousands(stat(&v.allocator_stats, "regions") as f64)
+            ),
+        ),
+        (
+            "Point reads",
+            format!(
+                "{} keys from the live memtables, {} found, {} gets/s",
+                thousands(v.reads.keys as f64),
+                thousands(v.reads.hits as f64),
+                thousands(v.reads.rate())
+            ),
+        ),
+        (
+            "Memtable index",
+            format!(
+                "{} entries, {:.1} MiB",
+                thousands(stat(&v.memtable_stats, "entries") as f64),
+                mib(stat(&v.memtable_stats, "index-bytes"))
+            ),
+        ),
+        (
+            "Boundary",
+            format!(
+                "{} calls, {:.1} rows per write call, {:.1} MiB in, {:.1} MiB out",
+                thousands(v.boundary.calls as f64),
+                v.rows as f64 / (2 * v.ops).max(1) as f64,
+                mib(v.boundary.bytes_in),
+                mib(v.boundary.bytes_out)
+            ),
+        ),
+        (
+            "Setup",
+            format!(
+                "{} ms ({})",
+                v.setup.as_millis(),
+                v.plugins
+                    .iter()
+                    .map(|p| format!("{} {:.1} ms{}", p.name, p.load.as_secs_f64() * 1e3, if p.cache_hit { " cached" } else { "" }))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        ("Stream fingerprint", v.fingerprint.clone()),
+        (
+            "Verified",
+            v.verified.map_or_else(
+                || "no".into(),
+                |x| format!("{} keys, digest {:032x}, {} rows read back", thousands(x.keys as f64), x.digest, thousands(x.rows_read as f64)),
+            ),
+        ),
+    ];
+    let mut rows = rows;
+    if v.latencies.len() > 1 {
+        for (kind, l) in v.latencies.iter().rev() {
+            let line = format!("mean {}, p50 {}, p99 {}, max {}", ms(l.mean), ms(l.p50 as f64), ms(l.p99 as f64), ms(l.max as f64));
+            rows.insert(9, (leak_label(kind), line));
+        }
+    }
+    rows.push((
+        "Resources",
+        format!(
+            "cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB",
+            v.resources.user_cpu.as_secs_f64(),
+            v.resources.system_cpu.as_secs_f64(),
+            mib(v.resources.peak_rss)
+        ),
+    ));
+    for (name, value) in rows {
+        let _ = writeln!(s, "{name:<26}: {value}");
+    }
+    s
+}
+
+fn leak_label(kind: &str) -> &'static str {
+    match kind {
+        "insert" => "Latency insert",
+        "read" => "Latency read",
+        _ => "Latency scan",
+    }
+}
+
+fn op_mix(v: &VariantResult) -> String {
+    let count = |k: &str| v.op_counts.get(k).copied().unwrap_or(0);
+    let mut parts = vec![format!("insert {}", thousands(count("insert") as f64))];
+    if count("read") > 0 {
+        parts.push(format!("read {} ({} found in live memtables)", thousands(count("read") as f64), thousands(v.read_hits as f64)));
+    }
+    if count("scan") > 0 {
+        parts.push(format!("scan {} ({} rows)", thousands(count("scan") as f64), thousands(v.scan_rows as f64)));
+    }
+    parts.join(", ")
+}
+
+/// The runs of each variant, in config order (repeats grouped).
+pub fn by_variant(result: &BenchResult) -> Vec<(&str, Vec<&VariantResult>)> {
+    let mut groups: Vec<(&str, Vec<&VariantResult>)> = Vec::new();
+    for v in &result.variants {
+        match groups.iter_mut().find(|(name, _)| *name == v.variant.name) {
+            Some((_, runs)) => runs.push(v),
+            None => groups.push((&v.variant.name, vec![v])),
+        }
+    }
+    groups
+}
+
+fn median(mut x: Vec<f64>) -> Option<f64> {
+    if x.is_empty() {
+        return None;
+    }
+    x.sort_by(f64::total_cmp);
+    let mid = x.len() / 2;
+    Some(if x.len() % 2 == 1 { x[mid] } else { (x[mid - 1] + x[mid]) / 2.0 })
+}
+
+/// Per-interval row rates (op rates for runs that insert nothing) of
+/// every successful run; intervals under half the usual length, the
+/// ragged ends of runs, are left out.
+pub fn interval_rates(runs: &[&VariantResult]) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.failure.is_none())
+        .flat_map(|r| {
+            let usual = r.intervals.iter().map(|i| i.secs).fold(0.0, f64::max);
+            r.intervals.iter().filter(move |i| i.secs >= usual / 2.0).map(|i| if i.rows > 0 { i.row_rate } else { i.op_rate })
+        })
+        .collect()
+}
+
+type Figure = (&'static str, fn(&VariantResult) -> f64);
+
+const FIGURES: [Figure; 12] = [
+    ("op rate (op/s)", |v| Rates::of(v).ops),
+    ("row rate (row/s)", |v| Rates::of(v).rows),
+    ("latency mean (ms)", |v| v.latency.mean / 1e6),
+    ("latency p99 (ms)", |v| v.latency.p99 as f64 / 1e6),
+    ("latency p99.9 (ms)", |v| v.latency.p999 as f64 / 1e6),
+    ("memtable switches", |v| v.counters.switches as f64),
+    ("point gets/s", |v| v.reads.rate()),
+    ("flushed rows/s", |v| Rates::of(v).flushed_rows),
+    ("flush cpu (ms)", |v| Rates::of(v).flush_cpu.as_secs_f64() * 1e3),
+    ("contended puts", |v| v.counters.contended as f64),
+    ("boundary calls", |v| v.boundary.calls as f64),
+    ("peak RSS (MiB)", |v| mib(v.resources.peak_rss)),
+];
+
+fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
+    runs.iter().copied().filter(|r| r.failure.is_none()).collect()
+}
+
+fn shown(x: f64) -> String {
+    if x.abs() >= 100.0 { thousands(x) } else { format!("{x:.3}") }
+}
+
+/// The side-by-side table: each figure's median over a variant's runs,
+/// with its ratio to the first variant; with repeats, the row rate's
+/// min..max; and a verdict on each row rate against the first variant's.
+pub fn comparison(result: &BenchResult) -> String {
+    let groups = by_variant(result);
+    let mut s = String::new();
+    if groups.len() < 2 && groups.first().is_none_or(|(_, runs)| runs.len() < 2) {
+        return s;
+    }
+    let repeats = groups.iter().map(|(_, r)| r.len()).max().unwrap_or(1);
+    let width = groups.iter().map(|(name, _)| name.len()).max().unwrap_or(0).max(24);
+    let title = if repeats > 1 { format!("Comparison ({repeats} runs each, medians)") } else { "Comparison".to_string() };
+    let _ = write!(s, "{title:<24}");
+    for (name, _) in &groups {
+        let _ = write!(s, " | {name:>width$}");
+    }
+    s.push('\n');
+    for (name, get) in FIGURES {
+        let _ = write!(s, "{name:<24}");
+        let base = groups.first().and_then(|(_, runs)| median(ok(runs).into_iter().map(get).collect()));
+        for (_, runs) in &groups {
+            let cell = match median(ok(runs).into_iter().map(get).collect()) {
+                None => "FAILED".to_string(),
+                Some(x) => match base {
+                    Some(b) if b != 0.0 => format!("{} ({:.2}x)", shown(x), x / b),
+                    _ => shown(x),
+                },
+            };
+            let _ = write!(s, " | {cell:>width$}");
+        }
+        s.push('\n');
+    }
+    if repeats > 1 {
+        let _ = write!(s, "{:<24}", "row rate min..max");
+        for (_, runs) in &groups {
+            let rates: Vec<f64> = ok(runs).into_iter().map(|v| Rates::of(v).rows).collect();
+            let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = rates.iter().copied().fold(0.0, f64::max);
+            let cell = if rates.is_empty() { "FAILED".into() } else { format!("{}..{}", thousands(lo), thousands(hi)) };
+            let _ = write!(s, " | {cell:>width$}");
+        }
+        s.push('\n');
+    }
+    let _ = write!(s, "{:<24}", "vs first (Welch t-test)");
+    let base = groups.first().map(|(_, runs)| interval_rates(runs)).unwrap_or_default();
+    for (i, (_, runs)) in groups.iter().enumerate() {
+        let cell = if i == 0 { "baseline".to_string() } else { stats::verdict(&base, &interval_rates(runs)) };
+        let _ = write!(s, " | {cell:>width$}");
+    }
+    s.push('\n');
+    s
+}
+
+/// A run against a baseline run, variant by variant (matched by name):
+/// each figure's median in both, the ratio, and a verdict on row rates.
+pub fn against_baseline(baseline: &BenchResult, run: &BenchResult) -> String {
+    let mut s = String::new();
+    let (old, new) = (by_variant(baseline), by_variant(run));
+    let _ = writeln!(
+        s,
+        "Baseline: {} ({}, fingerprint {})\nRun:      {} ({}, fingerprint {})",
+        baseline.config.bench.name,
+        baseline.provenance.git_commit,
+        baseline.provenance.stream_fingerprint,
+        run.config.bench.name,
+        run.provenance.git_commit,
+        run.provenance.stream_fingerprint
+    );
+    if baseline.provenance.stream_fingerprint != run.provenance.stream_fingerprint {
+        let _ = writeln!(s, "warning: the streams differ; figures are not comparable op for op");
+    }
+    for (name, runs) in &new {
+        let Some((_, base)) = old.iter().find(|(n, _)| n == name) else {
+            let _ = writeln!(s, "\n{name}: not in the baseline");
+            continue;
+        };
+        let _ = writeln!(s, "\n{name:<24} | {:>16} | {:>16} | ratio", "baseline", "run");
+        for (figure, get) in FIGURES {
+            let (b, r) = (median(ok(base).into_iter().map(get).collect()), median(ok(runs).into_iter().map(get).collect()));
+            let cell = |x: Option<f64>| x.map_or("FAILED".to_string(), shown);
+            let ratio = match (b, r) {
+                (Some(b), Some(r)) if b != 0.0 => format!("{:.2}x", r / b),
+                _ => "-".into(),
+            };
+            let _ = writeln!(s, "{figure:<24} | {:>16} | {:>16} | {ratio}", cell(b), cell(r));
+        }
+        let _ = writeln!(s, "{:<24} | {}", "row rate verdict", stats::verdict(&interval_rates(base), &interval_rates(runs)));
+    }
+    for (name, _) in &old {
+        if !new.iter().any(|(n, _)| n == name) {
+            let _ = writeln!(s, "\n{name}: only in the baseline");
+        }
+    }
+    s
+}
