@@ -28,7 +28,7 @@ use crate::router::Router;
 use crate::strategy::Boundary;
 use crate::verify::{self, State, Verified};
 use crate::workload::{Fingerprint, OpKind, Stream, StreamFileError};
-use crate::write_path::{FlushJob, WriteCounters, WritePath};
+use crate::write_path::{FlushJob, PathSettings, WriteCounters, WritePath};
 
 /// Where and how to run.
 #[derive(Debug, Clone)]
@@ -247,7 +247,13 @@ fn run_variant(
     };
     let (jobs_tx, jobs_rx) = crossbeam::channel::unbounded::<FlushJob>();
     let router = Router::new(variant.shards);
-    let path = match WritePath::new(router, strategies.shard, Arc::clone(&pool), variant.threshold(), variant.flush_writers, variant.coalescing, jobs_tx) {
+    let settings = PathSettings {
+        cleanup_threshold: variant.threshold(),
+        flush_writers: variant.flush_writers,
+        coalescing: variant.coalescing,
+        clients: stream.threads(),
+    };
+    let path = match WritePath::new(router, strategies.shard, Arc::clone(&pool), settings, jobs_tx) {
         Ok(p) => p,
         Err(e) => return failed(variant, e.to_string()),
     };

@@ -9,7 +9,7 @@ use super::{FIGURES, by_variant, interval_rates, median, ok, shown, stats, summa
 use crate::bench::{BenchResult, VariantResult};
 
 const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-const W: f64 = 720.0;
+const W: f64 = 680.0;
 const H: f64 = 300.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
@@ -53,8 +53,10 @@ fn label(v: f64) -> String {
         format!("{:.1}M", v / 1e6)
     } else if v.abs() >= 1e3 {
         format!("{:.0}k", v / 1e3)
-    } else if v.abs() >= 1.0 || v == 0.0 {
+    } else if v.fract() == 0.0 {
         format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.1}")
     } else {
         format!("{v:.3}")
     }

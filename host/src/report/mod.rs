@@ -337,14 +337,15 @@ pub fn comparison(result: &BenchResult) -> String {
     }
     let repeats = groups.iter().map(|(_, r)| r.len()).max().unwrap_or(1);
     let width = groups.iter().map(|(name, _)| name.len()).max().unwrap_or(0).max(24);
-    let title = if repeats > 1 { format!("Comparison ({repeats} runs each, medians)") } else { "Comparison".to_string() };
-    let _ = write!(s, "{title:<24}");
+    let title = if repeats > 1 { format!("Comparison ({repeats} runs, medians)") } else { "Comparison".to_string() };
+    let lw = title.len().max(24);
+    let _ = write!(s, "{title:<lw$}");
     for (name, _) in &groups {
         let _ = write!(s, " | {name:>width$}");
     }
     s.push('\n');
     for (name, get) in FIGURES {
-        let _ = write!(s, "{name:<24}");
+        let _ = write!(s, "{name:<lw$}");
         let base = groups.first().and_then(|(_, runs)| median(ok(runs).into_iter().map(get).collect()));
         for (_, runs) in &groups {
             let cell = match median(ok(runs).into_iter().map(get).collect()) {
@@ -359,7 +360,7 @@ pub fn comparison(result: &BenchResult) -> String {
         s.push('\n');
     }
     if repeats > 1 {
-        let _ = write!(s, "{:<24}", "row rate min..max");
+        let _ = write!(s, "{:<lw$}", "row rate min..max");
         for (_, runs) in &groups {
             let rates: Vec<f64> = ok(runs).into_iter().map(|v| Rates::of(v).rows).collect();
             let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
@@ -369,7 +370,7 @@ pub fn comparison(result: &BenchResult) -> String {
         }
         s.push('\n');
     }
-    let _ = write!(s, "{:<24}", "vs first (Welch t-test)");
+    let _ = write!(s, "{:<lw$}", "vs first (Welch t-test)");
     let base = groups.first().map(|(_, runs)| interval_rates(runs)).unwrap_or_default();
     for (i, (_, runs)) in groups.iter().enumerate() {
         let cell = if i == 0 { "baseline".to_string() } else { stats::verdict(&base, &interval_rates(runs)) };

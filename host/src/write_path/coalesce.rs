@@ -5,9 +5,11 @@
 //!   first writer to find no leader leads, takes every queued batch for
 //!   the shard, writes them in one store and one insert call, and hands
 //!   each follower its result;
-//! - `adaptive`: as `group`, but the leader first waits a window to let
-//!   more batches queue, the window following a moving average of the gap
-//!   between arrivals (CASSANDRA-8457's idea), never above `MAX_WINDOW`.
+//! - `adaptive`: as `group`, but a leader that finds fewer batches queued
+//!   than there are clients first waits for more, when the moving average
+//!   of the gap between arrivals says the next one comes sooner than a
+//!   call takes (CASSANDRA-8457's idea); never longer than that gap nor
+//!   `MAX_WINDOW`, and never once every client's batch is queued.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -65,6 +67,7 @@ struct GroupState {
     next_ticket: u64,
     last_arrival: Option<Instant>,
     mean_gap_ns: f64,
+    mean_call_ns: f64,
 }
 
 impl Group {
@@ -99,10 +102,10 @@ impl WritePath {
                 continue;
             }
             state.leading = true;
-            if adaptive {
-                let window = Duration::from_nanos((state.mean_gap_ns * 2.0) as u64).min(MAX_WINDOW);
-                let until = Instant::now() + window;
-                while state.queue.len() < MAX_GROUP {
+            let enough = self.clients.min(MAX_GROUP);
+            if adaptive && state.queue.len() < enough && state.mean_gap_ns < state.mean_call_ns {
+                let until = Instant::now() + Duration::from_nanos(state.mean_gap_ns as u64).min(MAX_WINDOW);
+                while state.queue.len() < enough {
                     let left = until.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
@@ -118,7 +121,9 @@ impl WritePath {
             self.coalesce_wait_ns.fetch_add(waited, Ordering::Relaxed);
             self.groups_written.fetch_add(1, Ordering::Relaxed);
             let outcomes = self.write_jobs(jobs);
+            let call_ns = started.elapsed().as_nanos() as f64;
             state = group.lock();
+            state.mean_call_ns += (call_ns - state.mean_call_ns) / 8.0;
             state.done.extend(outcomes);
             state.leading = false;
             group.changed.notify_all();

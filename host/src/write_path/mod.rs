@@ -35,6 +35,19 @@ struct ShardSlot {
     strategies: Box<dyn ShardStrategies>,
 }
 
+/// How a write path switches, flushes and coalesces.
+#[derive(Debug, Clone, Copy)]
+pub struct PathSettings {
+    /// Share of the pool's budget at which generations switch.
+    pub cleanup_threshold: f64,
+    /// Flush writer threads.
+    pub flush_writers: usize,
+    /// How client batches share boundary calls.
+    pub coalescing: Coalescing,
+    /// Client threads: a group never waits for more than this many.
+    pub clients: usize,
+}
+
 /// Counters of the write path, for the report.
 #[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct WriteCounters {
@@ -76,6 +89,7 @@ pub struct WritePath {
     lock_wait_ns: AtomicU64,
     backpressure_ns: AtomicU64,
     coalescing: Coalescing,
+    clients: usize,
     groups: Vec<coalesce::Group>,
     groups_written: AtomicU64,
     coalesce_wait_ns: AtomicU64,
@@ -83,15 +97,8 @@ pub struct WritePath {
 
 impl WritePath {
     /// Creates generation 0 of every shard.
-    pub fn new(
-        router: Router,
-        factory: Box<ShardFactory>,
-        pool: Arc<MemoryPool>,
-        cleanup_threshold: f64,
-        flush_writers: usize,
-        coalescing: Coalescing,
-        jobs: Sender<FlushJob>,
-    ) -> Result<Self, PluginError> {
+    pub fn new(router: Router, factory: Box<ShardFactory>, pool: Arc<MemoryPool>, settings: PathSettings, jobs: Sender<FlushJob>) -> Result<Self, PluginError> {
+        let PathSettings { cleanup_threshold, flush_writers, coalescing, clients } = settings;
         let shards = (0..router.shards())
             .map(|i| factory(i).map(|strategies| Mutex::new(ShardSlot { strategies })))
             .collect::<Result<Vec<_>, _>>()?;
@@ -113,6 +120,7 @@ impl WritePath {
             lock_wait_ns: AtomicU64::new(0),
             backpressure_ns: AtomicU64::new(0),
             coalescing,
+            clients: clients.max(1),
             groups,
             groups_written: AtomicU64::new(0),
             coalesce_wait_ns: AtomicU64::new(0),

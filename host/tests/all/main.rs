@@ -5,5 +5,7 @@ mod config;
 mod differential;
 mod pipeline;
 mod plugins;
+mod profiles;
 mod serializers;
+mod streams;
 mod support;
