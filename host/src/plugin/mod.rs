@@ -7,6 +7,7 @@ mod bindings;
 mod cache;
 mod error;
 mod load;
+mod probe;
 mod store;
 mod wasm;
 
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 pub use error::{PluginError, TrapKind};
 pub use load::{Kind, Plugin, Source, to_component};
+pub use probe::AbiProbe;
 pub use store::Limits;
 pub use wasm::{WasmReader, WasmSerializer, WasmShard};
 

@@ -77,3 +77,16 @@ fn an_unknown_bundled_name_says_so() {
     let err = host().load("skiplits").expect_err("typo");
     assert!(matches!(err, PluginError::UnknownBundled(_)), "{err}");
 }
+
+#[test]
+fn the_boundary_probe_takes_both_shapes() {
+    let mut probe = host().abi_probe().expect("probe");
+    let rows: Vec<Vec<u8>> = (0..5000).map(|i| vec![i as u8; 100]).collect();
+    let ends: Vec<u32> = (1..=5000).map(|i| i * 100).collect();
+    // 500 KB arguments make the probe grow its memory; calls after that reuse it.
+    for _ in 0..3 {
+        assert_eq!(probe.take_list(&rows).expect("list"), 5000);
+        assert_eq!(probe.take_packed(&rows.concat(), &ends).expect("packed"), 5000);
+    }
+    assert_eq!(probe.take_list(&[]).expect("empty"), 0);
+}

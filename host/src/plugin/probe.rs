@@ -1,0 +1,79 @@
+//! A boundary probe for benches: a tiny hand-written component whose two
+//! functions take a batch of rows as `list<list<u8>>` or as the packed
+//! pair `list<u8>, list<u32>` and do nothing else, so a bench sees the
+//! canonical ABI's cost of each shape and nothing more.
+
+use wasmtime::Store;
+use wasmtime::component::{Component, Func, Linker};
+
+use super::{PluginError, PluginHost};
+
+const PROBE: &str = r#"
+(component
+  (core module $m
+    (memory (export "memory") 1)
+    (global $top (mut i32) (i32.const 8))
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32)
+      (local $p i32) (local $end i32) (local $have i32)
+      (local.set $p (i32.and (i32.add (global.get $top) (i32.sub (local.get 2) (i32.const 1)))
+                             (i32.sub (i32.const 0) (local.get 2))))
+      (local.set $end (i32.add (local.get $p) (local.get 3)))
+      (local.set $have (i32.shl (memory.size) (i32.const 16)))
+      (if (i32.gt_u (local.get $end) (local.get $have))
+        (then
+          (if (i32.eq (memory.grow (i32.add (i32.shr_u (i32.sub (local.get $end) (local.get $have)) (i32.const 16)) (i32.const 1)))
+                      (i32.const -1))
+            (then unreachable))))
+      (global.set $top (local.get $end))
+      (local.get $p))
+    ;; The arguments are already in memory: later calls may reuse it.
+    (func (export "take-list") (param i32 i32) (result i32)
+      (global.set $top (i32.const 8))
+      (local.get 1))
+    (func (export "take-packed") (param i32 i32 i32 i32) (result i32)
+      (global.set $top (i32.const 8))
+      (local.get 3)))
+  (core instance $i (instantiate $m))
+  (func (export "take-list") (param "rows" (list (list u8))) (result u32)
+    (canon lift (core func $i "take-list") (memory (core memory $i "memory")) (realloc (core func $i "realloc"))))
+  (func (export "take-packed") (param "data" (list u8)) (param "ends" (list u32)) (result u32)
+    (canon lift (core func $i "take-packed") (memory (core memory $i "memory")) (realloc (core func $i "realloc")))))
+"#;
+
+/// The probe, instantiated.
+pub struct AbiProbe {
+    store: Store<()>,
+    take_list: Func,
+    take_packed: Func,
+}
+
+fn engine_error(e: wasmtime::Error) -> PluginError {
+    PluginError::Engine(format!("boundary probe: {e:#}"))
+}
+
+impl PluginHost {
+    /// Builds the boundary probe on this host's engine.
+    pub fn abi_probe(&self) -> Result<AbiProbe, PluginError> {
+        let component = Component::new(&self.engine, PROBE).map_err(engine_error)?;
+        let mut store = Store::new(&self.engine, ());
+        let instance = Linker::new(&self.engine).instantiate(&mut store, &component).map_err(engine_error)?;
+        let missing = |name: &str| PluginError::Engine(format!("boundary probe: no `{name}` export"));
+        let take_list = instance.get_func(&mut store, "take-list").ok_or_else(|| missing("take-list"))?;
+        let take_packed = instance.get_func(&mut store, "take-packed").ok_or_else(|| missing("take-packed"))?;
+        Ok(AbiProbe { store, take_list, take_packed })
+    }
+}
+
+impl AbiProbe {
+    /// Passes `rows` as `list<list<u8>>`; returns how many arrived.
+    pub fn take_list(&mut self, rows: &[Vec<u8>]) -> Result<u32, PluginError> {
+        let f = self.take_list.typed::<(&[Vec<u8>],), (u32,)>(&self.store).map_err(engine_error)?;
+        Ok(f.call(&mut self.store, (rows,)).map_err(engine_error)?.0)
+    }
+
+    /// Passes the same rows packed: bytes back to back and end offsets.
+    pub fn take_packed(&mut self, data: &[u8], ends: &[u32]) -> Result<u32, PluginError> {
+        let f = self.take_packed.typed::<(&[u8], &[u32]), (u32,)>(&self.store).map_err(engine_error)?;
+        Ok(f.call(&mut self.store, (data, ends)).map_err(engine_error)?.0)
+    }
+}
