@@ -197,9 +197,10 @@ pub fn summary(v: &VariantResult) -> String {
         (
             "Boundary",
             format!(
-                "{} calls, {:.1} rows per write call, {:.1} MiB in, {:.1} MiB out",
+                "{} calls, {} write calls (store + insert), {:.1} rows per write call, {:.1} MiB in, {:.1} MiB out",
                 thousands(v.boundary.calls as f64),
-                v.rows as f64 / (2 * v.ops).max(1) as f64,
+                thousands(write_calls(v) as f64),
+                v.rows as f64 / write_calls(v).max(1) as f64,
                 mib(v.boundary.bytes_in),
                 mib(v.boundary.bytes_out)
             ),
@@ -253,6 +254,11 @@ fn leak_label(kind: &str) -> &'static str {
         "read" => "Latency read",
         _ => "Latency scan",
     }
+}
+
+/// Store and insert calls: two per client batch, or per coalesced group.
+fn write_calls(v: &VariantResult) -> u64 {
+    2 * if v.counters.groups > 0 { v.counters.groups } else { v.partitions }
 }
 
 fn op_mix(v: &VariantResult) -> String {

@@ -1,0 +1,100 @@
+//! The boundary, measured with criterion: what one call costs by batch
+//! size, `list<list<u8>>` against the packed `list<u8>, list<u32>`, and a
+//! wasm shard against its native twin on the same rows.
+//!
+//! `cargo bench -p memlab --bench boundary`
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use memlab::native::NativeShard;
+use memlab::plugin::{EngineSettings, Kind, PluginHost};
+use memlab::pool::{MemoryPool, PoolMode};
+use memlab::router::{RoutedBatch, Router};
+use memlab::strategy::ShardStrategies;
+use memlab_sdk::{Cell, Packed, encode_row};
+
+const BATCHES: [usize; 4] = [1, 10, 100, 1000];
+
+fn host() -> Arc<PluginHost> {
+    PluginHost::new(EngineSettings::default()).expect("engine")
+}
+
+fn rows(n: usize, salt: u64) -> Packed {
+    let mut rows = Packed::new();
+    let value = [b'v'; 16];
+    for i in 0..n as u64 {
+        let pk = format!("pk-{salt:012}-{i:06}");
+        let cells = (0..5).map(|c| Cell { column: c, value: &value });
+        rows.push_with(|buf| encode_row(buf, pk.as_bytes(), b"clustering", salt * 10_000 + i + 1, false, cells));
+    }
+    rows
+}
+
+fn abi_shapes(c: &mut Criterion) {
+    let mut probe = host().abi_probe().expect("probe");
+    let mut group = c.benchmark_group("abi shape (100-byte rows)");
+    for n in BATCHES {
+        let list: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; 100]).collect();
+        let data: Vec<u8> = list.concat();
+        let ends: Vec<u32> = (1..=n as u32).map(|i| i * 100).collect();
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(BenchmarkId::new("list<list<u8>>", n), &n, |b, _| b.iter(|| probe.take_list(black_box(&list)).expect("call")));
+        group.bench_with_input(BenchmarkId::new("packed", n), &n, |b, _| b.iter(|| probe.take_packed(black_box(&data), black_box(&ends)).expect("call")));
+    }
+    group.finish();
+}
+
+/// Writes `iters` batches of `n` fresh rows into `shard` as the write path
+/// does (store, then insert); returns the time taken.
+fn write_batches(shard: &mut dyn ShardStrategies, n: usize, iters: u64, salt: &mut u64) -> Duration {
+    let router = Router::new(1);
+    let mut batch = RoutedBatch::default();
+    let mut elapsed = Duration::ZERO;
+    for _ in 0..iters {
+        *salt += 1;
+        let rows = rows(n, *salt);
+        batch.route(&router, &rows).expect("route");
+        let started = Instant::now();
+        let refs = shard.store_rows(std::mem::take(&mut batch.rows)).expect("store");
+        batch.set_refs(&refs);
+        shard.insert(std::mem::take(&mut batch.entries)).expect("insert");
+        elapsed += started.elapsed();
+    }
+    elapsed
+}
+
+fn wasm_vs_native(c: &mut Criterion) {
+    let host = host();
+    let memtable = host.load_as("skiplist", Kind::Memtable).expect("skiplist");
+    let allocator = host.load_as("per-row", Kind::Allocator).expect("per-row");
+    let mut group = c.benchmark_group("write call, skiplist + per-row");
+    for n in BATCHES {
+        group.throughput(Throughput::Elements(n as u64));
+        let mut salt = 0;
+        group.bench_with_input(BenchmarkId::new("wasm", n), &n, |b, &n| {
+            b.iter_custom(|iters| {
+                let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
+                let mut shard = host.shard(&memtable, &[], &allocator, &[], pool, 0).expect("shard");
+                write_batches(&mut shard, n, iters, &mut salt)
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("native", n), &n, |b, &n| {
+            b.iter_custom(|iters| {
+                let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
+                let mut shard = NativeShard::new("skiplist", &[], "per-row", &[], pool, 0).expect("native shard");
+                write_batches(&mut shard, n, iters, &mut salt)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = boundary;
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
+    targets = abi_shapes, wasm_vs_native
+}
+criterion_main!(boundary);
