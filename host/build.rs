@@ -26,6 +26,10 @@ const BUNDLED: &[(&str, &str, &str)] = &[
     ("flush-block", "Serializer", "block"),
 ];
 
+/// (crate, file name): plugins for the sandbox tests, built the same way
+/// but not embedded; tests find them under `MEMLAB_TEST_PLUGINS`.
+const TEST_PLUGINS: &[(&str, &str)] = &[("test-hostile", "hostile")];
+
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let workspace = manifest_dir.parent().expect("host/ sits in the workspace").to_path_buf();
@@ -57,6 +61,12 @@ fn main() {
     }
     table.push(']');
     fs::write(out_dir.join("bundled.rs"), table).unwrap_or_else(|e| fail(&format!("writing bundled.rs: {e}")));
+    for (krate, name) in TEST_PLUGINS {
+        let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
+        let component_path = out_dir.join(format!("{name}.wasm"));
+        fs::write(&component_path, componentize(&module_path)).unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
+    }
+    println!("cargo:rustc-env=MEMLAB_TEST_PLUGINS={}", out_dir.display());
 }
 
 fn fail(message: &str) -> ! {
@@ -107,7 +117,7 @@ fn build_plugins(workspace: &Path, target_dir: &Path) {
     cmd.current_dir(workspace)
         .args(["build", "--profile", "plugin", "--target", TARGET, "--target-dir"])
         .arg(target_dir);
-    for (krate, _, _) in BUNDLED {
+    for krate in BUNDLED.iter().map(|b| b.0).chain(TEST_PLUGINS.iter().map(|t| t.0)) {
         cmd.args(["-p", krate]);
     }
     // The outer build's flags, jobserver and target are for the host.

@@ -41,6 +41,10 @@ enum Command {
         /// Do not print interval lines.
         #[arg(long)]
         no_intervals: bool,
+        /// An epoch deadline per plugin call in milliseconds (overrides
+        /// `bench.call_deadline_ms`).
+        #[arg(long)]
+        deadline_ms: Option<f64>,
     },
     /// Writes a profile's stream to a file that a bench can replay
     /// (`stream = "file"` in the workload).
@@ -100,17 +104,30 @@ fn read_run(path: &Path) -> Result<BenchResult, CliError> {
     serde_json::from_slice(&bytes).map_err(|e| CliError::BadRun { path: path.display().to_string(), detail: e.to_string() })
 }
 
-fn bench(config: Option<PathBuf>, out: PathBuf, keep_segments: bool, quiet: bool, repeats: Option<usize>, no_intervals: bool) -> Result<(), CliError> {
+/// `memlab bench`'s flags.
+struct BenchFlags {
+    out: PathBuf,
+    keep_segments: bool,
+    quiet: bool,
+    repeats: Option<usize>,
+    no_intervals: bool,
+    deadline_ms: Option<f64>,
+}
+
+fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
+    let BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms } = flags;
     let config = match &config {
         Some(path) => BenchConfig::load(path)?,
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
     };
-    let host = PluginHost::new(EngineSettings::default())?;
+    let deadline = deadline_ms.or(config.bench.call_deadline_ms).filter(|ms| *ms > 0.0).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
+    let host = PluginHost::new(EngineSettings { call_deadline: deadline, ..EngineSettings::default() })?;
     let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_dir = out.join(format!("{name}-{stamp}"));
     let options = BenchOptions { run_dir: run_dir.clone(), keep_segments, log_flushes: !quiet, intervals: !no_intervals, repeats };
     println!("memlab bench: {name} — {}", config.bench.description);
+    println!("{}", report::engine_line(host.settings()));
     let result = bench::run(&host, &config, &options, |line| eprintln!("memlab: {line}"))?;
     for v in &result.variants {
         println!("\n{}", report::summary(v));
@@ -132,9 +149,12 @@ fn bench(config: Option<PathBuf>, out: PathBuf, keep_segments: bool, quiet: bool
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    let default = Command::Bench { config: None, out: "memlab-runs".into(), keep_segments: false, quiet: false, repeats: None, no_intervals: false };
+    let default =
+        Command::Bench { config: None, out: "memlab-runs".into(), keep_segments: false, quiet: false, repeats: None, no_intervals: false, deadline_ms: None };
     match cli.command.unwrap_or(default) {
-        Command::Bench { config, out, keep_segments, quiet, repeats, no_intervals } => bench(config, out, keep_segments, quiet, repeats, no_intervals),
+        Command::Bench { config, out, keep_segments, quiet, repeats, no_intervals, deadline_ms } => {
+            bench(config, BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms })
+        }
         Command::Stream { profile, output } => {
             let profile = crate::config::load_profile(&profile)?;
             let (fingerprint, ops) = crate::workload::write_stream_file(&profile, &output)?;

@@ -49,11 +49,15 @@ pub struct BenchInfo {
     pub repeats: usize,
     /// Seconds between interval lines.
     pub interval: f64,
+    /// An epoch deadline per plugin call, in milliseconds (off if unset):
+    /// a call that runs longer traps, classified as a deadline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_deadline_ms: Option<f64>,
 }
 
 impl Default for BenchInfo {
     fn default() -> Self {
-        BenchInfo { name: String::new(), description: String::new(), repeats: 1, interval: 0.25 }
+        BenchInfo { name: String::new(), description: String::new(), repeats: 1, interval: 0.25, call_deadline_ms: None }
     }
 }
 
@@ -306,6 +310,9 @@ impl BenchConfig {
         let raw: RawConfig = toml::from_str(text).map_err(|e| invalid(one_line(text, &e)))?;
         if !(raw.bench.interval > 0.0 && raw.bench.interval <= 3600.0) {
             return Err(invalid(format!("`bench.interval` {} must lie in (0, 3600] seconds", raw.bench.interval)));
+        }
+        if raw.bench.call_deadline_ms.is_some_and(|ms| !(ms >= 1.0 && ms <= 3_600_000.0)) {
+            return Err(invalid("`bench.call_deadline_ms` must lie in 1..=3600000".into()));
         }
         let workload = resolve_workload(file, text, base, raw.workload)?;
         if raw.variants.is_empty() {

@@ -33,10 +33,9 @@ impl Caller {
         let limits = host.limits();
         let mut store = Store::new(&host.engine, StoreCtx::new(limits, pool));
         store.limiter(|ctx| ctx);
-        if limits.deadline_ticks.is_none() {
-            // Epochs are off in the engine, but a store needs some deadline.
-            store.set_epoch_deadline(u64::MAX);
-        }
+        // Instantiation runs guest code too: it gets a call's deadline
+        // (and a store with epochs off needs some deadline all the same).
+        store.set_epoch_deadline(limits.deadline_ticks.unwrap_or(u64::MAX));
         Caller { store, limits, shard, boundary: Boundary::default() }
     }
 
@@ -98,8 +97,10 @@ fn classify(error: &wasmtime::Error, ctx: &StoreCtx) -> TrapKind {
 }
 
 fn trap_detail(error: &wasmtime::Error) -> String {
-    // The first line is the cause; the backtrace that follows is noise here.
-    format!("{error:#}").lines().next().unwrap_or("").to_string()
+    // The root cause names the trap; the backtrace around it is noise here.
+    let root = error.root_cause().to_string();
+    let first = format!("{error:#}").lines().next().unwrap_or("").trim_end_matches(':').to_string();
+    if first.contains(&root) || first.starts_with("error while executing") { root } else { format!("{first}: {root}") }
 }
 
 pub(crate) fn describe_error(error: &types::Error) -> String {
@@ -240,7 +241,15 @@ impl ShardStrategies for WasmShard {
         };
         let api = &self.memtable;
         let out = self.caller.call(&mut self.memtable_slot, "cursor.next", 4, |s| api.cursor().call_next(s, cursor, max_bytes))?;
-        self.caller.packed_out(&self.memtable_slot, "cursor.next", out)
+        let out = self.caller.packed_out(&self.memtable_slot, "cursor.next", out)?;
+        // Memtable contract 5: entries until `max_bytes` is reached, so all
+        // but the last fit below it; more is a plugin flooding the host.
+        let before_last = out.data_len() - out.get(out.len().wrapping_sub(1)).map_or(0, <[u8]>::len);
+        if before_last >= max_bytes as usize && out.len() > 1 {
+            let detail = format!("returned {} entries of {} bytes when asked for at most {max_bytes}", out.len(), out.data_len());
+            return Err(self.caller.contract(&self.memtable_slot, "cursor.next", detail));
+        }
+        Ok(out)
     }
 
     fn load(&mut self, refs: Vec<u64>) -> Result<Packed, PluginError> {

@@ -428,3 +428,13 @@ pub fn against_baseline(baseline: &BenchResult, run: &BenchResult) -> String {
     }
     s
 }
+
+/// The sandbox's limits as a run had them.
+pub fn engine_line(settings: &crate::plugin::EngineSettings) -> String {
+    format!(
+        "Sandbox: epoch deadline {} per call; memory cap {:.0} MiB per instance; wasm stack {:.1} MiB",
+        settings.call_deadline.map_or("off".to_string(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3)),
+        mib(settings.memory_cap),
+        mib(settings.stack_limit as u64)
+    )
+}

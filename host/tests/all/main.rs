@@ -3,6 +3,7 @@
 
 mod config;
 mod differential;
+mod hostile;
 mod pipeline;
 mod plugins;
 mod profiles;

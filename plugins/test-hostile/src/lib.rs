@@ -1,0 +1,149 @@
+//! `hostile`: a memtable that behaves until its `after`-th insert, then
+//! does what its `mode` parameter says. Built like the bundled plugins but
+//! never bundled: the sandbox tests load it to prove that a broken or
+//! malicious plugin cannot hurt the host or fake a result.
+//!
+//! Modes: `none` (a correct memtable), `loop` (never returns),
+//! `memory-bomb` (allocates until the cap), `huge-return` (its cursor
+//! returns 16 MiB, whatever was asked), `panic` (panics in the middle of
+//! a batch), `deep-recursion` (overflows the stack), `drop-row` (silently
+//! loses one row: the lost-row test).
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    None,
+    Loop,
+    MemoryBomb,
+    HugeReturn,
+    Panic,
+    DeepRecursion,
+    DropRow,
+}
+
+/// The misbehaving memtable.
+#[derive(Debug)]
+pub struct Hostile {
+    mode: Mode,
+    after: u64,
+    inserts: u64,
+    entries: BTreeMap<Vec<u8>, (u64, u64)>,
+}
+
+/// Recursion that only wasm's own stack can stop: `limit` is not known at
+/// compile time, and the rotate keeps it from becoming a loop. It keeps
+/// nothing in linear memory, so the wasm stack, not the shadow stack,
+/// overflows first.
+fn recurse(depth: u64, limit: u64) -> u64 {
+    if depth == limit {
+        return depth;
+    }
+    recurse(depth + 1, limit).rotate_left(1) ^ depth
+}
+
+impl Hostile {
+    fn misbehave(&mut self) {
+        match self.mode {
+            Mode::Loop => loop {
+                self.inserts = black_box(self.inserts.wrapping_add(1));
+            },
+            Mode::MemoryBomb => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 16 << 20]);
+                    black_box(&hoard);
+                }
+            }
+            Mode::Panic => panic!("hostile plugin: panic in the middle of a batch"),
+            Mode::DeepRecursion => {
+                black_box(recurse(0, black_box(u64::MAX)));
+            }
+            Mode::None | Mode::HugeReturn | Mode::DropRow => {}
+        }
+    }
+}
+
+impl Memtable for Hostile {
+    const NAME: &'static str = "hostile";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    type Position = usize;
+
+    fn create(params: &mut Params) -> Result<Self, Error> {
+        let mode: String = params.get("mode", "none".to_string())?;
+        let mode = match mode.as_str() {
+            "none" => Mode::None,
+            "loop" => Mode::Loop,
+            "memory-bomb" => Mode::MemoryBomb,
+            "huge-return" => Mode::HugeReturn,
+            "panic" => Mode::Panic,
+            "deep-recursion" => Mode::DeepRecursion,
+            "drop-row" => Mode::DropRow,
+            other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
+        };
+        let after: u64 = params.get("after", 0)?;
+        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new() })
+    }
+
+    fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
+        self.inserts += 1;
+        if self.inserts > self.after {
+            self.misbehave();
+        }
+        if self.mode == Mode::DropRow && self.inserts == self.after + 1 {
+            return Ok(());
+        }
+        match self.entries.get_mut(entry.key) {
+            Some(slot) if entry.timestamp < slot.0 => {}
+            Some(slot) => *slot = (entry.timestamp, entry.reference),
+            None => {
+                self.entries.insert(entry.key.to_vec(), (entry.timestamp, entry.reference));
+            }
+        }
+        Ok(())
+    }
+
+    fn get<'a>(&'a self, key: &'a [u8]) -> Option<Entry<'a>> {
+        self.entries.get_key_value(key).map(|(k, &(timestamp, reference))| Entry { key: k, timestamp, reference })
+    }
+
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
+        for (k, &(timestamp, reference)) in self.entries.range(start.to_vec()..).take(limit) {
+            if end.is_some_and(|end| k.as_slice() >= end) {
+                break;
+            }
+            out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
+        }
+    }
+
+    fn cursor(&self) -> usize {
+        0
+    }
+
+    fn next(&self, position: &mut usize, max_bytes: usize, out: &mut Packed) {
+        if self.mode == Mode::HugeReturn {
+            // 16 MiB of entries, whatever was asked.
+            let key = vec![b'h'; 1 << 20];
+            for _ in 0..16 {
+                out.push_with(|buf| Entry { key: &key, timestamp: 1, reference: 0 }.encode(buf));
+            }
+            return;
+        }
+        for (k, &(timestamp, reference)) in self.entries.iter().skip(*position) {
+            out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
+            *position += 1;
+            if out.data_len() >= max_bytes {
+                break;
+            }
+        }
+    }
+
+    fn stats(&self) -> Stats {
+        vec![("entries".into(), self.entries.len() as u64), ("index-bytes".into(), 0)]
+    }
+}
+
+memlab_sdk::export!(memtable: Hostile);
