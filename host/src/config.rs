@@ -311,7 +311,7 @@ impl BenchConfig {
         if !(raw.bench.interval > 0.0 && raw.bench.interval <= 3600.0) {
             return Err(invalid(format!("`bench.interval` {} must lie in (0, 3600] seconds", raw.bench.interval)));
         }
-        if raw.bench.call_deadline_ms.is_some_and(|ms| !(ms >= 1.0 && ms <= 3_600_000.0)) {
+        if raw.bench.call_deadline_ms.is_some_and(|ms| !(1.0..=3_600_000.0).contains(&ms)) {
             return Err(invalid("`bench.call_deadline_ms` must lie in 1..=3600000".into()));
         }
         let workload = resolve_workload(file, text, base, raw.workload)?;
