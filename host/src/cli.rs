@@ -66,6 +66,24 @@ enum Command {
         #[arg(long)]
         html: Option<PathBuf>,
     },
+    /// Checks a plugin against the host's reference, property by property,
+    /// with the sandbox's limits on; a failure prints a shrunk case.
+    Check {
+        /// A bundled name or a `.wasm` component.
+        plugin: String,
+        /// Operations in all.
+        #[arg(long, default_value_t = 1_000_000)]
+        ops: u64,
+        /// The seed.
+        #[arg(long, default_value_t = 0x6d656d6c6162)]
+        seed: u64,
+        /// The epoch deadline per call, in milliseconds.
+        #[arg(long, default_value_t = 10_000.0)]
+        deadline_ms: f64,
+        /// A parameter for the plugin, `key=value` (repeatable).
+        #[arg(long = "param", value_parser = key_value)]
+        params: Vec<(String, String)>,
+    },
     /// Lists the bundled plugins: name, kind, version, sha256.
     List,
     /// Wraps a core wasm module (built with memlab-sdk) into a component.
@@ -93,6 +111,12 @@ pub enum CliError {
     BadRun { path: String, detail: String },
     #[error("{0} of {1} runs failed")]
     VariantsFailed(usize, usize),
+    #[error("{plugin}: {failed} of {total} properties failed")]
+    CheckFailed { plugin: String, failed: usize, total: usize },
+}
+
+fn key_value(text: &str) -> Result<(String, String), String> {
+    text.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("`{text}` is not key=value"))
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
@@ -174,6 +198,18 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             }
             if let Some(path) = html {
                 std::fs::write(&path, report::html::render(&result)).map_err(io(&path))?;
+            }
+            Ok(())
+        }
+        Command::Check { plugin, ops, seed, deadline_ms, params } => {
+            let settings = EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms.max(1.0) / 1e3)), ..EngineSettings::default() };
+            let host = PluginHost::new(settings)?;
+            println!("{}", report::engine_line(host.settings()));
+            let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { params, ops, seed })?;
+            print!("{}", result.render());
+            let failed = result.properties.iter().filter(|p| p.failure.is_some()).count();
+            if failed > 0 {
+                return Err(CliError::CheckFailed { plugin: result.plugin, failed, total: result.properties.len() });
             }
             Ok(())
         }

@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod bundled;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod flush;

@@ -1,0 +1,263 @@
+//! Memtable properties: differential against the reference model (gets,
+//! scans, overwrites, equal timestamps, empty and 64 KiB keys), the
+//! cursor's order and freeze, stats sanity, `describe`, unknown params.
+
+use std::sync::Arc;
+
+use memlab_sdk::{Entry, Packed};
+
+use super::{CheckOptions, Property, describe_result, key, rounds, show, unknown_param_result, unknown_params};
+use crate::model::ReferenceMemtable;
+use crate::plugin::{Kind, Plugin, PluginError, PluginHost, WasmShard};
+use crate::pool::{MemoryPool, PoolMode};
+use crate::strategy::ShardStrategies;
+use crate::workload::SplitMix;
+
+/// Ops per round: each round is a fresh instance, so a failure shrinks
+/// against at most this many.
+const PER_ROUND: u64 = 20_000;
+
+#[derive(Debug, Clone)]
+enum Step {
+    Insert(Vec<(Vec<u8>, u64, u64)>),
+    Get(Vec<Vec<u8>>),
+    Scan(Vec<u8>, Option<Vec<u8>>, u32),
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Insert(e) => {
+                let shown: Vec<String> = e.iter().map(|(k, t, r)| format!("{} ts {t} ref {r}", show(k))).collect();
+                write!(f, "insert [{}]", shown.join(", "))
+            }
+            Step::Get(keys) => write!(f, "get [{}]", keys.iter().map(|k| show(k)).collect::<Vec<_>>().join(", ")),
+            Step::Scan(s, e, l) => write!(f, "scan from {} to {} limit {l}", show(s), e.as_deref().map_or("the end".into(), show)),
+        }
+    }
+}
+
+fn steps(seed: u64, ops: u64) -> Vec<Step> {
+    let mut rng = SplitMix::new(&[seed]);
+    let (mut out, mut done, mut reference) = (Vec::new(), 0, 0u64);
+    while done < ops {
+        let step = match rng.below(10) {
+            0..=6 => Step::Insert(
+                (0..1 + rng.below(32))
+                    .map(|_| {
+                        reference += 1;
+                        // Timestamps from a small range make ties common.
+                        (key(&mut rng), rng.below(64), reference)
+                    })
+                    .collect(),
+            ),
+            7 | 8 => Step::Get((0..1 + rng.below(16)).map(|_| key(&mut rng)).collect()),
+            _ => {
+                let (a, b) = (key(&mut rng), key(&mut rng));
+                let (start, end) = if a <= b { (a, b) } else { (b, a) };
+                Step::Scan(start, (rng.below(4) != 0).then_some(end), rng.below(200) as u32)
+            }
+        };
+        done += match &step {
+            Step::Insert(e) => e.len() as u64,
+            Step::Get(k) => k.len() as u64,
+            Step::Scan(..) => 1,
+        };
+        out.push(step);
+    }
+    out
+}
+
+fn clip(line: &str) -> String {
+    match line.char_indices().nth(240) {
+        Some((at, _)) => format!("{}...", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+fn entries_of(p: &Packed) -> Result<Vec<(Vec<u8>, u64, u64)>, String> {
+    p.iter().map(|r| Entry::decode(r).map(|e| (e.key.to_vec(), e.timestamp, e.reference)).map_err(|e| e.to_string())).collect()
+}
+
+struct Subject<'a> {
+    host: &'a Arc<PluginHost>,
+    plugin: &'a Arc<Plugin>,
+    params: &'a [(String, String)],
+    partner: Arc<Plugin>,
+}
+
+impl Subject<'_> {
+    fn shard(&self, params: &[(String, String)]) -> Result<WasmShard, PluginError> {
+        let pool = Arc::new(MemoryPool::new(1 << 40, PoolMode::FetchAdd));
+        self.host.shard(self.plugin, params, &self.partner, &[], pool, 0)
+    }
+
+    /// Replays `steps` against a fresh instance and the model; the index of
+    /// the first step whose answer differs, and how.
+    fn replay(&self, steps: &[Step], cursor: bool) -> Result<(), (usize, String)> {
+        let mut shard = self.shard(self.params).map_err(|e| (0, e.to_string()))?;
+        let mut model = ReferenceMemtable::default();
+        for (i, step) in steps.iter().enumerate() {
+            let fail = |what: String| (i, what);
+            match step {
+                Step::Insert(batch) => {
+                    let mut p = Packed::new();
+                    for (k, t, r) in batch {
+                        p.push_with(|buf| Entry { key: k, timestamp: *t, reference: *r }.encode(buf));
+                        model.insert(k, *t, *r);
+                    }
+                    shard.insert(p).map_err(|e| fail(e.to_string()))?;
+                }
+                Step::Get(keys) => {
+                    let mut p = Packed::new();
+                    keys.iter().for_each(|k| p.push(k));
+                    let got = shard.get(p).map_err(|e| fail(e.to_string()))?;
+                    if got.len() != keys.len() {
+                        return Err(fail(format!("get of {} keys returned {} records", keys.len(), got.len())));
+                    }
+                    for (k, record) in keys.iter().zip(got.iter()) {
+                        let have = if record.is_empty() {
+                            None
+                        } else {
+                            let e = Entry::decode(record).map_err(|e| fail(e.to_string()))?;
+                            if e.key != k.as_slice() {
+                                return Err(fail(format!("get {} answered for key {}", show(k), show(e.key))));
+                            }
+                            Some((e.timestamp, e.reference))
+                        };
+                        if have != model.get(k) {
+                            return Err(fail(format!("get {}: plugin says {have:?}, the model {:?}", show(k), model.get(k))));
+                        }
+                    }
+                }
+                Step::Scan(start, end, limit) => {
+                    let got = shard.scan(start, end.as_deref(), *limit).map_err(|e| fail(e.to_string()))?;
+                    let got = entries_of(&got).map_err(&fail)?;
+                    let want = model.scan(start, end.as_deref(), *limit as usize);
+                    if got != want {
+                        return Err(fail(format!("scan returned {} entries, the model {} (first difference at {})", got.len(), want.len(), got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len())))));
+                    }
+                }
+            }
+        }
+        if cursor {
+            let at = steps.len();
+            shard.open_cursor().map_err(|e| (at, e.to_string()))?;
+            let mut all = Vec::new();
+            loop {
+                let batch = shard.next_entries(4096).map_err(|e| (at, e.to_string()))?;
+                if batch.is_empty() {
+                    break;
+                }
+                all.extend(entries_of(&batch).map_err(|e| (at, e))?);
+            }
+            if all != model.all() {
+                return Err((at, format!("the cursor gave {} entries, the model holds {}", all.len(), model.len())));
+            }
+            let mut late = Packed::new();
+            late.push_with(|buf| Entry { key: b"late", timestamp: 1, reference: 1 }.encode(buf));
+            match shard.insert(late) {
+                Err(PluginError::Guest { error, .. }) if error.contains("invalid") => {}
+                other => return Err((at, format!("an insert after the cursor opened gave {other:?}, not invalid-state"))),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Removes chunks of steps, then entries within inserts, while the
+/// failure persists; at most `budget` replays.
+fn shrink(subject: &Subject<'_>, mut steps: Vec<Step>, cursor: bool, mut budget: u32) -> Vec<Step> {
+    let mut fails = |s: &[Step]| {
+        budget = budget.saturating_sub(1);
+        budget > 0 && subject.replay(s, cursor).is_err()
+    };
+    let mut chunk = steps.len() / 2;
+    while chunk >= 1 {
+        let mut at = 0;
+        while at < steps.len() {
+            let mut trial = steps.clone();
+            trial.drain(at..(at + chunk).min(trial.len()));
+            if !trial.is_empty() && fails(&trial) {
+                steps = trial;
+            } else {
+                at += chunk;
+            }
+        }
+        chunk /= 2;
+    }
+    for i in 0..steps.len() {
+        let mut j = 0;
+        while let Step::Insert(batch) = &steps[i] {
+            if j >= batch.len() || batch.len() == 1 {
+                break;
+            }
+            let mut trial = steps.clone();
+            if let Step::Insert(b) = &mut trial[i] {
+                b.remove(j);
+            }
+            if fails(&trial) {
+                steps = trial;
+            } else {
+                j += 1;
+            }
+        }
+    }
+    steps
+}
+
+pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
+    let partner = match host.load_as("per-row", Kind::Allocator) {
+        Ok(p) => p,
+        Err(e) => return vec![Property::fail("set-up", e.to_string())],
+    };
+    let subject = Subject { host, plugin, params: &options.params, partner };
+    let mut properties = Vec::new();
+    properties.push(describe_result(plugin, subject.shard(&options.params).and_then(|mut s| s.describe()).map(|(m, _)| m)));
+    properties.push(unknown_param_result(subject.shard(&unknown_params(&options.params)).map(|_| ())));
+    let differential = rounds(options, PER_ROUND, |seed, ops| {
+        let steps = steps(seed, ops);
+        let Err((at, what)) = subject.replay(&steps, true) else { return Ok(()) };
+        let cursor_failure = at == steps.len();
+        let shrunk = shrink(&subject, steps[..at.min(steps.len() - 1) + 1].to_vec(), cursor_failure, 2_000);
+        let mut case: Vec<String> = shrunk.iter().take(12).map(|s| format!("  {}", clip(&s.to_string()))).collect();
+        if shrunk.len() > 12 {
+            case.push(format!("  ... and {} more steps", shrunk.len() - 12));
+        }
+        let end = if cursor_failure { "\n  then open the cursor and read it all" } else { "" };
+        Err(format!("{what}\nshrunk to {} steps on a fresh instance:\n{}{end}", shrunk.len(), case.join("\n")))
+    });
+    properties.push(Property::of("differential+cursor", differential));
+    properties.push(Property::of("stats", stats(&subject, options.seed)));
+    properties
+}
+
+/// `entries` counts at least the distinct keys and at most the inserts;
+/// `index-bytes` is non-zero once anything is held.
+fn stats(subject: &Subject<'_>, seed: u64) -> Result<String, String> {
+    let steps = steps(seed ^ 0x57a7, 5_000);
+    let mut shard = subject.shard(subject.params).map_err(|e| e.to_string())?;
+    let (mut model, mut inserts) = (ReferenceMemtable::default(), 0u64);
+    for step in &steps {
+        if let Step::Insert(batch) = step {
+            let mut p = Packed::new();
+            for (k, t, r) in batch {
+                p.push_with(|buf| Entry { key: k, timestamp: *t, reference: *r }.encode(buf));
+                model.insert(k, *t, *r);
+                inserts += 1;
+            }
+            shard.insert(p).map_err(|e| e.to_string())?;
+        }
+    }
+    let (m, _) = shard.stats().map_err(|e| e.to_string())?;
+    let get = |name: &str| m.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+    let entries = get("entries").ok_or("no `entries` counter")?;
+    let index = get("index-bytes").ok_or("no `index-bytes` counter")?;
+    if !(model.len() as u64..=inserts).contains(&entries) {
+        return Err(format!("`entries` = {entries}, outside {}..={inserts} (distinct keys..inserts)", model.len()));
+    }
+    if index == 0 {
+        return Err("`index-bytes` = 0 while holding entries".into());
+    }
+    Ok(format!("entries {entries} for {} keys, index-bytes {index}", model.len()))
+}

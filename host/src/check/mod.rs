@@ -1,0 +1,172 @@
+//! `memlab check`: a plugin against the host's reference, property by
+//! property, with seeded operations. A failing property prints the seed
+//! and a shrunk case that reproduces it.
+
+mod allocator;
+mod memtable;
+mod serializer;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::plugin::{Kind, Plugin, PluginError, PluginHost};
+use crate::workload::SplitMix;
+
+/// What to check and how hard.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// Parameters for the plugin under check.
+    pub params: Vec<(String, String)>,
+    /// Operations in all, spread over rounds of fresh instances.
+    pub ops: u64,
+    /// The seed; a failure names the round's own seed.
+    pub seed: u64,
+}
+
+/// One property's outcome.
+#[derive(Debug, Clone)]
+pub struct Property {
+    /// Its name.
+    pub name: &'static str,
+    /// `None` when it held; otherwise what went wrong, the seed, and the
+    /// shrunk case.
+    pub failure: Option<String>,
+    /// What was exercised.
+    pub detail: String,
+}
+
+impl Property {
+    fn pass(name: &'static str, detail: impl Into<String>) -> Self {
+        Property { name, failure: None, detail: detail.into() }
+    }
+
+    fn fail(name: &'static str, failure: impl Into<String>) -> Self {
+        Property { name, failure: Some(failure.into()), detail: String::new() }
+    }
+
+    fn of(name: &'static str, result: Result<String, String>) -> Self {
+        match result {
+            Ok(detail) => Property::pass(name, detail),
+            Err(failure) => Property::fail(name, failure),
+        }
+    }
+}
+
+/// Every property of a plugin's kind.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    /// The plugin as loaded.
+    pub plugin: String,
+    /// Its kind.
+    pub kind: Kind,
+    /// Its sha256.
+    pub sha256: String,
+    /// In the order they ran.
+    pub properties: Vec<Property>,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+impl CheckReport {
+    /// True when every property held.
+    pub fn passed(&self) -> bool {
+        self.properties.iter().all(|p| p.failure.is_none())
+    }
+
+    /// The report as lines: one per property, failures with their case.
+    pub fn render(&self) -> String {
+        let mut out = format!("memlab check: {} ({} plugin, sha256 {:.12})\n", self.plugin, self.kind, self.sha256);
+        for p in &self.properties {
+            match &p.failure {
+                None => out.push_str(&format!("  PASS  {:<22} {}\n", p.name, p.detail)),
+                Some(f) => {
+                    out.push_str(&format!("  FAIL  {:<22} {}\n", p.name, f.lines().next().unwrap_or("")));
+                    for line in f.lines().skip(1) {
+                        out.push_str(&format!("          {line}\n"));
+                    }
+                }
+            }
+        }
+        let failed = self.properties.iter().filter(|p| p.failure.is_some()).count();
+        out.push_str(&format!("{} of {} properties passed in {:.1} s\n", self.properties.len() - failed, self.properties.len(), self.seconds));
+        out
+    }
+}
+
+/// Checks `plugin` (a bundled name or a path) on `host`.
+pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, PluginError> {
+    let started = Instant::now();
+    let loaded = host.load(plugin)?;
+    let properties = match loaded.kind {
+        Kind::Memtable => memtable::check(host, &loaded, &options),
+        Kind::Allocator => allocator::check(host, &loaded, &options),
+        Kind::Serializer => serializer::check(host, &loaded, &options),
+    };
+    Ok(CheckReport { plugin: loaded.name.clone(), kind: loaded.kind, sha256: loaded.sha256.clone(), properties, seconds: started.elapsed().as_secs_f64() })
+}
+
+/// A key for checks: a small space of short keys (overwrites), keys over
+/// a few byte values that prefix one another, the empty key, and rare
+/// 64 KiB keys.
+pub(crate) fn key(rng: &mut SplitMix) -> Vec<u8> {
+    match rng.below(1000) {
+        0 => Vec::new(),
+        1 => {
+            let mut k = vec![b'L'; 64 << 10];
+            k.push(rng.below(8) as u8);
+            k
+        }
+        2..=250 => (0..rng.below(6)).map(|_| [0x00, 0x01, 0x41, 0x7f, 0x80, 0xfe, 0xff][rng.below(7) as usize]).collect(),
+        _ => format!("k{:05}", rng.below(3000)).into_bytes(),
+    }
+}
+
+/// Shows a key briefly: printable bytes as is, long keys by length.
+pub(crate) fn show(key: &[u8]) -> String {
+    if key.len() > 40 {
+        return format!("<{} bytes: {}...>", key.len(), String::from_utf8_lossy(&key[..8]).escape_default());
+    }
+    format!("{:?}", String::from_utf8_lossy(key))
+}
+
+/// Whether `Params` rejection works: `create` with an unknown parameter
+/// must fail with a message naming it.
+pub(crate) fn unknown_param_result(result: Result<(), PluginError>) -> Property {
+    const NAME: &str = "rejects-unknown-params";
+    match result {
+        Err(e) if e.to_string().contains("memlab_check_unknown") => Property::pass(NAME, "`memlab_check_unknown = 1` refused by name"),
+        Err(e) => Property::fail(NAME, format!("refused, but without naming the parameter: {e}")),
+        Ok(()) => Property::fail(NAME, "accepted `memlab_check_unknown = 1`"),
+    }
+}
+
+/// `params` plus one that must be refused.
+pub(crate) fn unknown_params(params: &[(String, String)]) -> Vec<(String, String)> {
+    let mut all = params.to_vec();
+    all.push(("memlab_check_unknown".into(), "1".into()));
+    all
+}
+
+/// A description must name the plugin and its version.
+pub(crate) fn describe_result(plugin: &Plugin, d: Result<memlab_sdk::Description, PluginError>) -> Property {
+    const NAME: &str = "describe";
+    match d {
+        Ok(d) if !d.name.is_empty() && !d.version.is_empty() => {
+            Property::pass(NAME, format!("{} {} ({} parameters applied)", d.name, d.version, d.params.len()))
+        }
+        Ok(d) => Property::fail(NAME, format!("`{}` describes itself with name {:?}, version {:?}", plugin.name, d.name, d.version)),
+        Err(e) => Property::fail(NAME, e.to_string()),
+    }
+}
+
+/// Runs `rounds` of `per_round` ops each, seeded `(seed, round)`; stops at
+/// the first failing round.
+pub(crate) fn rounds(options: &CheckOptions, per_round: u64, mut round: impl FnMut(u64, u64) -> Result<(), String>) -> Result<String, String> {
+    let count = options.ops.div_ceil(per_round).max(1);
+    for r in 0..count {
+        let seed = crate::workload::mix(options.seed ^ r.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let ops = per_round.min(options.ops - r * per_round).max(1);
+        round(seed, ops).map_err(|e| format!("round {r} (seed {seed:#x}, {ops} ops): {e}"))?;
+    }
+    Ok(format!("{} ops in {count} rounds", options.ops))
+}
