@@ -69,7 +69,10 @@ pub struct MetaFile {
     pub index_crc32: u32,
 }
 
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
+
+/// The metadata file ends with this line and the CRC32 of all before it.
+const META_TRAILER: &str = "\ncrc32 ";
 
 /// Streams one segment's data file to disk.
 pub struct SegmentWriter {
@@ -148,7 +151,9 @@ impl SegmentWriter {
             index_crc32: crc32fast::hash(index),
         };
         let meta_path = self.base.with_extension("meta");
-        let json = serde_json::to_vec_pretty(&meta_file).map_err(|e| SegmentError::Meta { path: meta_path.display().to_string(), detail: e.to_string() })?;
+        let mut json = serde_json::to_vec_pretty(&meta_file).map_err(|e| SegmentError::Meta { path: meta_path.display().to_string(), detail: e.to_string() })?;
+        let crc = crc32fast::hash(&json);
+        json.extend_from_slice(format!("{META_TRAILER}{crc:08x}\n").as_bytes());
         write_synced(&meta_path, &json)?;
         Ok(SegmentFiles { data: self.data_path, meta: meta_path, bytes: self.bytes + index.len() as u64 + json.len() as u64 })
     }
@@ -186,11 +191,7 @@ pub struct LoadedSegment {
 /// Reads a segment by its metadata file and checks lengths and CRC32s.
 pub fn load(meta_path: &Path) -> Result<LoadedSegment, SegmentError> {
     let raw = std::fs::read(meta_path).map_err(io(meta_path))?;
-    let meta: MetaFile = serde_json::from_slice(&raw)
-        .map_err(|e| SegmentError::Meta { path: meta_path.display().to_string(), detail: e.to_string() })?;
-    if meta.format != FORMAT {
-        return Err(SegmentError::Meta { path: meta_path.display().to_string(), detail: format!("format {} is not {FORMAT}", meta.format) });
-    }
+    let meta = parse_meta(&raw).map_err(|detail| SegmentError::Meta { path: meta_path.display().to_string(), detail })?;
     let read_checked = |ext: &str, what: &'static str, len: u64, crc: u32| {
         let path = meta_path.with_extension(ext);
         let bytes = std::fs::read(&path).map_err(io(&path))?;
@@ -206,6 +207,24 @@ pub fn load(meta_path: &Path) -> Result<LoadedSegment, SegmentError> {
     let data = read_checked("data", "data file", meta.data_bytes, meta.data_crc32)?;
     let index = read_checked("index", "index file", meta.index_bytes, meta.index_crc32)?;
     Ok(LoadedSegment { meta, data, index })
+}
+
+/// Parses a metadata file's bytes, checking its trailing CRC32 first, so
+/// a flipped bit anywhere in it is caught.
+pub fn parse_meta(raw: &[u8]) -> Result<MetaFile, String> {
+    let text = std::str::from_utf8(raw).map_err(|e| format!("not UTF-8: {e}"))?;
+    let (json, trailer) = text.rsplit_once(META_TRAILER).ok_or("no crc32 trailer")?;
+    let stored = u32::from_str_radix(trailer.strip_suffix('\n').ok_or("the crc32 trailer does not end the file")?, 16)
+        .map_err(|e| format!("bad crc32 trailer: {e}"))?;
+    let found = crc32fast::hash(json.as_bytes());
+    if found != stored || trailer.len() != 9 {
+        return Err(format!("damaged: CRC32 {found:08x}, trailer says {trailer:?}"));
+    }
+    let meta: MetaFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    if meta.format != FORMAT {
+        return Err(format!("format {} is not {FORMAT}", meta.format));
+    }
+    Ok(meta)
 }
 
 /// The metadata files in `dir`, in (generation, part) order.

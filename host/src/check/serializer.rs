@@ -31,7 +31,10 @@ fn records(seed: u64, n: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
     map.into_iter().collect()
 }
 
-fn write(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], records: &[(Vec<u8>, Vec<u8>)], seed: u64) -> Result<(Vec<u8>, Vec<u8>, u64), String> {
+/// A written segment: data, index, and the rows its metadata counts.
+type Written = (Vec<u8>, Vec<u8>, u64);
+
+fn write(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], records: &[(Vec<u8>, Vec<u8>)], seed: u64) -> Result<Written, String> {
     let mut w = WasmSerializer::new(host, plugin, params, 0).map_err(|e| e.to_string())?;
     let mut rng = SplitMix::new(&[seed, 3]);
     let mut data = Vec::new();

@@ -4,10 +4,12 @@
 mod check;
 mod config;
 mod differential;
+mod fuzz;
 mod hostile;
 mod pipeline;
 mod plugins;
 mod profiles;
+mod segments;
 mod serializers;
 mod streams;
 mod support;
