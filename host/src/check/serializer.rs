@@ -16,7 +16,7 @@ use crate::workload::SplitMix;
 const PER_ROUND: u64 = 5_000;
 
 /// Sorted distinct keys with rows whose partition is the key's first byte.
-fn records(seed: u64, n: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn records(seed: u64, n: u64) -> Records {
     let mut rng = SplitMix::new(&[seed]);
     let mut map = BTreeMap::new();
     for i in 0..n {
@@ -51,7 +51,10 @@ fn write(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], r
     Ok((data, finished.index, finished.meta.rows))
 }
 
-fn read_all(r: &mut dyn SegmentReading) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+/// (key, row) pairs.
+type Records = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn read_all(r: &mut dyn SegmentReading) -> Result<Records, String> {
     let mut all = Vec::new();
     loop {
         let batch = r.next(64 << 10).map_err(|e| e.to_string())?;
