@@ -128,7 +128,11 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
                 out.failed_ops.push((thread, index));
                 live.record(thread, latency, 0, true);
                 if is_fatal(&e) {
-                    failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+                    // A poisoned shard is the echo of a trap another client
+                    // records: the trap is the failure to report.
+                    if !matches!(e, PluginError::Poisoned { .. }) {
+                        failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+                    }
                     stop.store(true, Ordering::Relaxed);
                 }
             }

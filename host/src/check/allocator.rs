@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use memlab_sdk::{Cell, Packed, encode_row};
 
-use super::{CheckOptions, Property, describe_result, key, rounds, unknown_param_result, unknown_params};
-use crate::plugin::{Kind, Plugin, PluginError, PluginHost, WasmShard};
-use crate::pool::{MemoryPool, PoolMode};
+use super::{CheckOptions, Property, ShardSubject, key, rounds};
+use crate::plugin::{Plugin, PluginHost};
 use crate::strategy::ShardStrategies;
 use crate::workload::SplitMix;
 
@@ -37,21 +36,9 @@ fn describe_row(row: &[u8]) -> String {
     }
 }
 
-struct Subject<'a> {
-    host: &'a Arc<PluginHost>,
-    plugin: &'a Arc<Plugin>,
-    params: &'a [(String, String)],
-    partner: Arc<Plugin>,
-}
-
-impl Subject<'_> {
-    fn shard(&self, params: &[(String, String)]) -> Result<WasmShard, PluginError> {
-        let pool = Arc::new(MemoryPool::new(1 << 40, PoolMode::FetchAdd));
-        self.host.shard(&self.partner, &[], self.plugin, params, pool, 0)
-    }
-
+impl ShardSubject<'_> {
     /// Stores `batches`, loading back as it goes; the first failing batch.
-    fn replay(&self, batches: &[Vec<Vec<u8>>], seed: u64) -> Result<(), (usize, String)> {
+    fn replay_rows(&self, batches: &[Vec<Vec<u8>>], seed: u64) -> Result<(), (usize, String)> {
         let mut shard = self.shard(self.params).map_err(|e| (0, e.to_string()))?;
         let mut stored: Vec<(u64, usize, usize)> = Vec::new();
         let mut rng = SplitMix::new(&[seed, 7]);
@@ -92,22 +79,19 @@ fn batches(seed: u64, rows: u64) -> Vec<Vec<Vec<u8>>> {
 }
 
 pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
-    let partner = match host.load_as("btree", Kind::Memtable) {
-        Ok(p) => p,
-        Err(e) => return vec![Property::fail("set-up", e.to_string())],
+    let subject = match ShardSubject::new(host, plugin, options) {
+        Ok(s) => s,
+        Err(failed) => return vec![failed],
     };
-    let subject = Subject { host, plugin, params: &options.params, partner };
-    let mut properties = Vec::new();
-    properties.push(describe_result(plugin, subject.shard(&options.params).and_then(|mut s| s.describe()).map(|(_, a)| a)));
-    properties.push(unknown_param_result(subject.shard(&unknown_params(&options.params)).map(|_| ())));
+    let mut properties = subject.common_properties();
     let round_trip = rounds(options, PER_ROUND, |seed, ops| {
         let all = batches(seed, ops);
-        let Err((at, what)) = subject.replay(&all, seed) else { return Ok(()) };
+        let Err((at, what)) = subject.replay_rows(&all, seed) else { return Ok(()) };
         // Shrink: the failing batch alone, then its rows one by one.
         let mut case = all[..=at.min(all.len() - 1)].to_vec();
-        if subject.replay(&case[at.min(case.len() - 1)..], seed).is_err() {
+        if subject.replay_rows(&case[at.min(case.len() - 1)..], seed).is_err() {
             case = case[at.min(case.len() - 1)..].to_vec();
-            if let Some(single) = case[0].iter().find(|r| subject.replay(&[vec![(*r).clone()]], seed).is_err()) {
+            if let Some(single) = case[0].iter().find(|r| subject.replay_rows(&[vec![(*r).clone()]], seed).is_err()) {
                 case = vec![vec![single.clone()]];
             }
         }
@@ -121,7 +105,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
 
 /// `bytes-reserved` is what the host's pool saw reserved; `bytes-used`
 /// fits in it; reservations were made.
-fn stats(subject: &Subject<'_>, seed: u64) -> Result<String, String> {
+fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
     let mut shard = subject.shard(subject.params).map_err(|e| e.to_string())?;
     for batch in batches(seed ^ 0x57a7, 2_000) {
         let mut p = Packed::new();

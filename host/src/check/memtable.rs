@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use memlab_sdk::{Entry, Packed};
 
-use super::{CheckOptions, Property, describe_result, key, rounds, show, unknown_param_result, unknown_params};
+use super::{CheckOptions, Property, ShardSubject, key, rounds, show};
 use crate::model::ReferenceMemtable;
-use crate::plugin::{Kind, Plugin, PluginError, PluginHost, WasmShard};
-use crate::pool::{MemoryPool, PoolMode};
+use crate::plugin::{Plugin, PluginError, PluginHost};
 use crate::strategy::ShardStrategies;
 use crate::workload::SplitMix;
 
@@ -79,22 +78,10 @@ fn entries_of(p: &Packed) -> Result<Vec<(Vec<u8>, u64, u64)>, String> {
     p.iter().map(|r| Entry::decode(r).map(|e| (e.key.to_vec(), e.timestamp, e.reference)).map_err(|e| e.to_string())).collect()
 }
 
-struct Subject<'a> {
-    host: &'a Arc<PluginHost>,
-    plugin: &'a Arc<Plugin>,
-    params: &'a [(String, String)],
-    partner: Arc<Plugin>,
-}
-
-impl Subject<'_> {
-    fn shard(&self, params: &[(String, String)]) -> Result<WasmShard, PluginError> {
-        let pool = Arc::new(MemoryPool::new(1 << 40, PoolMode::FetchAdd));
-        self.host.shard(self.plugin, params, &self.partner, &[], pool, 0)
-    }
-
+impl ShardSubject<'_> {
     /// Replays `steps` against a fresh instance and the model; the index of
     /// the first step whose answer differs, and how.
-    fn replay(&self, steps: &[Step], cursor: bool) -> Result<(), (usize, String)> {
+    fn replay_steps(&self, steps: &[Step], cursor: bool) -> Result<(), (usize, String)> {
         let mut shard = self.shard(self.params).map_err(|e| (0, e.to_string()))?;
         let mut model = ReferenceMemtable::default();
         for (i, step) in steps.iter().enumerate() {
@@ -167,10 +154,10 @@ impl Subject<'_> {
 
 /// Removes chunks of steps, then entries within inserts, while the
 /// failure persists; at most `budget` replays.
-fn shrink(subject: &Subject<'_>, mut steps: Vec<Step>, cursor: bool, mut budget: u32) -> Vec<Step> {
+fn shrink(subject: &ShardSubject<'_>, mut steps: Vec<Step>, cursor: bool, mut budget: u32) -> Vec<Step> {
     let mut fails = |s: &[Step]| {
         budget = budget.saturating_sub(1);
-        budget > 0 && subject.replay(s, cursor).is_err()
+        budget > 0 && subject.replay_steps(s, cursor).is_err()
     };
     let mut chunk = steps.len() / 2;
     while chunk >= 1 {
@@ -207,17 +194,14 @@ fn shrink(subject: &Subject<'_>, mut steps: Vec<Step>, cursor: bool, mut budget:
 }
 
 pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
-    let partner = match host.load_as("per-row", Kind::Allocator) {
-        Ok(p) => p,
-        Err(e) => return vec![Property::fail("set-up", e.to_string())],
+    let subject = match ShardSubject::new(host, plugin, options) {
+        Ok(s) => s,
+        Err(failed) => return vec![failed],
     };
-    let subject = Subject { host, plugin, params: &options.params, partner };
-    let mut properties = Vec::new();
-    properties.push(describe_result(plugin, subject.shard(&options.params).and_then(|mut s| s.describe()).map(|(m, _)| m)));
-    properties.push(unknown_param_result(subject.shard(&unknown_params(&options.params)).map(|_| ())));
+    let mut properties = subject.common_properties();
     let differential = rounds(options, PER_ROUND, |seed, ops| {
         let steps = steps(seed, ops);
-        let Err((at, what)) = subject.replay(&steps, true) else { return Ok(()) };
+        let Err((at, what)) = subject.replay_steps(&steps, true) else { return Ok(()) };
         let cursor_failure = at == steps.len();
         let shrunk = shrink(&subject, steps[..at.min(steps.len() - 1) + 1].to_vec(), cursor_failure, 2_000);
         let mut case: Vec<String> = shrunk.iter().take(12).map(|s| format!("  {}", clip(&s.to_string()))).collect();
@@ -234,7 +218,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
 
 /// `entries` counts at least the distinct keys and at most the inserts;
 /// `index-bytes` is non-zero once anything is held.
-fn stats(subject: &Subject<'_>, seed: u64) -> Result<String, String> {
+fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
     let steps = steps(seed ^ 0x57a7, 5_000);
     let mut shard = subject.shard(subject.params).map_err(|e| e.to_string())?;
     let (mut model, mut inserts) = (ReferenceMemtable::default(), 0u64);

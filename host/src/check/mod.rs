@@ -159,6 +159,43 @@ pub(crate) fn describe_result(plugin: &Plugin, d: Result<memlab_sdk::Description
     }
 }
 
+/// A memtable or allocator under check, paired in a shard with a bundled
+/// partner of the other kind.
+pub(crate) struct ShardSubject<'a> {
+    host: &'a Arc<PluginHost>,
+    plugin: &'a Arc<Plugin>,
+    pub(crate) params: &'a [(String, String)],
+    partner: Arc<Plugin>,
+}
+
+impl<'a> ShardSubject<'a> {
+    /// Pairs `plugin` with the bundled `btree` or `per-row`.
+    pub(crate) fn new(host: &'a Arc<PluginHost>, plugin: &'a Arc<Plugin>, options: &'a CheckOptions) -> Result<Self, Property> {
+        let partner = match plugin.kind {
+            Kind::Allocator => host.load_as("btree", Kind::Memtable),
+            _ => host.load_as("per-row", Kind::Allocator),
+        };
+        let partner = partner.map_err(|e| Property::fail("set-up", e.to_string()))?;
+        Ok(ShardSubject { host, plugin, params: &options.params, partner })
+    }
+
+    /// A fresh shard with the plugin under check given `params`.
+    pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::plugin::WasmShard, PluginError> {
+        let pool = Arc::new(crate::pool::MemoryPool::new(1 << 40, crate::pool::PoolMode::FetchAdd));
+        match self.plugin.kind {
+            Kind::Allocator => self.host.shard(&self.partner, &[], self.plugin, params, pool, 0),
+            _ => self.host.shard(self.plugin, params, &self.partner, &[], pool, 0),
+        }
+    }
+
+    /// `describe` and the refusal of unknown parameters.
+    pub(crate) fn common_properties(&self) -> Vec<Property> {
+        use crate::strategy::ShardStrategies;
+        let described = self.shard(self.params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m });
+        vec![describe_result(self.plugin, described), unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ()))]
+    }
+}
+
 /// Runs `rounds` of `per_round` ops each, seeded `(seed, round)`; stops at
 /// the first failing round.
 pub(crate) fn rounds(options: &CheckOptions, per_round: u64, mut round: impl FnMut(u64, u64) -> Result<(), String>) -> Result<String, String> {

@@ -61,8 +61,8 @@ pub enum PluginError {
     Guest { plugin: String, operation: String, shard: usize, error: String },
     #[error("plugin `{plugin}` broke its contract in `{operation}` on shard {shard}: {detail}")]
     Contract { plugin: String, operation: String, shard: usize, detail: String },
-    #[error("plugin `{plugin}` on shard {shard} trapped earlier and is poisoned; `{operation}` was not attempted")]
-    Poisoned { plugin: String, operation: String, shard: usize },
+    #[error("plugin `{plugin}` on shard {shard} is poisoned ({cause} earlier); `{operation}` was not attempted")]
+    Poisoned { plugin: String, operation: String, shard: usize, cause: String },
 }
 
 impl PluginError {
@@ -82,8 +82,8 @@ impl PluginError {
             PluginError::Guest { plugin, operation, shard, error } => {
                 PluginError::Guest { plugin: plugin.clone(), operation: operation.clone(), shard: *shard, error: error.clone() }
             }
-            PluginError::Poisoned { plugin, operation, shard } => {
-                PluginError::Poisoned { plugin: plugin.clone(), operation: operation.clone(), shard: *shard }
+            PluginError::Poisoned { plugin, operation, shard, cause } => {
+                PluginError::Poisoned { plugin: plugin.clone(), operation: operation.clone(), shard: *shard, cause: cause.clone() }
             }
             other => PluginError::Contract { plugin: "memlab".into(), operation: "coalesced write".into(), shard: 0, detail: other.to_string() },
         }

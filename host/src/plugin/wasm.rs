@@ -14,10 +14,9 @@ use super::{Plugin, PluginError, PluginHost, TrapKind};
 use crate::strategy::{Boundary, FlushStrategy, SegmentReading, ShardStrategies};
 use crate::pool::MemoryPool;
 
-/// One plugin instance inside a store, with its poisoned state.
+/// One plugin instance inside a store.
 struct Slot {
     plugin: Arc<Plugin>,
-    poisoned: bool,
 }
 
 /// A store plus the bookkeeping every call shares.
@@ -26,6 +25,10 @@ struct Caller {
     limits: Limits,
     shard: usize,
     boundary: Boundary,
+    /// Set by the first trap: a trap leaves the whole store unusable
+    /// ("cannot enter component instance"), so every instance in it is
+    /// poisoned, and later calls say which trap did it.
+    trapped: Option<String>,
 }
 
 impl Caller {
@@ -36,7 +39,7 @@ impl Caller {
         // Instantiation runs guest code too: it gets a call's deadline
         // (and a store with epochs off needs some deadline all the same).
         store.set_epoch_deadline(limits.deadline_ticks.unwrap_or(u64::MAX));
-        Caller { store, limits, shard, boundary: Boundary::default() }
+        Caller { store, limits, shard, boundary: Boundary::default(), trapped: None }
     }
 
     /// Runs one call into `slot`, classifying traps and poisoning the slot.
@@ -47,8 +50,8 @@ impl Caller {
         bytes_in: usize,
         f: impl FnOnce(&mut Store<StoreCtx>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
-        if slot.poisoned {
-            return Err(PluginError::Poisoned { plugin: slot.plugin.name.clone(), operation: operation.into(), shard: self.shard });
+        if let Some(cause) = &self.trapped {
+            return Err(PluginError::Poisoned { plugin: slot.plugin.name.clone(), operation: operation.into(), shard: self.shard, cause: cause.clone() });
         }
         if let Some(ticks) = self.limits.deadline_ticks {
             self.store.set_epoch_deadline(ticks);
@@ -56,8 +59,8 @@ impl Caller {
         self.boundary.calls += 1;
         self.boundary.bytes_in += bytes_in as u64;
         f(&mut self.store).map_err(|error| {
-            slot.poisoned = true;
             let kind = classify(&error, self.store.data());
+            self.trapped = Some(format!("`{}` trapped in `{operation}`: {kind}", slot.plugin.name));
             PluginError::Trap {
                 plugin: slot.plugin.name.clone(),
                 sha256: slot.plugin.sha256.clone(),
@@ -167,8 +170,8 @@ impl WasmShard {
         let memtable = mt_indices.load(&mut caller.store, &mt_instance).map_err(|e| load_failed(memtable_plugin, e))?;
         let al_instance = instantiate(&mut caller, allocator_plugin)?;
         let allocator = al_indices.load(&mut caller.store, &al_instance).map_err(|e| load_failed(allocator_plugin, e))?;
-        let mut memtable_slot = Slot { plugin: Arc::clone(memtable_plugin), poisoned: false };
-        let mut allocator_slot = Slot { plugin: Arc::clone(allocator_plugin), poisoned: false };
+        let mut memtable_slot = Slot { plugin: Arc::clone(memtable_plugin) };
+        let mut allocator_slot = Slot { plugin: Arc::clone(allocator_plugin) };
         let table = caller
             .call(&mut memtable_slot, "memtable.create", 0, |s| memtable.memtable().call_create(s, &memtable_params.to_vec()))?
             .map_err(|e| caller.guest_error(&memtable_slot, "memtable.create", e))?;
@@ -308,7 +311,7 @@ impl WasmSerializer {
     pub fn new(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<Self, PluginError> {
         let mut caller = Caller::new(host, None, shard);
         let api = serializer_api(&mut caller, plugin)?;
-        let mut slot = Slot { plugin: Arc::clone(plugin), poisoned: false };
+        let mut slot = Slot { plugin: Arc::clone(plugin) };
         let writer = caller
             .call(&mut slot, "writer.create", 0, |s| api.writer().call_create(s, &params.to_vec()))?
             .map_err(|e| caller.guest_error(&slot, "writer.create", e))?;
@@ -391,7 +394,7 @@ impl WasmReader {
     ) -> Result<Self, PluginError> {
         let mut caller = Caller::new(host, None, 0);
         let api = serializer_api(&mut caller, plugin)?;
-        let mut slot = Slot { plugin: Arc::clone(plugin), poisoned: false };
+        let mut slot = Slot { plugin: Arc::clone(plugin) };
         let reader = caller
             .call(&mut slot, "reader.open", data.len() + index.len(), |s| api.reader().call_open(s, &params.to_vec(), data, index))?
             .map_err(|e| caller.guest_error(&slot, "reader.open", e))?;

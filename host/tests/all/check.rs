@@ -2,29 +2,16 @@
 //! fails it with the right classification; a lost row shrinks to a tiny
 //! case with its seed.
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
-
 use memlab::bundled;
 use memlab::check::{CheckOptions, check};
-use memlab::plugin::{EngineSettings, PluginHost};
 
-fn strict_host() -> Arc<PluginHost> {
-    static HOST: OnceLock<Arc<PluginHost>> = OnceLock::new();
-    Arc::clone(HOST.get_or_init(|| {
-        let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache-check");
-        let settings = EngineSettings { call_deadline: Some(Duration::from_secs(2)), memory_cap: 256 << 20, cache_dir: Some(cache), ..EngineSettings::default() };
-        PluginHost::new(settings).expect("engine")
-    }))
-}
+use crate::support::{hostile_plugin, strict_host};
+
 
 fn options(ops: u64, params: &[(&str, &str)]) -> CheckOptions {
     CheckOptions { params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), ops, seed: 42 }
 }
 
-fn hostile() -> String {
-    std::path::Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm").display().to_string()
-}
 
 #[test]
 fn every_bundled_plugin_passes() {
@@ -45,7 +32,7 @@ fn each_hostile_plugin_fails_with_its_classification() {
         ("deep-recursion", "stack overflow"),
         ("huge-return", "broke its contract in `cursor.next`"),
     ] {
-        let report = check(&strict_host(), &hostile(), options(2_000, &[("mode", mode), ("after", "40")])).expect("check");
+        let report = check(&strict_host(), &hostile_plugin(), options(2_000, &[("mode", mode), ("after", "40")])).expect("check");
         assert!(!report.passed(), "{mode} passed");
         let text = report.render();
         assert!(text.contains("FAIL  differential+cursor") && text.contains(expected), "{mode}: {text}");
@@ -54,7 +41,7 @@ fn each_hostile_plugin_fails_with_its_classification() {
 
 #[test]
 fn a_lost_row_shrinks_to_a_tiny_case_with_its_seed() {
-    let report = check(&strict_host(), &hostile(), options(20_000, &[("mode", "drop-row")])).expect("check");
+    let report = check(&strict_host(), &hostile_plugin(), options(20_000, &[("mode", "drop-row")])).expect("check");
     let text = report.render();
     let failure = report.properties.iter().find(|p| p.name == "differential+cursor").and_then(|p| p.failure.clone()).expect("fails");
     assert!(failure.contains("seed 0x"), "{text}");

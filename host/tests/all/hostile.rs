@@ -5,31 +5,21 @@
 //! plugin that loses one row is caught by verification.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::Arc;
 
 use memlab::bench;
 use memlab::config::BenchConfig;
-use memlab::plugin::{EngineSettings, Kind, PluginError, PluginHost, TrapKind};
+use memlab::plugin::{Kind, PluginError, TrapKind};
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab::strategy::ShardStrategies;
 use memlab_sdk::{Entry, Packed};
 
-use crate::support::{options, scratch};
+use crate::support::{hostile_plugin, options, scratch, strict_host};
 
 fn hostile_path() -> PathBuf {
-    PathBuf::from(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm")
+    PathBuf::from(hostile_plugin())
 }
 
-/// A host with the sandbox's limits on: a 1 s deadline, a 256 MiB cap.
-fn strict_host() -> Arc<PluginHost> {
-    static HOST: OnceLock<Arc<PluginHost>> = OnceLock::new();
-    Arc::clone(HOST.get_or_init(|| {
-        let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache-strict");
-        let settings = EngineSettings { call_deadline: Some(Duration::from_secs(1)), memory_cap: 256 << 20, cache_dir: Some(cache), ..EngineSettings::default() };
-        PluginHost::new(settings).expect("engine")
-    }))
-}
 
 fn hostile_shard(mode: &str) -> Box<dyn ShardStrategies> {
     let host = strict_host();
@@ -60,7 +50,7 @@ fn trap_of(mode: &str) -> (TrapKind, String, Box<dyn ShardStrategies>) {
 }
 
 #[test]
-fn each_hostile_behaviour_is_classified_and_poisons_only_its_instance() {
+fn each_hostile_behaviour_is_classified_and_poisons_only_its_shard() {
     let sha = strict_host().load(&hostile_path().display().to_string()).expect("load").sha256.clone();
     for (mode, kind) in [("loop", TrapKind::Deadline), ("memory-bomb", TrapKind::OutOfMemory), ("panic", TrapKind::Panic), ("deep-recursion", TrapKind::StackOverflow)] {
         let (found, message, mut shard) = trap_of(mode);
@@ -68,7 +58,7 @@ fn each_hostile_behaviour_is_classified_and_poisons_only_its_instance() {
         assert!(message.contains("hostile.wasm") && message.contains(&sha[..12]), "{mode}: {message}");
         assert!(message.contains("memtable.insert") && message.contains("shard 5"), "{mode}: {message}");
         assert_eq!(message.lines().count(), 1, "{mode}: {message}");
-        // The instance is poisoned; the host and other instances are not.
+        // The shard (its store) is poisoned; the host and other shards are not.
         let again = shard.get(entries(1)).expect_err("poisoned").to_string();
         assert!(again.contains("poisoned"), "{mode}: {again}");
         let mut healthy = hostile_shard("none");

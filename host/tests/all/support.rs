@@ -26,3 +26,23 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
 pub fn options(run_dir: std::path::PathBuf) -> memlab::bench::BenchOptions {
     memlab::bench::BenchOptions { run_dir, keep_segments: false, log_flushes: false, intervals: false, repeats: None }
 }
+
+/// A host with the sandbox's limits on: a 2 s deadline, a 256 MiB cap.
+pub fn strict_host() -> Arc<PluginHost> {
+    static HOST: OnceLock<Arc<PluginHost>> = OnceLock::new();
+    Arc::clone(HOST.get_or_init(|| {
+        let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache-strict");
+        let settings = EngineSettings {
+            call_deadline: Some(std::time::Duration::from_secs(2)),
+            memory_cap: 256 << 20,
+            cache_dir: Some(cache),
+            ..EngineSettings::default()
+        };
+        PluginHost::new(settings).expect("engine")
+    }))
+}
+
+/// The hostile test plugin (`plugins/test-hostile`).
+pub fn hostile_plugin() -> String {
+    std::path::Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm").display().to_string()
+}
