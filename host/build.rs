@@ -17,10 +17,12 @@ const BUNDLED: &[(&str, &str, &str)] = &[
     ("memtable-skiplist", "Memtable", "skiplist"),
     ("memtable-trie", "Memtable", "trie"),
     ("memtable-vector", "Memtable", "vector"),
+    ("memtable-null", "Memtable", "null"),
     ("alloc-per-row", "Allocator", "per-row"),
     ("alloc-per-cell", "Allocator", "per-cell"),
     ("alloc-region", "Allocator", "region"),
     ("alloc-heap", "Allocator", "heap"),
+    ("alloc-null", "Allocator", "null"),
     ("flush-naive", "Serializer", "naive"),
     ("flush-lean", "Serializer", "lean"),
     ("flush-block", "Serializer", "block"),
@@ -50,7 +52,7 @@ fn main() {
     for (krate, kind, name) in BUNDLED {
         let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
         let component = componentize(&module_path);
-        let component_path = out_dir.join(format!("{name}.component.wasm"));
+        let component_path = out_dir.join(format!("{krate}.component.wasm"));
         fs::write(&component_path, component).unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
         writeln!(
             table,

@@ -22,7 +22,12 @@ pub fn all() -> &'static [Bundled] {
     BUNDLED
 }
 
-/// The bundled plugin called `name`.
+/// The bundled plugin of `kind` called `name`.
+pub fn find_kind(name: &str, kind: Kind) -> Option<&'static Bundled> {
+    BUNDLED.iter().find(|b| b.name == name && b.kind == kind)
+}
+
+/// The first bundled plugin called `name`.
 pub fn find(name: &str) -> Option<&'static Bundled> {
     BUNDLED.iter().find(|b| b.name == name)
 }

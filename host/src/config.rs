@@ -131,6 +131,12 @@ struct RawVariant {
     coalescing: Coalescing,
     #[serde(default)]
     runtime: Runtime,
+    #[serde(default = "yes")]
+    verify: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Where strategies run.
@@ -204,6 +210,10 @@ pub struct Variant {
     pub coalescing: Coalescing,
     /// Wasm components or native twins.
     pub runtime: Runtime,
+    /// Read the segments back and compare with the stream's final state
+    /// (off only for strategies that keep nothing, like `null`).
+    #[serde(default = "yes")]
+    pub verify: bool,
     /// The named configurations used, e.g. `memtable trie32 (inherits trie)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configurations: Vec<String>,
@@ -357,6 +367,7 @@ impl BenchConfig {
                 pool: v.pool,
                 coalescing: v.coalescing,
                 runtime: v.runtime,
+                verify: v.verify,
                 configurations: used,
             });
         }

@@ -134,6 +134,7 @@ fn new_memtable(name: &str, params: &[(String, String)]) -> Option<Built<dyn Mem
         "skiplist" => make::<memtable_skiplist::SkipList>(params),
         "trie" => make::<memtable_trie::Trie>(params),
         "vector" => make::<memtable_vector::VectorMemtable>(params),
+        "null" => make::<memtable_null::NullMemtable>(params),
         _ => return None,
     })
 }
@@ -148,6 +149,7 @@ fn new_allocator(name: &str, params: &[(String, String)]) -> Option<Built<dyn Al
         "per-cell" => make::<alloc_per_cell::PerCellAllocator>(params),
         "region" => make::<alloc_region::RegionAllocator>(params),
         "heap" => make::<alloc_heap::HeapAllocator>(params),
+        "null" => make::<alloc_null::NullAllocator>(params),
         _ => return None,
     })
 }

@@ -99,7 +99,11 @@ const COMPONENT_MAGIC: [u8; 8] = [0, b'a', b's', b'm', 0x0d, 0, 1, 0];
 impl PluginHost {
     /// Loads a plugin by bundled name or path, checking that it is a `kind`.
     pub fn load_as(&self, spec: &str, kind: Kind) -> Result<Arc<Plugin>, PluginError> {
-        let plugin = self.load(spec)?;
+        // Kinds may share a bundled name (`null`): take the one asked for.
+        let plugin = match bundled::find_kind(spec, kind) {
+            Some(bundled) => self.load_bytes(spec, Source::Bundled, bundled.component)?,
+            None => self.load(spec)?,
+        };
         if plugin.kind != kind {
             return Err(PluginError::WrongKind {
                 plugin: plugin.name.clone(),

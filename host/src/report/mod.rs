@@ -221,7 +221,7 @@ pub fn summary(v: &VariantResult) -> String {
         (
             "Verified",
             v.verified.map_or_else(
-                || "no".into(),
+                || if c.verify { "no".into() } else { "skipped (verify = false)".into() },
                 |x| format!("{} keys, digest {:032x}, {} rows read back", thousands(x.keys as f64), x.digest, thousands(x.rows_read as f64)),
             ),
         ),
