@@ -11,7 +11,7 @@ fn every_bundled_plugin_loads_as_its_kind() {
     let host = host();
     assert!(bundled::all().len() >= 3);
     for b in bundled::all() {
-        let plugin = host.load(b.name).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+        let plugin = host.load_as(b.name, b.kind).unwrap_or_else(|e| panic!("{}: {e}", b.name));
         assert_eq!(plugin.kind, b.kind, "{}", b.name);
         assert_eq!(plugin.sha256.len(), 64);
     }
