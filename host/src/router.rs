@@ -117,11 +117,13 @@ impl RoutedBatch {
         let mut key = Vec::with_capacity(64);
         let mut partition_token = None;
         for record in rows.iter() {
-            let row = RowView::decode(record)?;
-            let token = *partition_token.get_or_insert_with(|| token(row.partition));
+            // Rows come from the generator or a stream file checked whole
+            // when read: the keys are all routing needs.
+            let (partition, clustering, timestamp) = RowView::keys(record)?;
+            let token = *partition_token.get_or_insert_with(|| token(partition));
             key.clear();
-            sort_key(token, row.partition, row.clustering, &mut key);
-            self.entries.push_with(|buf| Entry { key: &key, timestamp: row.timestamp, reference: 0 }.encode(buf));
+            sort_key(token, partition, clustering, &mut key);
+            self.entries.push_with(|buf| Entry { key: &key, timestamp, reference: 0 }.encode(buf));
             self.rows.push(record);
             self.shard = router.shard_of(token);
         }

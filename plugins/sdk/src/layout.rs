@@ -110,6 +110,17 @@ impl<'a> RowView<'a> {
         Ok(view)
     }
 
+    /// Reads only the keys and timestamp of a row record, checking their
+    /// bounds but not the cells: for routing rows already validated once.
+    pub fn keys(bytes: &'a [u8]) -> Result<(&'a [u8], &'a [u8], u64), Error> {
+        let mut r = Reader::new(bytes, "row");
+        let pk_len = r.u32()? as usize;
+        let partition = r.take(pk_len)?;
+        let ck_len = r.u32()? as usize;
+        let clustering = r.take(ck_len)?;
+        Ok((partition, clustering, r.u64()?))
+    }
+
     /// The encoded row, exactly as decoded.
     pub fn as_bytes(&self) -> &'a [u8] {
         self.bytes
