@@ -36,8 +36,14 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     Some(Welch { ratio, p: p.clamp(0.0, 1.0) })
 }
 
+/// Fewer samples than this on a side make any verdict a guess.
+const MIN_SAMPLES: usize = 3;
+
 /// A verdict line for `b` against `a` at 5% significance.
 pub fn verdict(a: &[f64], b: &[f64]) -> String {
+    if a.len().min(b.len()) < MIN_SAMPLES {
+        return "n/a (too few intervals)".into();
+    }
     match welch(a, b) {
         None => "n/a (too few intervals)".into(),
         Some(w) if w.p < 0.05 && w.ratio > 1.0 => format!("faster, p={:.3}", w.p),
@@ -118,7 +124,8 @@ mod tests {
         // Identical samples: no difference at all.
         assert!(welch(&a, &a).expect("enough").p > 0.99);
         assert_eq!(verdict(&a, &b), format!("faster, p={:.3}", w.p));
-        assert!(verdict(&a, &[11.0, 11.2]).starts_with("same"));
+        assert!(verdict(&a, &[11.0, 11.2, 10.8]).starts_with("same"));
+        assert!(verdict(&a, &[11.0, 11.2]).starts_with("n/a"));
     }
 
     #[test]
