@@ -7,7 +7,7 @@
 //! height: u8, 3 pad bytes, next: [u32; height], key`. The head sits at
 //! offset 0, so 0 also means "no next node".
 
-use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats};
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats, compare_keys};
 
 const MAX_HEIGHT: usize = 12;
 const HEAD: u32 = 0;
@@ -90,7 +90,7 @@ impl SkipList {
         for level in (0..self.height).rev() {
             loop {
                 let n = self.next(x, level);
-                if n != 0 && self.key(n) < key {
+                if n != 0 && compare_keys(self.key(n), key).is_lt() {
                     x = n;
                 } else {
                     break;

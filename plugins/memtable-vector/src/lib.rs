@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats};
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats, compare_keys};
 
 #[derive(Debug, Clone, Copy)]
 struct Item {
@@ -52,7 +52,7 @@ impl VectorMemtable {
     }
 
     fn first_at_or_after(&self, key: &[u8]) -> usize {
-        self.items.partition_point(|item| self.key(item) < key)
+        self.items.partition_point(|item| compare_keys(self.key(item), key).is_lt())
     }
 }
 
@@ -104,7 +104,7 @@ impl Memtable for VectorMemtable {
         let mut items = std::mem::take(&mut self.items);
         // Stable: equal keys keep insertion order, so the last of the
         // highest timestamp is the winner.
-        items.sort_by(|a, b| self.key(a).cmp(self.key(b)));
+        items.sort_by(|a, b| compare_keys(self.key(a), self.key(b)));
         let mut kept: Vec<Item> = Vec::with_capacity(items.len());
         for item in items {
             match kept.last_mut() {

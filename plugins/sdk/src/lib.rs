@@ -22,6 +22,7 @@ extern crate self as memlab_sdk;
 
 mod allocator;
 mod chunks;
+mod compare;
 mod error;
 mod layout;
 mod memtable;
@@ -31,6 +32,7 @@ mod serializer;
 
 pub use allocator::{Allocator, Pool};
 pub use chunks::ChunkStore;
+pub use compare::compare_keys;
 pub use error::Error;
 pub use layout::{Cell, Cells, Entry, FlushRecord, RowView, encode_flush_record, encode_row};
 pub use memtable::Memtable;
