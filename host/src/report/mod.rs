@@ -132,7 +132,14 @@ pub fn summary(v: &VariantResult) -> String {
                 v.counters.coalesce_wait_ns as f64 / 1e3 / v.partitions.max(1) as f64
             ) },
         ),
-        ("Memtable switches", format!("{} (the last is the drain at the end)", v.counters.switches)),
+        (
+            "Memtable switches",
+            format!(
+                "{} (the last is the drain at the end); a new generation took {:.0} us per shard",
+                v.counters.switches,
+                v.counters.generation_start_ns as f64 / 1e3 / v.counters.generation_shards.max(1) as f64
+            ),
+        ),
         (
             "Contended puts",
             format!(

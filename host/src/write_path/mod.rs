@@ -69,6 +69,10 @@ pub struct WriteCounters {
     pub groups: u64,
     /// Time client batches waited in a group's queue, summed.
     pub coalesce_wait_ns: u64,
+    /// Time spent creating fresh generations' shards (instantiation).
+    pub generation_start_ns: u64,
+    /// Shards created for fresh generations.
+    pub generation_shards: u64,
 }
 
 /// The live generation of every shard, and the machinery to switch it.
@@ -93,6 +97,8 @@ pub struct WritePath {
     groups: Vec<coalesce::Group>,
     groups_written: AtomicU64,
     coalesce_wait_ns: AtomicU64,
+    generation_start_ns: AtomicU64,
+    generation_shards: AtomicU64,
 }
 
 impl WritePath {
@@ -124,6 +130,8 @@ impl WritePath {
             groups,
             groups_written: AtomicU64::new(0),
             coalesce_wait_ns: AtomicU64::new(0),
+            generation_start_ns: AtomicU64::new(0),
+            generation_shards: AtomicU64::new(0),
         })
     }
 
@@ -197,7 +205,11 @@ impl WritePath {
     /// with `replace`, a fresh generation takes new writes.
     fn switch(&self, replace: bool) -> Result<(), PluginError> {
         let fresh = if replace {
-            (0..self.shards.len()).map(|i| (self.factory)(i).map(Some)).collect::<Result<Vec<_>, _>>()?
+            let started = Instant::now();
+            let fresh = (0..self.shards.len()).map(|i| (self.factory)(i).map(Some)).collect::<Result<Vec<_>, _>>()?;
+            self.generation_start_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            self.generation_shards.fetch_add(self.shards.len() as u64, Ordering::Relaxed);
+            fresh
         } else {
             (0..self.shards.len()).map(|_| None).collect()
         };
@@ -254,6 +266,8 @@ impl WritePath {
             pool_sum_checks: self.pool.sum_checks(),
             groups: self.groups_written.load(Ordering::Relaxed),
             coalesce_wait_ns: self.coalesce_wait_ns.load(Ordering::Relaxed),
+            generation_start_ns: self.generation_start_ns.load(Ordering::Relaxed),
+            generation_shards: self.generation_shards.load(Ordering::Relaxed),
         }
     }
 }
