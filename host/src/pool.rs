@@ -170,10 +170,6 @@ impl MemoryPool {
         self.budget
     }
 
-    /// The counting mode.
-    pub fn mode(&self) -> PoolMode {
-        self.mode
-    }
 
     /// Compare-and-swap conflicts so far (`cas-loop` only).
     pub fn cas_retries(&self) -> u64 {

@@ -237,7 +237,7 @@ pub fn summary(v: &VariantResult) -> String {
     if v.latencies.len() > 1 {
         for (kind, l) in v.latencies.iter().rev() {
             let line = format!("mean {}, p50 {}, p99 {}, max {}", ms(l.mean), ms(l.p50 as f64), ms(l.p99 as f64), ms(l.max as f64));
-            rows.insert(9, (leak_label(kind), line));
+            rows.insert(9, (latency_label(kind), line));
         }
     }
     rows.push((
@@ -255,7 +255,7 @@ pub fn summary(v: &VariantResult) -> String {
     s
 }
 
-fn leak_label(kind: &str) -> &'static str {
+fn latency_label(kind: &str) -> &'static str {
     match kind {
         "insert" => "Latency insert",
         "read" => "Latency read",

@@ -1,6 +1,6 @@
 //! The generator: op `index` of `thread` from nothing but the profile.
 
-use memlab_sdk::{Cell, Packed, encode_row};
+use memlab_sdk::{Cell, encode_row};
 
 use super::profile::{Popularity, Profile};
 use super::{Op, OpKind, SplitMix};
@@ -109,12 +109,6 @@ impl Generator {
         }
     }
 
-    /// Op `index` of `thread` as encoded rows (empty unless an insert).
-    pub fn batch(&mut self, thread: usize, index: u64, rows: &mut Packed) {
-        let mut op = Op::default();
-        self.op(thread, index, &mut op);
-        *rows = op.rows;
-    }
 }
 
 #[cfg(test)]

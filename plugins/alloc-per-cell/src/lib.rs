@@ -8,8 +8,6 @@ use memlab_sdk::{Allocator, ChunkStore, Error, Params, Pool, RowView, Stats};
 #[derive(Debug)]
 pub struct PerCellAllocator {
     store: ChunkStore,
-    reserved: u64,
-    reservations: u64,
 }
 
 impl Allocator for PerCellAllocator {
@@ -17,11 +15,7 @@ impl Allocator for PerCellAllocator {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn create(params: &mut Params) -> Result<Self, Error> {
-        let chunk_size: usize = params.get("chunk_size", 1 << 20)?;
-        if chunk_size < 64 {
-            return Err(Error::BadParam(format!("`chunk_size` = {chunk_size} is below 64")));
-        }
-        Ok(PerCellAllocator { store: ChunkStore::new(chunk_size), reserved: 0, reservations: 0 })
+        Ok(PerCellAllocator { store: ChunkStore::from_param(params, "chunk_size", 1 << 20, 64..=1 << 30)? })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
@@ -30,14 +24,11 @@ impl Allocator for PerCellAllocator {
         for cell in row.cells() {
             // Column id, length and value, as the row layout stores them.
             let bytes = 6 + cell.value.len() as u64;
-            pool.reserve(bytes)?;
+            self.store.reserve(pool, bytes)?;
             reserved += bytes;
-            self.reservations += 1;
         }
         // The rest: keys, timestamp, flags, count, length prefix.
-        pool.reserve(total - reserved)?;
-        self.reservations += 1;
-        self.reserved += total;
+        self.store.reserve(pool, total - reserved)?;
         Ok(self.store.push(row.as_bytes()))
     }
 
@@ -46,7 +37,7 @@ impl Allocator for PerCellAllocator {
     }
 
     fn stats(&self) -> Stats {
-        self.store.stats(self.reserved, self.reservations)
+        self.store.stats()
     }
 }
 

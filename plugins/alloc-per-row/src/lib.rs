@@ -8,8 +8,6 @@ use memlab_sdk::{Allocator, ChunkStore, Error, Params, Pool, RowView, Stats};
 #[derive(Debug)]
 pub struct PerRowAllocator {
     store: ChunkStore,
-    reserved: u64,
-    reservations: u64,
 }
 
 impl Allocator for PerRowAllocator {
@@ -17,18 +15,11 @@ impl Allocator for PerRowAllocator {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn create(params: &mut Params) -> Result<Self, Error> {
-        let chunk_size: usize = params.get("chunk_size", 1 << 20)?;
-        if chunk_size < 64 {
-            return Err(Error::BadParam(format!("`chunk_size` = {chunk_size} is below 64")));
-        }
-        Ok(PerRowAllocator { store: ChunkStore::new(chunk_size), reserved: 0, reservations: 0 })
+        Ok(PerRowAllocator { store: ChunkStore::from_param(params, "chunk_size", 1 << 20, 64..=1 << 30)? })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
-        let need = ChunkStore::footprint(row.as_bytes().len()) as u64;
-        pool.reserve(need)?;
-        self.reserved += need;
-        self.reservations += 1;
+        self.store.reserve(pool, ChunkStore::footprint(row.as_bytes().len()) as u64)?;
         Ok(self.store.push(row.as_bytes()))
     }
 
@@ -37,7 +28,7 @@ impl Allocator for PerRowAllocator {
     }
 
     fn stats(&self) -> Stats {
-        self.store.stats(self.reserved, self.reservations)
+        self.store.stats()
     }
 }
 

@@ -9,8 +9,6 @@ use memlab_sdk::{Allocator, ChunkStore, Error, Params, Pool, RowView, Stats};
 #[derive(Debug)]
 pub struct RegionAllocator {
     store: ChunkStore,
-    reserved: u64,
-    reservations: u64,
 }
 
 impl Allocator for RegionAllocator {
@@ -18,18 +16,12 @@ impl Allocator for RegionAllocator {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn create(params: &mut Params) -> Result<Self, Error> {
-        let region_size: usize = params.get("region_size", 1 << 20)?;
-        if !(4096..=1 << 30).contains(&region_size) {
-            return Err(Error::BadParam(format!("`region_size` = {region_size} is outside 4096..=1GiB")));
-        }
-        Ok(RegionAllocator { store: ChunkStore::new(region_size), reserved: 0, reservations: 0 })
+        Ok(RegionAllocator { store: ChunkStore::from_param(params, "region_size", 1 << 20, 4096..=1 << 30)? })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
         if let Some(region) = self.store.next_chunk(row.as_bytes().len()) {
-            pool.reserve(region as u64)?;
-            self.reserved += region as u64;
-            self.reservations += 1;
+            self.store.reserve(pool, region as u64)?;
         }
         Ok(self.store.push(row.as_bytes()))
     }
@@ -39,7 +31,7 @@ impl Allocator for RegionAllocator {
     }
 
     fn stats(&self) -> Stats {
-        self.store.stats(self.reserved, self.reservations)
+        self.store.stats()
     }
 }
 

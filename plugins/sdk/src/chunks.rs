@@ -1,14 +1,17 @@
-use crate::{Error, Stats};
+use crate::{Error, Params, Pool, Stats};
 
-/// Rows bump-allocated into chunks, each row behind its `u32` length.
-/// A ref is `chunk << 32 | offset`. Chunks never move once created, so a
-/// ref stays valid for the store's life. Shared by the bundled allocators;
-/// yours may use it too.
+/// Rows bump-allocated into chunks, each row behind its `u32` length,
+/// with the pool reservations made for them counted. A ref is
+/// `chunk << 32 | offset`. Chunks never move once created, so a ref stays
+/// valid for the store's life. Shared by the bundled allocators; yours
+/// may use it too.
 #[derive(Debug)]
 pub struct ChunkStore {
     chunk_size: usize,
     chunks: Vec<Vec<u8>>,
     used: u64,
+    reserved: u64,
+    reservations: u64,
 }
 
 const LEN_PREFIX: usize = 4;
@@ -16,7 +19,25 @@ const LEN_PREFIX: usize = 4;
 impl ChunkStore {
     /// Chunks of `chunk_size` bytes; a larger row gets a chunk of its own.
     pub fn new(chunk_size: usize) -> Self {
-        ChunkStore { chunk_size, chunks: Vec::new(), used: 0 }
+        ChunkStore { chunk_size, chunks: Vec::new(), used: 0, reserved: 0, reservations: 0 }
+    }
+
+    /// A store whose chunk size is the parameter `name` (default
+    /// `default`), refused outside `range`.
+    pub fn from_param(params: &mut Params, name: &str, default: usize, range: std::ops::RangeInclusive<usize>) -> Result<Self, Error> {
+        let size: usize = params.get(name, default)?;
+        if !range.contains(&size) {
+            return Err(Error::BadParam(format!("`{name}` = {size} is outside {}..={}", range.start(), range.end())));
+        }
+        Ok(ChunkStore::new(size))
+    }
+
+    /// Reserves `bytes` from `pool` with one call, and counts it.
+    pub fn reserve(&mut self, pool: &mut dyn Pool, bytes: u64) -> Result<(), Error> {
+        pool.reserve(bytes)?;
+        self.reserved += bytes;
+        self.reservations += 1;
+        Ok(())
     }
 
     /// Bytes a row of `len` bytes takes, prefix included.
@@ -68,15 +89,14 @@ impl ChunkStore {
         self.used
     }
 
-    /// The allocator counters of WIT `allocator` contract 4, for an
-    /// allocator that reserved `reserved` bytes in `reservations` calls.
-    pub fn stats(&self, reserved: u64, reservations: u64) -> Stats {
+    /// The allocator counters of WIT `allocator` contract 4.
+    pub fn stats(&self) -> Stats {
         vec![
             ("bytes-used".into(), self.used),
-            ("bytes-reserved".into(), reserved),
+            ("bytes-reserved".into(), self.reserved),
             ("regions".into(), self.chunks.len() as u64),
-            ("reservations".into(), reservations),
-            ("waste".into(), reserved.saturating_sub(self.used)),
+            ("reservations".into(), self.reservations),
+            ("waste".into(), self.reserved.saturating_sub(self.used)),
         ]
     }
 

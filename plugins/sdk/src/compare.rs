@@ -39,6 +39,11 @@ mod tests {
             b"abcdefghabcdefgz".to_vec(),
             vec![0xff; 9],
             vec![0xff; 8],
+            // Same length, differing only after the last whole word.
+            b"a".to_vec(),
+            b"b".to_vec(),
+            b"abcdefgha".to_vec(),
+            b"abcdefghb".to_vec(),
         ];
         for a in &keys {
             for b in &keys {
