@@ -38,6 +38,8 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed={}", workspace.join("plugins").display());
     println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
+    // The plugin profile lives in the workspace manifest.
+    println!("cargo:rerun-if-changed={}", workspace.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed=build.rs");
     provenance(&workspace);
 

@@ -111,6 +111,11 @@ impl Pool for NativePool {
         Ok(())
     }
 
+    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
+        self.reserved += self.pool.reserve_each(sizes).map_err(|_| Error::PoolFull)?;
+        Ok(())
+    }
+
     fn release(&mut self, bytes: u64) {
         let bytes = bytes.min(self.reserved);
         self.pool.release(bytes);
@@ -219,18 +224,18 @@ impl NativeShard {
 }
 
 impl ShardStrategies for NativeShard {
-    fn store_rows(&mut self, rows: Packed) -> Result<Vec<u64>, PluginError> {
+    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, PluginError> {
         self.count(rows.data_len());
         let mut refs = Vec::with_capacity(rows.len());
         self.allocator
-            .store_batch(&mut self.pool, &rows, &mut refs)
+            .store_batch(&mut self.pool, rows, &mut refs)
             .map_err(|e| self.fail(false, "arena.store", e))?;
         Ok(refs)
     }
 
-    fn insert(&mut self, entries: Packed) -> Result<(), PluginError> {
+    fn insert(&mut self, entries: &mut Packed) -> Result<(), PluginError> {
         self.count(entries.data_len());
-        self.memtable.insert(&entries).map_err(|e| self.fail(true, "memtable.insert", e))
+        self.memtable.insert(entries).map_err(|e| self.fail(true, "memtable.insert", e))
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, PluginError> {
@@ -414,7 +419,7 @@ mod tests {
         let mut shard = NativeShard::new("btree", &[], "per-row", &[], pool, 0).expect("twins exist");
         let mut entries = Packed::new();
         entries.push_with(|b| Entry { key: b"k", timestamp: 1, reference: 9 }.encode(b));
-        shard.insert(entries).expect("insert");
+        shard.insert(&mut entries).expect("insert");
         shard.open_cursor().expect("cursor");
         let out = shard.next_entries(1024).expect("next");
         assert_eq!(out.len(), 1);

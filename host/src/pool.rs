@@ -34,7 +34,7 @@ impl std::fmt::Display for PoolMode {
 }
 
 /// The reservation would pass the pool's hard limit.
-#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("memory pool hard limit reached")]
 pub struct PoolFull;
 
@@ -131,6 +131,22 @@ impl MemoryPool {
                 Ok(())
             }
         }
+    }
+
+    /// Accounts each of `sizes` as its own reservation, in order, and
+    /// returns their sum; on refusal gives back what this call reserved.
+    pub fn reserve_each(&self, sizes: &[u64]) -> Result<u64, PoolFull> {
+        let mut granted = 0u64;
+        for &bytes in sizes {
+            if let Err(full) = self.reserve(bytes) {
+                if granted > 0 {
+                    self.release(granted);
+                }
+                return Err(full);
+            }
+            granted += bytes;
+        }
+        Ok(granted)
     }
 
     /// Gives bytes back from a live generation.
@@ -243,6 +259,20 @@ mod tests {
             let slack = if mode == PoolMode::Striped { STRIPE_CHECK } else { 0 };
             let owned = pool.owns();
             assert!(owned <= limit + slack && owned + 4096 > limit, "{mode:?}: {owned} after {refused}");
+        }
+    }
+
+    #[test]
+    fn reserve_each_is_all_or_nothing() {
+        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
+            let pool = MemoryPool::new(1 << 20, mode);
+            assert_eq!(pool.reserve_each(&[100, 200, 300]), Ok(600), "{mode:?}");
+            assert_eq!(pool.owns(), 600, "{mode:?}");
+            // Far past the hard limit (twice the budget): refused, and the
+            // sizes granted before the refusal are given back.
+            let sizes = vec![64 << 10; 64];
+            assert!(pool.reserve_each(&sizes).is_err(), "{mode:?}");
+            assert_eq!(pool.owns(), 600, "{mode:?}");
         }
     }
 }

@@ -132,13 +132,11 @@ impl RoutedBatch {
 
     /// Writes the allocator's refs into the entries.
     pub fn set_refs(&mut self, refs: &[u64]) {
-        let mut start = 0usize;
-        let ends: Vec<usize> = (0..self.entries.len()).filter_map(|i| self.entries.get(i).map(<[u8]>::len)).collect();
-        let data = self.entries.data_mut();
-        for (len, reference) in ends.into_iter().zip(refs) {
-            data[start + 8..start + 16].copy_from_slice(&reference.to_le_bytes());
-            start += len;
-        }
+        self.entries.for_each_mut(|i, entry| {
+            if let (Some(reference), Some(field)) = (refs.get(i), entry.get_mut(8..16)) {
+                field.copy_from_slice(&reference.to_le_bytes());
+            }
+        });
     }
 }
 

@@ -26,10 +26,11 @@ impl Boundary {
 
 /// A shard's memtable and allocator for one memtable generation.
 pub trait ShardStrategies: Send {
-    /// Stores rows in the allocator; one ref per row.
-    fn store_rows(&mut self, rows: Packed) -> Result<Vec<u64>, PluginError>;
-    /// Inserts entries into the memtable.
-    fn insert(&mut self, entries: Packed) -> Result<(), PluginError>;
+    /// Stores rows in the allocator; one ref per row. The batch is lent,
+    /// so its buffers serve the next one; it comes back unchanged.
+    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, PluginError>;
+    /// Inserts entries into the memtable; lent as in `store_rows`.
+    fn insert(&mut self, entries: &mut Packed) -> Result<(), PluginError>;
     /// Batched point reads; an empty record is a miss.
     fn get(&mut self, keys: Packed) -> Result<Packed, PluginError>;
     /// A range scan.

@@ -45,7 +45,7 @@ impl ShardSubject<'_> {
         for (b, batch) in batches.iter().enumerate() {
             let mut p = Packed::new();
             batch.iter().for_each(|r| p.push(r));
-            let refs = shard.store_rows(p).map_err(|e| (b, e.to_string()))?;
+            let refs = shard.store_rows(&mut p).map_err(|e| (b, e.to_string()))?;
             if refs.len() != batch.len() {
                 return Err((b, format!("{} refs for {} rows", refs.len(), batch.len())));
             }
@@ -110,7 +110,7 @@ fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
     for batch in batches(seed ^ 0x57a7, 2_000) {
         let mut p = Packed::new();
         batch.iter().for_each(|r| p.push(r));
-        shard.store_rows(p).map_err(|e| e.to_string())?;
+        shard.store_rows(&mut p).map_err(|e| e.to_string())?;
     }
     let (_, a) = shard.stats().map_err(|e| e.to_string())?;
     let get = |name: &str| a.iter().find(|(k, _)| k == name).map(|(_, v)| *v).ok_or(format!("no `{name}` counter"));

@@ -93,7 +93,7 @@ impl ShardSubject<'_> {
                         p.push_with(|buf| Entry { key: k, timestamp: *t, reference: *r }.encode(buf));
                         model.insert(k, *t, *r);
                     }
-                    shard.insert(p).map_err(|e| fail(e.to_string()))?;
+                    shard.insert(&mut p).map_err(|e| fail(e.to_string()))?;
                 }
                 Step::Get(keys) => {
                     let mut p = Packed::new();
@@ -143,7 +143,7 @@ impl ShardSubject<'_> {
             }
             let mut late = Packed::new();
             late.push_with(|buf| Entry { key: b"late", timestamp: 1, reference: 1 }.encode(buf));
-            match shard.insert(late) {
+            match shard.insert(&mut late) {
                 Err(PluginError::Guest { error, .. }) if error.contains("invalid") => {}
                 other => return Err((at, format!("an insert after the cursor opened gave {other:?}, not invalid-state"))),
             }
@@ -230,7 +230,7 @@ fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
                 model.insert(k, *t, *r);
                 inserts += 1;
             }
-            shard.insert(p).map_err(|e| e.to_string())?;
+            shard.insert(&mut p).map_err(|e| e.to_string())?;
         }
     }
     let (m, _) = shard.stats().map_err(|e| e.to_string())?;

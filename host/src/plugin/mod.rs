@@ -24,9 +24,9 @@ pub use wasm::{WasmReader, WasmSerializer, WasmShard};
 use crate::pool::MemoryPool;
 
 /// The WIT package this host speaks; plugins must match it.
-pub const WIT_PACKAGE: &str = "memlab:strategy@0.1.0";
+pub const WIT_PACKAGE: &str = "memlab:strategy@0.2.0";
 const WIT_NAMESPACE: &str = "memlab:strategy";
-const WIT_VERSION: &str = "0.1.0";
+const WIT_VERSION: &str = "0.2.0";
 
 /// The full name of one of the package's interfaces, as components name it.
 fn interface_name(interface: &str) -> String {
@@ -83,6 +83,10 @@ impl PluginHost {
             .wasm_component_model(true)
             .max_wasm_stack(settings.stack_limit)
             .epoch_interruption(settings.call_deadline.is_some());
+        // Names guest functions for `perf` and callgrind (/tmp/perf-PID.map).
+        if std::env::var_os("MEMLAB_PERF_MAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = wasmtime::Engine::new(&config).map_err(|e| PluginError::Engine(format!("{e:#}")))?;
         let mut linker = wasmtime::component::Linker::new(&engine);
         bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)

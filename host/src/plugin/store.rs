@@ -116,6 +116,15 @@ impl pool::Host for StoreCtx {
         Ok(())
     }
 
+    fn reserve_each(&mut self, sizes: Vec<u64>) -> Result<(), types::Error> {
+        let Some(pool) = &self.pool else {
+            return Err(types::Error::Other("no memory pool is attached to this store".into()));
+        };
+        self.reserved += pool.reserve_each(&sizes).map_err(|_| types::Error::PoolFull)?;
+        self.reservations += sizes.len() as u64;
+        Ok(())
+    }
+
     fn release(&mut self, bytes: u64) {
         // Never release more than this store reserved: a buggy or hostile
         // plugin must not inflate the global budget.

@@ -122,6 +122,11 @@ fn wit_packed(p: Packed) -> (types::Packed, usize) {
     (types::Packed { data, ends }, bytes)
 }
 
+/// Returns a lent batch's buffers, which the call only read.
+fn give_back(lent: &mut Packed, p: types::Packed) {
+    *lent = Packed::from_parts(p.data, p.ends).unwrap_or_default();
+}
+
 fn description(d: types::Description) -> Description {
     Description { name: d.name, version: d.version, params: d.params }
 }
@@ -187,13 +192,13 @@ fn wrong_kind(plugin: &Plugin, expected: &str) -> PluginError {
 }
 
 impl ShardStrategies for WasmShard {
-    fn store_rows(&mut self, rows: Packed) -> Result<Vec<u64>, PluginError> {
-        let expected = rows.len();
-        let (rows, bytes) = wit_packed(rows);
+    fn store_rows(&mut self, lent: &mut Packed) -> Result<Vec<u64>, PluginError> {
+        let expected = lent.len();
+        let (rows, bytes) = wit_packed(std::mem::take(lent));
         let (arena, api) = (self.arena, &self.allocator);
-        let refs = self
-            .caller
-            .call(&mut self.allocator_slot, "arena.store", bytes, |s| api.arena().call_store(s, arena, &rows))?
+        let result = self.caller.call(&mut self.allocator_slot, "arena.store", bytes, |s| api.arena().call_store(s, arena, &rows));
+        give_back(lent, rows);
+        let refs = result?
             .map_err(|e| self.caller.guest_error(&self.allocator_slot, "arena.store", e))?;
         self.caller.boundary.bytes_out += 8 * refs.len() as u64;
         if refs.len() != expected {
@@ -202,12 +207,12 @@ impl ShardStrategies for WasmShard {
         Ok(refs)
     }
 
-    fn insert(&mut self, entries: Packed) -> Result<(), PluginError> {
-        let (entries, bytes) = wit_packed(entries);
+    fn insert(&mut self, lent: &mut Packed) -> Result<(), PluginError> {
+        let (entries, bytes) = wit_packed(std::mem::take(lent));
         let (table, api) = (self.table, &self.memtable);
-        self.caller
-            .call(&mut self.memtable_slot, "memtable.insert", bytes, |s| api.memtable().call_insert(s, table, &entries))?
-            .map_err(|e| self.caller.guest_error(&self.memtable_slot, "memtable.insert", e))
+        let result = self.caller.call(&mut self.memtable_slot, "memtable.insert", bytes, |s| api.memtable().call_insert(s, table, &entries));
+        give_back(lent, entries);
+        result?.map_err(|e| self.caller.guest_error(&self.memtable_slot, "memtable.insert", e))
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, PluginError> {

@@ -139,7 +139,7 @@ impl WritePath {
         }
         let result = (|| {
             let mut slot = self.lock(shard);
-            let refs = slot.strategies.store_rows(rows)?;
+            let refs = slot.strategies.store_rows(&mut rows)?;
             let mut entries = Packed::new();
             let mut at = 0;
             for (_, b, _) in &mut jobs {
@@ -148,7 +148,7 @@ impl WritePath {
                 at += n;
                 b.entries.iter().for_each(|e| entries.push(e));
             }
-            slot.strategies.insert(entries)
+            slot.strategies.insert(&mut entries)
         })();
         jobs.into_iter()
             .map(|(ticket, batch, _)| {

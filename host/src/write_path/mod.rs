@@ -173,9 +173,9 @@ impl WritePath {
         match self.coalescing {
             Coalescing::None => {
                 let mut slot = self.lock(batch.shard);
-                let refs = slot.strategies.store_rows(std::mem::take(&mut batch.rows))?;
+                let refs = slot.strategies.store_rows(&mut batch.rows)?;
                 batch.set_refs(&refs);
-                slot.strategies.insert(std::mem::take(&mut batch.entries))?;
+                slot.strategies.insert(&mut batch.entries)?;
             }
             Coalescing::Group => self.write_grouped(batch, false)?,
             Coalescing::Adaptive => self.write_grouped(batch, true)?,
@@ -287,10 +287,10 @@ impl Drained {
 }
 
 impl ShardStrategies for Drained {
-    fn store_rows(&mut self, _: memlab_sdk::Packed) -> Result<Vec<u64>, PluginError> {
+    fn store_rows(&mut self, _: &mut memlab_sdk::Packed) -> Result<Vec<u64>, PluginError> {
         self.refuse("store")
     }
-    fn insert(&mut self, _: memlab_sdk::Packed) -> Result<(), PluginError> {
+    fn insert(&mut self, _: &mut memlab_sdk::Packed) -> Result<(), PluginError> {
         self.refuse("insert")
     }
     fn get(&mut self, _: memlab_sdk::Packed) -> Result<memlab_sdk::Packed, PluginError> {

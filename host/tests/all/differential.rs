@@ -98,14 +98,14 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
                     keys.push((key, timestamp));
                 }
                 let stored: Vec<Vec<u8>> = rows.iter().map(<[u8]>::to_vec).collect();
-                let refs = plugin.store_rows(rows).expect("store");
+                let refs = plugin.store_rows(&mut rows).expect("store");
                 let mut entries = Packed::new();
                 for ((key, timestamp), (reference, row)) in keys.iter().zip(refs.iter().zip(stored)) {
                     entries.push_with(|b| Entry { key, timestamp: *timestamp, reference: *reference }.encode(b));
                     model.insert(key, *timestamp, *reference);
                     rows_by_ref.insert(*reference, row);
                 }
-                plugin.insert(entries).expect("insert");
+                plugin.insert(&mut entries).expect("insert");
                 done += n;
             }
         }
@@ -132,7 +132,7 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
 
     let mut late = Packed::new();
     late.push_with(|b| Entry { key: b"late", timestamp: 1, reference: 0 }.encode(b));
-    let err = plugin.insert(late).expect_err("insert after cursor");
+    let err = plugin.insert(&mut late).expect_err("insert after cursor");
     assert!(matches!(err, PluginError::Guest { .. }) && err.to_string().contains("invalid state"), "{err}");
 }
 

@@ -41,7 +41,7 @@ fn entries(n: u64) -> Packed {
 
 fn trap_of(mode: &str) -> (TrapKind, String, Box<dyn ShardStrategies>) {
     let mut shard = hostile_shard(mode);
-    let err = shard.insert(entries(10)).expect_err("the hostile insert must fail");
+    let err = shard.insert(&mut entries(10)).expect_err("the hostile insert must fail");
     let message = err.to_string();
     match err {
         PluginError::Trap { kind, .. } => (kind, message, shard),
@@ -62,14 +62,14 @@ fn each_hostile_behaviour_is_classified_and_poisons_only_its_shard() {
         let again = shard.get(entries(1)).expect_err("poisoned").to_string();
         assert!(again.contains("poisoned"), "{mode}: {again}");
         let mut healthy = hostile_shard("none");
-        healthy.insert(entries(10)).expect("a fresh instance works");
+        healthy.insert(&mut entries(10)).expect("a fresh instance works");
     }
 }
 
 #[test]
 fn a_flood_from_the_cursor_is_a_contract_error() {
     let mut shard = hostile_shard("huge-return");
-    shard.insert(entries(10)).expect("inserts are fine");
+    shard.insert(&mut entries(10)).expect("inserts are fine");
     shard.open_cursor().expect("cursor");
     let message = shard.next_entries(64 << 10).expect_err("16 MiB for a 64 KiB ask").to_string();
     assert!(message.contains("broke its contract") && message.contains("cursor.next") && message.contains("65536"), "{message}");

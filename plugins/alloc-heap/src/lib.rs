@@ -1,7 +1,7 @@
 //! `heap`: every row is its own allocation from the guest's global
 //! allocator (unslabbed), reserved from the pool one row at a time.
 
-use memlab_sdk::{Allocator, Error, Params, Pool, RowView, Stats};
+use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stats};
 
 /// One heap allocation per row.
 #[derive(Debug, Default)]
@@ -9,6 +9,8 @@ pub struct HeapAllocator {
     rows: Vec<Box<[u8]>>,
     used: u64,
     reserved: u64,
+    // Reused across batches by `store_batch`.
+    costs: Vec<u64>,
 }
 
 // What a heap allocation costs beyond its bytes: the boxed slice's fat
@@ -31,6 +33,22 @@ impl Allocator for HeapAllocator {
         self.used += bytes.len() as u64;
         self.rows.push(bytes.into());
         Ok(self.rows.len() as u64 - 1)
+    }
+
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+        self.costs.clear();
+        for record in rows.iter() {
+            self.costs.push(RowView::decode(record)?.as_bytes().len() as u64 + OVERHEAD);
+        }
+        // Still one reservation per row, in one crossing.
+        pool.reserve_each(&self.costs)?;
+        for record in rows.iter() {
+            self.reserved += record.len() as u64 + OVERHEAD;
+            self.used += record.len() as u64;
+            self.rows.push(record.into());
+            refs.push(self.rows.len() as u64 - 1);
+        }
+        Ok(())
     }
 
     fn load(&self, reference: u64) -> Result<&[u8], Error> {

@@ -2,7 +2,7 @@
 //! header and once per cell — the shape before CASSANDRA-20226's
 //! allocation batching, where every cell was its own `allocate` call.
 
-use memlab_sdk::{Allocator, ChunkStore, Error, Params, Pool, RowView, Stats};
+use memlab_sdk::{Allocator, ChunkStore, Error, Packed, Params, Pool, RowView, Stats};
 
 /// A chunked bump allocator with one pool reservation per cell.
 #[derive(Debug)]
@@ -19,17 +19,16 @@ impl Allocator for PerCellAllocator {
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
-        let total = ChunkStore::footprint(row.as_bytes().len()) as u64;
-        let mut reserved = 0u64;
-        for cell in row.cells() {
-            // Column id, length and value, as the row layout stores them.
-            let bytes = 6 + cell.value.len() as u64;
+        let mut sizes = Vec::with_capacity(usize::from(row.cell_count()) + 1);
+        cell_reservations(&row, &mut sizes);
+        for bytes in sizes {
             self.store.reserve(pool, bytes)?;
-            reserved += bytes;
         }
-        // The rest: keys, timestamp, flags, count, length prefix.
-        self.store.reserve(pool, total - reserved)?;
         Ok(self.store.push(row.as_bytes()))
+    }
+
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+        self.store.store_batch(pool, rows, refs, cell_reservations)
     }
 
     fn load(&self, reference: u64) -> Result<&[u8], Error> {
@@ -39,6 +38,20 @@ impl Allocator for PerCellAllocator {
     fn stats(&self) -> Stats {
         self.store.stats()
     }
+}
+
+/// One reservation per cell, then one for the rest of the row.
+fn cell_reservations(row: &RowView<'_>, sizes: &mut Vec<u64>) {
+    let total = ChunkStore::footprint(row.as_bytes().len()) as u64;
+    let mut cells = 0u64;
+    for cell in row.cells() {
+        // Column id, length and value, as the row layout stores them.
+        let bytes = 6 + cell.value.len() as u64;
+        sizes.push(bytes);
+        cells += bytes;
+    }
+    // The rest: keys, timestamp, flags, count, length prefix.
+    sizes.push(total - cells);
 }
 
 memlab_sdk::export!(allocator: PerCellAllocator);

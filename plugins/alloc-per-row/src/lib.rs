@@ -2,7 +2,7 @@
 //! from the host pool with one call, sized once — the allocation batching
 //! of CASSANDRA-20226.
 
-use memlab_sdk::{Allocator, ChunkStore, Error, Params, Pool, RowView, Stats};
+use memlab_sdk::{Allocator, ChunkStore, Error, Packed, Params, Pool, RowView, Stats};
 
 /// A chunked bump allocator with one pool reservation per row.
 #[derive(Debug)]
@@ -21,6 +21,10 @@ impl Allocator for PerRowAllocator {
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
         self.store.reserve(pool, ChunkStore::footprint(row.as_bytes().len()) as u64)?;
         Ok(self.store.push(row.as_bytes()))
+    }
+
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+        self.store.store_batch(pool, rows, refs, |row, sizes| sizes.push(ChunkStore::footprint(row.as_bytes().len()) as u64))
     }
 
     fn load(&self, reference: u64) -> Result<&[u8], Error> {

@@ -4,6 +4,20 @@ use crate::{Error, Packed, Params, RowView, Stats};
 pub trait Pool {
     /// Accounts `bytes` before the allocator keeps them.
     fn reserve(&mut self, bytes: u64) -> Result<(), Error>;
+    /// Accounts each of `sizes` as its own reservation, as that many
+    /// `reserve` calls would, but crossing into the host once. On refusal
+    /// none of them stays reserved.
+    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
+        let mut granted = 0;
+        for &bytes in sizes {
+            if let Err(refused) = self.reserve(bytes) {
+                self.release(granted);
+                return Err(refused);
+            }
+            granted += bytes;
+        }
+        Ok(())
+    }
     /// Gives `bytes` back early.
     fn release(&mut self, bytes: u64);
 }
@@ -22,7 +36,8 @@ pub trait Allocator: Sized + 'static {
     /// the ref that `load` takes.
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error>;
 
-    /// Stores a batch; override to reserve for the batch as a whole.
+    /// Stores a batch; override to reserve for the batch in one crossing
+    /// (see `ChunkStore::store_batch`).
     fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
         for record in rows.iter() {
             refs.push(self.store(pool, RowView::decode(record)?)?);

@@ -1,4 +1,4 @@
-use crate::{Error, Params, Pool, Stats};
+use crate::{Error, Packed, Params, Pool, RowView, Stats};
 
 /// Rows bump-allocated into chunks, each row behind its `u32` length,
 /// with the pool reservations made for them counted. A ref is
@@ -12,6 +12,8 @@ pub struct ChunkStore {
     used: u64,
     reserved: u64,
     reservations: u64,
+    // Reused across batches by `store_batch`.
+    sizes: Vec<u64>,
 }
 
 const LEN_PREFIX: usize = 4;
@@ -19,7 +21,7 @@ const LEN_PREFIX: usize = 4;
 impl ChunkStore {
     /// Chunks of `chunk_size` bytes; a larger row gets a chunk of its own.
     pub fn new(chunk_size: usize) -> Self {
-        ChunkStore { chunk_size, chunks: Vec::new(), used: 0, reserved: 0, reservations: 0 }
+        ChunkStore { chunk_size, chunks: Vec::new(), used: 0, reserved: 0, reservations: 0, sizes: Vec::new() }
     }
 
     /// A store whose chunk size is the parameter `name` (default
@@ -37,6 +39,43 @@ impl ChunkStore {
         pool.reserve(bytes)?;
         self.reserved += bytes;
         self.reservations += 1;
+        Ok(())
+    }
+
+    /// Stores a batch with one crossing into the host: `reservations`
+    /// lists, for each row, the pool reservations an allocator's `store`
+    /// would make one by one; they are all made with `Pool::reserve_each`,
+    /// still one pool operation each. On refusal nothing of the batch is
+    /// kept.
+    pub fn store_batch(
+        &mut self,
+        pool: &mut dyn Pool,
+        rows: &Packed,
+        refs: &mut Vec<u64>,
+        mut reservations: impl FnMut(&RowView<'_>, &mut Vec<u64>),
+    ) -> Result<(), Error> {
+        let mut sizes = std::mem::take(&mut self.sizes);
+        sizes.clear();
+        let mut checked = Ok(());
+        for record in rows.iter() {
+            match RowView::decode(record) {
+                Ok(row) => reservations(&row, &mut sizes),
+                Err(e) => {
+                    checked = Err(e);
+                    break;
+                }
+            }
+        }
+        let reserved = checked.and_then(|()| pool.reserve_each(&sizes));
+        if reserved.is_ok() {
+            self.reserved += sizes.iter().sum::<u64>();
+            self.reservations += sizes.len() as u64;
+        }
+        self.sizes = sizes;
+        reserved?;
+        for record in rows.iter() {
+            refs.push(self.push(record));
+        }
         Ok(())
     }
 

@@ -232,37 +232,48 @@ impl<'a> Reader<'a> {
         self.rest.is_empty()
     }
 
+    #[inline(always)]
     fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
         if self.rest.len() < n {
-            return Err(corrupt(format_args!(
-                "{} needs {n} more bytes but has {}",
-                self.what,
-                self.rest.len()
-            )));
+            return Err(self.short(n));
         }
         let (head, tail) = self.rest.split_at(n);
         self.rest = tail;
         Ok(head)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], Error> {
-        let mut out = [0u8; N];
-        out.copy_from_slice(self.take(N)?);
-        Ok(out)
+    // Out of line, so `take` stays small enough to inline on the hot path.
+    #[cold]
+    #[inline(never)]
+    fn short(&self, n: usize) -> Error {
+        corrupt(format_args!("{} needs {n} more bytes but has {}", self.what, self.rest.len()))
     }
 
+    #[inline(always)]
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+        let Some((head, tail)) = self.rest.split_first_chunk::<N>() else {
+            return Err(self.short(N));
+        };
+        self.rest = tail;
+        Ok(*head)
+    }
+
+    #[inline(always)]
     fn u8(&mut self) -> Result<u8, Error> {
         Ok(self.array::<1>()?[0])
     }
 
+    #[inline(always)]
     fn u16(&mut self) -> Result<u16, Error> {
         self.array().map(u16::from_le_bytes)
     }
 
+    #[inline(always)]
     fn u32(&mut self) -> Result<u32, Error> {
         self.array().map(u32::from_le_bytes)
     }
 
+    #[inline(always)]
     fn u64(&mut self) -> Result<u64, Error> {
         self.array().map(u64::from_le_bytes)
     }

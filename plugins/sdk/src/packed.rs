@@ -92,9 +92,14 @@ impl Packed {
         self.ends.clear();
     }
 
-    /// The data buffer, for patching fixed-width fields in place.
-    pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.data
+    /// Visits each record mutably, in order, for patching fixed-width
+    /// fields in place.
+    pub fn for_each_mut(&mut self, mut visit: impl FnMut(usize, &mut [u8])) {
+        let mut start = 0usize;
+        for (i, &end) in self.ends.iter().enumerate() {
+            visit(i, &mut self.data[start..end as usize]);
+            start = end as usize;
+        }
     }
 
     fn close_record(&mut self) {

@@ -25,12 +25,20 @@ impl<T: Allocator> wit::Guest for Export<T> {
 /// The host's pool, reached through the `pool` import.
 struct HostPool;
 
+fn pool_error(e: wit_types::Error) -> Error {
+    match e {
+        wit_types::Error::PoolFull => Error::PoolFull,
+        other => Error::Other(format!("pool: {other:?}")),
+    }
+}
+
 impl Pool for HostPool {
     fn reserve(&mut self, bytes: u64) -> Result<(), Error> {
-        memlab::strategy::pool::reserve(bytes).map_err(|e| match e {
-            wit_types::Error::PoolFull => Error::PoolFull,
-            other => Error::Other(format!("pool: {other:?}")),
-        })
+        memlab::strategy::pool::reserve(bytes).map_err(pool_error)
+    }
+
+    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
+        memlab::strategy::pool::reserve_each(sizes).map_err(pool_error)
     }
 
     fn release(&mut self, bytes: u64) {
