@@ -27,8 +27,20 @@ fn rows(n: usize, salt: u64) -> Packed {
     let value = [b'v'; 16];
     for i in 0..n as u64 {
         let pk = format!("pk-{salt:012}-{i:06}");
-        let cells = (0..5).map(|c| Cell { column: c, value: &value });
-        rows.push_with(|buf| encode_row(buf, pk.as_bytes(), b"clustering", salt * 10_000 + i + 1, false, cells));
+        let cells = (0..5).map(|c| Cell {
+            column: c,
+            value: &value,
+        });
+        rows.push_with(|buf| {
+            encode_row(
+                buf,
+                pk.as_bytes(),
+                b"clustering",
+                salt * 10_000 + i + 1,
+                false,
+                cells,
+            )
+        });
     }
     rows
 }
@@ -41,15 +53,28 @@ fn abi_shapes(c: &mut Criterion) {
         let data: Vec<u8> = list.concat();
         let ends: Vec<u32> = (1..=n as u32).map(|i| i * 100).collect();
         group.throughput(Throughput::Elements(n as u64));
-        group.bench_with_input(BenchmarkId::new("list<list<u8>>", n), &n, |b, _| b.iter(|| probe.take_list(black_box(&list)).expect("call")));
-        group.bench_with_input(BenchmarkId::new("packed", n), &n, |b, _| b.iter(|| probe.take_packed(black_box(&data), black_box(&ends)).expect("call")));
+        group.bench_with_input(BenchmarkId::new("list<list<u8>>", n), &n, |b, _| {
+            b.iter(|| probe.take_list(black_box(&list)).expect("call"))
+        });
+        group.bench_with_input(BenchmarkId::new("packed", n), &n, |b, _| {
+            b.iter(|| {
+                probe
+                    .take_packed(black_box(&data), black_box(&ends))
+                    .expect("call")
+            })
+        });
     }
     group.finish();
 }
 
 /// Writes `iters` batches of `n` fresh rows into `shard` as the write path
 /// does (store, then insert); returns the time taken.
-fn write_batches(shard: &mut dyn ShardStrategies, n: usize, iters: u64, salt: &mut u64) -> Duration {
+fn write_batches(
+    shard: &mut dyn ShardStrategies,
+    n: usize,
+    iters: u64,
+    salt: &mut u64,
+) -> Duration {
     let router = Router::new(1);
     let mut batch = RoutedBatch::default();
     let mut elapsed = Duration::ZERO;
@@ -58,9 +83,9 @@ fn write_batches(shard: &mut dyn ShardStrategies, n: usize, iters: u64, salt: &m
         let rows = rows(n, *salt);
         batch.route(&router, &rows).expect("route");
         let started = Instant::now();
-        let refs = shard.store_rows(std::mem::take(&mut batch.rows)).expect("store");
+        let refs = shard.store_rows(&mut batch.rows).expect("store");
         batch.set_refs(&refs);
-        shard.insert(std::mem::take(&mut batch.entries)).expect("insert");
+        shard.insert(&mut batch.entries).expect("insert");
         elapsed += started.elapsed();
     }
     elapsed
@@ -77,14 +102,17 @@ fn wasm_vs_native(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("wasm", n), &n, |b, &n| {
             b.iter_custom(|iters| {
                 let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
-                let mut shard = host.shard(&memtable, &[], &allocator, &[], pool, 0).expect("shard");
+                let mut shard = host
+                    .shard(&memtable, &[], &allocator, &[], pool, 0)
+                    .expect("shard");
                 write_batches(&mut shard, n, iters, &mut salt)
             })
         });
         group.bench_with_input(BenchmarkId::new("native", n), &n, |b, &n| {
             b.iter_custom(|iters| {
                 let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
-                let mut shard = NativeShard::new("skiplist", &[], "per-row", &[], pool, 0).expect("native shard");
+                let mut shard = NativeShard::new("skiplist", &[], "per-row", &[], pool, 0)
+                    .expect("native shard");
                 write_batches(&mut shard, n, iters, &mut salt)
             })
         });

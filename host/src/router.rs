@@ -21,10 +21,18 @@ pub fn token(partition: &[u8]) -> i64 {
         let mut k2 = u64::from_le_bytes(block[8..].try_into().unwrap_or_default());
         k1 = k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
         h1 ^= k1;
-        h1 = h1.rotate_left(27).wrapping_add(h2).wrapping_mul(5).wrapping_add(0x52dc_e729);
+        h1 = h1
+            .rotate_left(27)
+            .wrapping_add(h2)
+            .wrapping_mul(5)
+            .wrapping_add(0x52dc_e729);
         k2 = k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
         h2 ^= k2;
-        h2 = h2.rotate_left(31).wrapping_add(h1).wrapping_mul(5).wrapping_add(0x3849_5ab5);
+        h2 = h2
+            .rotate_left(31)
+            .wrapping_add(h1)
+            .wrapping_mul(5)
+            .wrapping_add(0x3849_5ab5);
     }
     let tail = blocks.remainder();
     let (mut k1, mut k2) = (0u64, 0u64);
@@ -62,13 +70,15 @@ fn ordered(token: i64) -> u64 {
 /// first; then the clustering key as is. `memcmp` order is then the
 /// (token, partition, clustering) order.
 pub fn sort_key(token: i64, partition: &[u8], clustering: &[u8], out: &mut Vec<u8>) {
+    out.reserve(8 + partition.len() + 2 + clustering.len());
     out.extend_from_slice(&ordered(token).to_be_bytes());
-    for &b in partition {
-        out.push(b);
-        if b == 0 {
-            out.push(0xff);
-        }
+    let mut rest = partition;
+    while let Some(zero) = rest.iter().position(|&b| b == 0) {
+        out.extend_from_slice(&rest[..=zero]);
+        out.push(0xff);
+        rest = &rest[zero + 1..];
     }
+    out.extend_from_slice(rest);
     out.extend_from_slice(&[0, 0]);
     out.extend_from_slice(clustering);
 }
@@ -82,7 +92,9 @@ pub struct Router {
 impl Router {
     /// A router over `shards` (at least one).
     pub fn new(shards: usize) -> Self {
-        Router { shards: shards.max(1) }
+        Router {
+            shards: shards.max(1),
+        }
     }
 
     /// The shard owning `token`.
@@ -123,7 +135,14 @@ impl RoutedBatch {
             let token = *partition_token.get_or_insert_with(|| token(partition));
             key.clear();
             sort_key(token, partition, clustering, &mut key);
-            self.entries.push_with(|buf| Entry { key: &key, timestamp, reference: 0 }.encode(buf));
+            self.entries.push_with(|buf| {
+                Entry {
+                    key: &key,
+                    timestamp,
+                    reference: 0,
+                }
+                .encode(buf)
+            });
             self.rows.push(record);
             self.shard = router.shard_of(token);
         }
@@ -171,5 +190,9 @@ mod tests {
         assert!(key(-5, b"z", b"z") < key(3, b"a", b"a"));
         assert!(key(3, b"a", b"zz") < key(3, b"a\0", b""));
         assert!(key(3, b"a", b"a") < key(3, b"a", b"b"));
+        // Every zero escaped, wherever it falls.
+        let mut expected = ordered(3).to_be_bytes().to_vec();
+        expected.extend_from_slice(&[0, 0xff, b'a', 0, 0xff, 0, 0xff, 0, 0, b'c']);
+        assert_eq!(key(3, b"\0a\0\0", b"c"), expected);
     }
 }

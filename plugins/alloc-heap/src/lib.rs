@@ -35,10 +35,16 @@ impl Allocator for HeapAllocator {
         Ok(self.rows.len() as u64 - 1)
     }
 
-    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+    fn store_batch(
+        &mut self,
+        pool: &mut dyn Pool,
+        rows: &Packed,
+        refs: &mut Vec<u64>,
+    ) -> Result<(), Error> {
         self.costs.clear();
         for record in rows.iter() {
-            self.costs.push(RowView::decode(record)?.as_bytes().len() as u64 + OVERHEAD);
+            self.costs
+                .push(RowView::decode(record)?.as_bytes().len() as u64 + OVERHEAD);
         }
         // Still one reservation per row, in one crossing.
         pool.reserve_each(&self.costs)?;
@@ -56,7 +62,11 @@ impl Allocator for HeapAllocator {
             .ok()
             .and_then(|i| self.rows.get(i))
             .map(|row| &row[..])
-            .ok_or_else(|| Error::Corrupt(format!("ref {reference} was not returned by this allocator")))
+            .ok_or_else(|| {
+                Error::Corrupt(format!(
+                    "ref {reference} was not returned by this allocator"
+                ))
+            })
     }
 
     fn stats(&self) -> Stats {

@@ -38,7 +38,12 @@ pub trait Allocator: Sized + 'static {
 
     /// Stores a batch; override to reserve for the batch in one crossing
     /// (see `ChunkStore::store_batch`).
-    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+    fn store_batch(
+        &mut self,
+        pool: &mut dyn Pool,
+        rows: &Packed,
+        refs: &mut Vec<u64>,
+    ) -> Result<(), Error> {
         for record in rows.iter() {
             refs.push(self.store(pool, RowView::decode(record)?)?);
         }

@@ -21,15 +21,31 @@ const LEN_PREFIX: usize = 4;
 impl ChunkStore {
     /// Chunks of `chunk_size` bytes; a larger row gets a chunk of its own.
     pub fn new(chunk_size: usize) -> Self {
-        ChunkStore { chunk_size, chunks: Vec::new(), used: 0, reserved: 0, reservations: 0, sizes: Vec::new() }
+        ChunkStore {
+            chunk_size,
+            chunks: Vec::new(),
+            used: 0,
+            reserved: 0,
+            reservations: 0,
+            sizes: Vec::new(),
+        }
     }
 
     /// A store whose chunk size is the parameter `name` (default
     /// `default`), refused outside `range`.
-    pub fn from_param(params: &mut Params, name: &str, default: usize, range: std::ops::RangeInclusive<usize>) -> Result<Self, Error> {
+    pub fn from_param(
+        params: &mut Params,
+        name: &str,
+        default: usize,
+        range: std::ops::RangeInclusive<usize>,
+    ) -> Result<Self, Error> {
         let size: usize = params.get(name, default)?;
         if !range.contains(&size) {
-            return Err(Error::BadParam(format!("`{name}` = {size} is outside {}..={}", range.start(), range.end())));
+            return Err(Error::BadParam(format!(
+                "`{name}` = {size} is outside {}..={}",
+                range.start(),
+                range.end()
+            )));
         }
         Ok(ChunkStore::new(size))
     }
@@ -88,7 +104,10 @@ impl ChunkStore {
     /// `None` when the row fits the current chunk.
     pub fn next_chunk(&self, len: usize) -> Option<usize> {
         let need = Self::footprint(len);
-        let fits = self.chunks.last().is_some_and(|c| c.capacity() - c.len() >= need);
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= need);
         (!fits).then(|| need.max(self.chunk_size))
     }
 
@@ -109,8 +128,15 @@ impl ChunkStore {
 
     /// The row behind `reference`.
     pub fn get(&self, reference: u64) -> Result<&[u8], Error> {
-        let bad = || Error::Corrupt(format!("ref {reference:#x} was not returned by this allocator"));
-        let chunk = self.chunks.get((reference >> 32) as usize).ok_or_else(bad)?;
+        let bad = || {
+            Error::Corrupt(format!(
+                "ref {reference:#x} was not returned by this allocator"
+            ))
+        };
+        let chunk = self
+            .chunks
+            .get((reference >> 32) as usize)
+            .ok_or_else(bad)?;
         let offset = (reference & 0xffff_ffff) as usize;
         let prefix = chunk.get(offset..offset + LEN_PREFIX).ok_or_else(bad)?;
         let len = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
