@@ -33,23 +33,13 @@ const BUNDLED: &[(&str, &str, &str)] = &[
 const TEST_PLUGINS: &[(&str, &str)] = &[("test-hostile", "hostile")];
 
 fn main() {
-    let manifest_dir =
-        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace = manifest_dir
-        .parent()
-        .expect("host/ sits in the workspace")
-        .to_path_buf();
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir.parent().expect("host/ sits in the workspace").to_path_buf();
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    println!(
-        "cargo:rerun-if-changed={}",
-        workspace.join("plugins").display()
-    );
+    println!("cargo:rerun-if-changed={}", workspace.join("plugins").display());
     println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
     // The plugin profile lives in the workspace manifest.
-    println!(
-        "cargo:rerun-if-changed={}",
-        workspace.join("Cargo.toml").display()
-    );
+    println!("cargo:rerun-if-changed={}", workspace.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed=build.rs");
     provenance(&workspace);
 
@@ -62,14 +52,10 @@ fn main() {
 
     let mut table = String::from("&[\n");
     for (krate, kind, name) in BUNDLED {
-        let module_path = target_dir
-            .join(TARGET)
-            .join("plugin")
-            .join(format!("{}.wasm", krate.replace('-', "_")));
+        let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
         let component = componentize(&module_path);
         let component_path = out_dir.join(format!("{krate}.component.wasm"));
-        fs::write(&component_path, component)
-            .unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
+        fs::write(&component_path, component).unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
         writeln!(
             table,
             "    Bundled {{ name: {name:?}, kind: Kind::{kind}, crate_name: {krate:?}, component: include_bytes!({:?}) }},",
@@ -78,16 +64,11 @@ fn main() {
         .expect("writing to a String");
     }
     table.push(']');
-    fs::write(out_dir.join("bundled.rs"), table)
-        .unwrap_or_else(|e| fail(&format!("writing bundled.rs: {e}")));
+    fs::write(out_dir.join("bundled.rs"), table).unwrap_or_else(|e| fail(&format!("writing bundled.rs: {e}")));
     for (krate, name) in TEST_PLUGINS {
-        let module_path = target_dir
-            .join(TARGET)
-            .join("plugin")
-            .join(format!("{}.wasm", krate.replace('-', "_")));
+        let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
         let component_path = out_dir.join(format!("{name}.wasm"));
-        fs::write(&component_path, componentize(&module_path))
-            .unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
+        fs::write(&component_path, componentize(&module_path)).unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
     }
     println!("cargo:rustc-env=MEMLAB_TEST_PLUGINS={}", out_dir.display());
 }
@@ -121,16 +102,12 @@ fn ensure_target() {
     }
     match cmd.status() {
         Ok(status) if status.success() => {
-            let flag = toolchain
-                .map(|t| format!(" --toolchain {t}"))
-                .unwrap_or_default();
+            let flag = toolchain.map(|t| format!(" --toolchain {t}")).unwrap_or_default();
             println!(
                 "cargo:warning=memlab: installed the {TARGET} target (`rustup target add {TARGET}{flag}`) to build the bundled plugins"
             );
         }
-        Ok(status) => fail(&format!(
-            "`rustup target add {TARGET}` failed ({status}); run it yourself, then build again"
-        )),
+        Ok(status) => fail(&format!("`rustup target add {TARGET}` failed ({status}); run it yourself, then build again")),
         Err(_) => fail(&format!(
             "the {TARGET} target is missing and rustup is not available; install the target for {} and build again",
             sysroot.display()
@@ -142,20 +119,9 @@ fn build_plugins(workspace: &Path, target_dir: &Path) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace)
-        .args([
-            "build",
-            "--profile",
-            "plugin",
-            "--target",
-            TARGET,
-            "--target-dir",
-        ])
+        .args(["build", "--profile", "plugin", "--target", TARGET, "--target-dir"])
         .arg(target_dir);
-    for krate in BUNDLED
-        .iter()
-        .map(|b| b.0)
-        .chain(TEST_PLUGINS.iter().map(|t| t.0))
-    {
+    for krate in BUNDLED.iter().map(|b| b.0).chain(TEST_PLUGINS.iter().map(|t| t.0)) {
         cmd.args(["-p", krate]);
     }
     // The outer build's flags, jobserver and target are for the host.
@@ -172,28 +138,18 @@ fn build_plugins(workspace: &Path, target_dir: &Path) {
     ] {
         cmd.env_remove(var);
     }
-    let status = cmd
-        .status()
-        .unwrap_or_else(|e| fail(&format!("running cargo for the plugins: {e}")));
+    let status = cmd.status().unwrap_or_else(|e| fail(&format!("running cargo for the plugins: {e}")));
     if !status.success() {
-        fail(&format!(
-            "building the bundled plugins for {TARGET} failed ({status})"
-        ));
+        fail(&format!("building the bundled plugins for {TARGET} failed ({status})"));
     }
 }
 
 fn componentize(module_path: &Path) -> Vec<u8> {
-    let module = fs::read(module_path)
-        .unwrap_or_else(|e| fail(&format!("reading {}: {e}", module_path.display())));
+    let module = fs::read(module_path).unwrap_or_else(|e| fail(&format!("reading {}: {e}", module_path.display())));
     wit_component::ComponentEncoder::default()
         .module(&module)
         .and_then(|encoder| encoder.validate(true).encode())
-        .unwrap_or_else(|e| {
-            fail(&format!(
-                "wrapping {} as a component: {e:#}",
-                module_path.display()
-            ))
-        })
+        .unwrap_or_else(|e| fail(&format!("wrapping {} as a component: {e:#}", module_path.display())))
 }
 
 /// Versions the run reports carry: wasmtime's from Cargo.lock, and the
@@ -220,8 +176,6 @@ fn provenance(workspace: &Path) {
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map_or("unknown".to_string(), |o| {
-            String::from_utf8_lossy(&o.stdout).trim().to_string()
-        });
+        .map_or("unknown".to_string(), |o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     println!("cargo:rustc-env=MEMLAB_GIT_COMMIT={commit}");
 }

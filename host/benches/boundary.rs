@@ -27,20 +27,8 @@ fn rows(n: usize, salt: u64) -> Packed {
     let value = [b'v'; 16];
     for i in 0..n as u64 {
         let pk = format!("pk-{salt:012}-{i:06}");
-        let cells = (0..5).map(|c| Cell {
-            column: c,
-            value: &value,
-        });
-        rows.push_with(|buf| {
-            encode_row(
-                buf,
-                pk.as_bytes(),
-                b"clustering",
-                salt * 10_000 + i + 1,
-                false,
-                cells,
-            )
-        });
+        let cells = (0..5).map(|c| Cell { column: c, value: &value });
+        rows.push_with(|buf| encode_row(buf, pk.as_bytes(), b"clustering", salt * 10_000 + i + 1, false, cells));
     }
     rows
 }
@@ -53,28 +41,15 @@ fn abi_shapes(c: &mut Criterion) {
         let data: Vec<u8> = list.concat();
         let ends: Vec<u32> = (1..=n as u32).map(|i| i * 100).collect();
         group.throughput(Throughput::Elements(n as u64));
-        group.bench_with_input(BenchmarkId::new("list<list<u8>>", n), &n, |b, _| {
-            b.iter(|| probe.take_list(black_box(&list)).expect("call"))
-        });
-        group.bench_with_input(BenchmarkId::new("packed", n), &n, |b, _| {
-            b.iter(|| {
-                probe
-                    .take_packed(black_box(&data), black_box(&ends))
-                    .expect("call")
-            })
-        });
+        group.bench_with_input(BenchmarkId::new("list<list<u8>>", n), &n, |b, _| b.iter(|| probe.take_list(black_box(&list)).expect("call")));
+        group.bench_with_input(BenchmarkId::new("packed", n), &n, |b, _| b.iter(|| probe.take_packed(black_box(&data), black_box(&ends)).expect("call")));
     }
     group.finish();
 }
 
 /// Writes `iters` batches of `n` fresh rows into `shard` as the write path
 /// does (store, then insert); returns the time taken.
-fn write_batches(
-    shard: &mut dyn ShardStrategies,
-    n: usize,
-    iters: u64,
-    salt: &mut u64,
-) -> Duration {
+fn write_batches(shard: &mut dyn ShardStrategies, n: usize, iters: u64, salt: &mut u64) -> Duration {
     let router = Router::new(1);
     let mut batch = RoutedBatch::default();
     let mut elapsed = Duration::ZERO;
@@ -102,17 +77,14 @@ fn wasm_vs_native(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("wasm", n), &n, |b, &n| {
             b.iter_custom(|iters| {
                 let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
-                let mut shard = host
-                    .shard(&memtable, &[], &allocator, &[], pool, 0)
-                    .expect("shard");
+                let mut shard = host.shard(&memtable, &[], &allocator, &[], pool, 0).expect("shard");
                 write_batches(&mut shard, n, iters, &mut salt)
             })
         });
         group.bench_with_input(BenchmarkId::new("native", n), &n, |b, &n| {
             b.iter_custom(|iters| {
                 let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
-                let mut shard = NativeShard::new("skiplist", &[], "per-row", &[], pool, 0)
-                    .expect("native shard");
+                let mut shard = NativeShard::new("skiplist", &[], "per-row", &[], pool, 0).expect("native shard");
                 write_batches(&mut shard, n, iters, &mut salt)
             })
         });

@@ -106,41 +106,26 @@ pub enum CliError {
     #[error(transparent)]
     Stream(#[from] crate::workload::StreamFileError),
     #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
     #[error("{path}: not a memlab run: {detail}")]
     BadRun { path: String, detail: String },
     #[error("{0} of {1} runs failed")]
     VariantsFailed(usize, usize),
     #[error("{plugin}: {failed} of {total} properties failed")]
-    CheckFailed {
-        plugin: String,
-        failed: usize,
-        total: usize,
-    },
+    CheckFailed { plugin: String, failed: usize, total: usize },
 }
 
 fn key_value(text: &str) -> Result<(String, String), String> {
-    text.split_once('=')
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .ok_or_else(|| format!("`{text}` is not key=value"))
+    text.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("`{text}` is not key=value"))
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
-    move |source| CliError::Io {
-        path: path.display().to_string(),
-        source,
-    }
+    move |source| CliError::Io { path: path.display().to_string(), source }
 }
 
 fn read_run(path: &Path) -> Result<BenchResult, CliError> {
     let bytes = std::fs::read(path).map_err(io(path))?;
-    serde_json::from_slice(&bytes).map_err(|e| CliError::BadRun {
-        path: path.display().to_string(),
-        detail: e.to_string(),
-    })
+    serde_json::from_slice(&bytes).map_err(|e| CliError::BadRun { path: path.display().to_string(), detail: e.to_string() })
 }
 
 /// `memlab bench`'s flags.
@@ -154,43 +139,17 @@ struct BenchFlags {
 }
 
 fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
-    let BenchFlags {
-        out,
-        keep_segments,
-        quiet,
-        repeats,
-        no_intervals,
-        deadline_ms,
-    } = flags;
+    let BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms } = flags;
     let config = match &config {
         Some(path) => BenchConfig::load(path)?,
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
     };
-    let deadline = deadline_ms
-        .or(config.bench.call_deadline_ms)
-        .filter(|ms| *ms > 0.0)
-        .map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
-    let host = PluginHost::new(EngineSettings {
-        call_deadline: deadline,
-        ..EngineSettings::default()
-    })?;
-    let name = if config.bench.name.is_empty() {
-        "bench".to_string()
-    } else {
-        config.bench.name.clone()
-    };
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let deadline = deadline_ms.or(config.bench.call_deadline_ms).filter(|ms| *ms > 0.0).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
+    let host = PluginHost::new(EngineSettings { call_deadline: deadline, ..EngineSettings::default() })?;
+    let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_dir = out.join(format!("{name}-{stamp}"));
-    let options = BenchOptions {
-        run_dir: run_dir.clone(),
-        keep_segments,
-        log_flushes: !quiet,
-        intervals: !no_intervals,
-        repeats,
-    };
+    let options = BenchOptions { run_dir: run_dir.clone(), keep_segments, log_flushes: !quiet, intervals: !no_intervals, repeats };
     println!("memlab bench: {name} — {}", config.bench.description);
     println!("{}", report::engine_line(host.settings()));
     let result = bench::run(&host, &config, &options, |line| eprintln!("memlab: {line}"))?;
@@ -200,19 +159,12 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     print!("{}", report::comparison(&result));
     std::fs::create_dir_all(&run_dir).map_err(io(&run_dir))?;
     let json = run_dir.join("run.json");
-    let text = serde_json::to_string_pretty(&result).map_err(|e| CliError::BadRun {
-        path: json.display().to_string(),
-        detail: e.to_string(),
-    })?;
+    let text = serde_json::to_string_pretty(&result).map_err(|e| CliError::BadRun { path: json.display().to_string(), detail: e.to_string() })?;
     std::fs::write(&json, text).map_err(io(&json))?;
     let html = run_dir.join("report.html");
     std::fs::write(&html, report::html::render(&result)).map_err(io(&html))?;
     println!("\nSaved: {} and {}", json.display(), html.display());
-    let failed = result
-        .variants
-        .iter()
-        .filter(|v| v.failure.is_some())
-        .count();
+    let failed = result.variants.iter().filter(|v| v.failure.is_some()).count();
     if failed > 0 {
         return Err(CliError::VariantsFailed(failed, result.variants.len()));
     }
@@ -221,52 +173,19 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    let default = Command::Bench {
-        config: None,
-        out: "memlab-runs".into(),
-        keep_segments: false,
-        quiet: false,
-        repeats: None,
-        no_intervals: false,
-        deadline_ms: None,
-    };
+    let default =
+        Command::Bench { config: None, out: "memlab-runs".into(), keep_segments: false, quiet: false, repeats: None, no_intervals: false, deadline_ms: None };
     match cli.command.unwrap_or(default) {
-        Command::Bench {
-            config,
-            out,
-            keep_segments,
-            quiet,
-            repeats,
-            no_intervals,
-            deadline_ms,
-        } => bench(
-            config,
-            BenchFlags {
-                out,
-                keep_segments,
-                quiet,
-                repeats,
-                no_intervals,
-                deadline_ms,
-            },
-        ),
+        Command::Bench { config, out, keep_segments, quiet, repeats, no_intervals, deadline_ms } => {
+            bench(config, BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms })
+        }
         Command::Stream { profile, output } => {
             let profile = crate::config::load_profile(&profile)?;
             let (fingerprint, ops) = crate::workload::write_stream_file(&profile, &output)?;
-            println!(
-                "{}: {} ops of profile `{}` over {} threads, fingerprint {fingerprint}",
-                output.display(),
-                ops,
-                profile.name,
-                profile.threads
-            );
+            println!("{}: {} ops of profile `{}` over {} threads, fingerprint {fingerprint}", output.display(), ops, profile.name, profile.threads);
             Ok(())
         }
-        Command::Show {
-            run,
-            baseline,
-            html,
-        } => {
+        Command::Show { run, baseline, html } => {
             let result = read_run(&run)?;
             match baseline {
                 None => {
@@ -282,38 +201,15 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Check {
-            plugin,
-            ops,
-            seed,
-            deadline_ms,
-            params,
-        } => {
-            let settings = EngineSettings {
-                call_deadline: Some(std::time::Duration::from_secs_f64(
-                    deadline_ms.max(1.0) / 1e3,
-                )),
-                ..EngineSettings::default()
-            };
+        Command::Check { plugin, ops, seed, deadline_ms, params } => {
+            let settings = EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms.max(1.0) / 1e3)), ..EngineSettings::default() };
             let host = PluginHost::new(settings)?;
             println!("{}", report::engine_line(host.settings()));
-            let result = crate::check::check(
-                &host,
-                &plugin,
-                crate::check::CheckOptions { params, ops, seed },
-            )?;
+            let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { params, ops, seed })?;
             print!("{}", result.render());
-            let failed = result
-                .properties
-                .iter()
-                .filter(|p| p.failure.is_some())
-                .count();
+            let failed = result.properties.iter().filter(|p| p.failure.is_some()).count();
             if failed > 0 {
-                return Err(CliError::CheckFailed {
-                    plugin: result.plugin,
-                    failed,
-                    total: result.properties.len(),
-                });
+                return Err(CliError::CheckFailed { plugin: result.plugin, failed, total: result.properties.len() });
             }
             Ok(())
         }
@@ -321,35 +217,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let host: Arc<PluginHost> = PluginHost::new(EngineSettings::default())?;
             for b in bundled::all() {
                 let plugin = host.load(b.name)?;
-                println!(
-                    "{:<12} {:<11} {:<8} {}",
-                    b.name,
-                    b.kind.to_string(),
-                    env!("CARGO_PKG_VERSION"),
-                    plugin.sha256
-                );
+                println!("{:<12} {:<11} {:<8} {}", b.name, b.kind.to_string(), env!("CARGO_PKG_VERSION"), plugin.sha256);
             }
             Ok(())
         }
         Command::Componentize { input, output } => {
             let bytes = std::fs::read(&input).map_err(io(&input))?;
             let component = plugin::to_component(&input.display().to_string(), &bytes)?;
-            let host = PluginHost::new(EngineSettings {
-                cache_dir: None,
-                ..EngineSettings::default()
-            })?;
-            let checked = host.load_bytes(
-                &input.display().to_string(),
-                plugin::Source::File(input.display().to_string()),
-                &component,
-            )?;
+            let host = PluginHost::new(EngineSettings { cache_dir: None, ..EngineSettings::default() })?;
+            let checked = host.load_bytes(&input.display().to_string(), plugin::Source::File(input.display().to_string()), &component)?;
             std::fs::write(&output, &component).map_err(io(&output))?;
-            println!(
-                "{}: {} plugin, sha256 {}",
-                output.display(),
-                checked.kind,
-                checked.sha256
-            );
+            println!("{}: {} plugin, sha256 {}", output.display(), checked.kind, checked.sha256);
             Ok(())
         }
     }

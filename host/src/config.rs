@@ -18,10 +18,7 @@ pub const DEFAULT_CONFIG: &str = include_str!("../../benches/default.toml");
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{file}: {source}")]
-    Read {
-        file: String,
-        source: std::io::Error,
-    },
+    Read { file: String, source: std::io::Error },
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
 }
@@ -60,13 +57,7 @@ pub struct BenchInfo {
 
 impl Default for BenchInfo {
     fn default() -> Self {
-        BenchInfo {
-            name: String::new(),
-            description: String::new(),
-            repeats: 1,
-            interval: 0.25,
-            call_deadline_ms: None,
-        }
+        BenchInfo { name: String::new(), description: String::new(), repeats: 1, interval: 0.25, call_deadline_ms: None }
     }
 }
 
@@ -231,16 +222,13 @@ pub struct Variant {
 impl Variant {
     /// The cleanup threshold in force.
     pub fn threshold(&self) -> f64 {
-        self.cleanup_threshold
-            .unwrap_or(1.0 / (self.flush_writers as f64 + 1.0))
+        self.cleanup_threshold.unwrap_or(1.0 / (self.flush_writers as f64 + 1.0))
     }
 }
 
 /// Parameters as plugins receive them.
 pub fn params(map: &BTreeMap<String, ParamValue>) -> Vec<(String, String)> {
-    map.iter()
-        .map(|(k, v)| (k.clone(), v.to_string()))
-        .collect()
+    map.iter().map(|(k, v)| (k.clone(), v.to_string())).collect()
 }
 
 fn one() -> usize {
@@ -254,9 +242,7 @@ fn default_space() -> u64 {
 fn ranged<'de, D: Deserializer<'de>>(d: D, min: usize, max: usize) -> Result<usize, D::Error> {
     let n = usize::deserialize(d)?;
     if !(min..=max).contains(&n) {
-        return Err(serde::de::Error::custom(format!(
-            "{n} is outside {min}..={max}"
-        )));
+        return Err(serde::de::Error::custom(format!("{n} is outside {min}..={max}")));
     }
     Ok(n)
 }
@@ -276,9 +262,7 @@ fn flush_writers<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
 fn threshold<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     let x = f64::deserialize(d)?;
     if !(x > 0.0 && x < 1.0) {
-        return Err(serde::de::Error::custom(format!(
-            "{x} must lie strictly between 0 and 1"
-        )));
+        return Err(serde::de::Error::custom(format!("{x} must lie strictly between 0 and 1")));
     }
     Ok(Some(x))
 }
@@ -286,26 +270,17 @@ fn threshold<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
 /// Parses `"64MiB"`, `"1GiB"`, `"512KiB"`, `"1000B"` or a plain integer.
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (digits, unit) = text.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size like \"64MiB\""))?;
+    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size like \"64MiB\""))?;
     let scale = match unit.trim() {
         "" | "B" => 1,
         "KiB" => 1 << 10,
         "MiB" => 1 << 20,
         "GiB" => 1 << 30,
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{text}` (use B, KiB, MiB or GiB)"
-            ));
-        }
+        other => return Err(format!("unknown unit `{other}` in `{text}` (use B, KiB, MiB or GiB)")),
     };
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("`{text}` is too large"))
+    n.checked_mul(scale).ok_or_else(|| format!("`{text}` is too large"))
 }
 
 fn byte_size<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
@@ -320,9 +295,7 @@ fn byte_size<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
         Raw::Text(t) => parse_bytes(&t).map_err(serde::de::Error::custom)?,
     };
     if bytes < 1 << 20 {
-        return Err(serde::de::Error::custom(format!(
-            "{bytes} bytes is below the 1MiB minimum"
-        )));
+        return Err(serde::de::Error::custom(format!("{bytes} bytes is below the 1MiB minimum")));
     }
     Ok(bytes)
 }
@@ -332,10 +305,7 @@ impl BenchConfig {
     /// relative to it.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            file: file.clone(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: file.clone(), source })?;
         Self::parse_in(&file, &text, path.parent().unwrap_or(Path::new(".")))
     }
 
@@ -346,46 +316,26 @@ impl BenchConfig {
     }
 
     fn parse_in(file: &str, text: &str, base: &Path) -> Result<Self, ConfigError> {
-        let invalid = |message: String| ConfigError::Invalid {
-            file: file.to_string(),
-            message,
-        };
+        let invalid = |message: String| ConfigError::Invalid { file: file.to_string(), message };
         let raw: RawConfig = toml::from_str(text).map_err(|e| invalid(one_line(text, &e)))?;
         if !(raw.bench.interval > 0.0 && raw.bench.interval <= 3600.0) {
-            return Err(invalid(format!(
-                "`bench.interval` {} must lie in (0, 3600] seconds",
-                raw.bench.interval
-            )));
+            return Err(invalid(format!("`bench.interval` {} must lie in (0, 3600] seconds", raw.bench.interval)));
         }
-        if raw
-            .bench
-            .call_deadline_ms
-            .is_some_and(|ms| !(1.0..=3_600_000.0).contains(&ms))
-        {
-            return Err(invalid(
-                "`bench.call_deadline_ms` must lie in 1..=3600000".into(),
-            ));
+        if raw.bench.call_deadline_ms.is_some_and(|ms| !(1.0..=3_600_000.0).contains(&ms)) {
+            return Err(invalid("`bench.call_deadline_ms` must lie in 1..=3600000".into()));
         }
         let workload = resolve_workload(file, text, base, raw.workload)?;
         if raw.variants.is_empty() {
             return Err(invalid("no `[[variant]]` to run".into()));
         }
-        let kinds = [
-            ("memtable", &raw.memtable),
-            ("allocator", &raw.allocator),
-            ("serializer", &raw.serializer),
-        ];
+        let kinds = [("memtable", &raw.memtable), ("allocator", &raw.allocator), ("serializer", &raw.serializer)];
         for (kind, named) in kinds {
             for (name, n) in named.iter() {
                 if n.plugin.is_some() == n.inherits.is_some() {
-                    return Err(invalid(format!(
-                        "`[{kind}.{name}]` needs exactly one of `plugin` and `inherits`"
-                    )));
+                    return Err(invalid(format!("`[{kind}.{name}]` needs exactly one of `plugin` and `inherits`")));
                 }
                 if kind != "memtable" && n.shards.is_some() {
-                    return Err(invalid(format!(
-                        "`[{kind}.{name}]`: `shards` belongs to memtable configurations"
-                    )));
+                    return Err(invalid(format!("`[{kind}.{name}]`: `shards` belongs to memtable configurations")));
                 }
             }
         }
@@ -395,20 +345,10 @@ impl BenchConfig {
                 return Err(invalid(format!("two variants are named `{}`", v.name)));
             }
             let mut used = Vec::new();
-            let memtable = resolve(text, "memtable", &raw.memtable, &v.memtable, &mut used)
-                .map_err(&invalid)?;
-            let allocator = resolve(text, "allocator", &raw.allocator, &v.allocator, &mut used)
-                .map_err(&invalid)?;
-            let serializer = resolve(
-                text,
-                "serializer",
-                &raw.serializer,
-                &v.serializer,
-                &mut used,
-            )
-            .map_err(&invalid)?;
-            let merge = |mut base: BTreeMap<String, ParamValue>,
-                         over: BTreeMap<String, ParamValue>| {
+            let memtable = resolve(text, "memtable", &raw.memtable, &v.memtable, &mut used).map_err(&invalid)?;
+            let allocator = resolve(text, "allocator", &raw.allocator, &v.allocator, &mut used).map_err(&invalid)?;
+            let serializer = resolve(text, "serializer", &raw.serializer, &v.serializer, &mut used).map_err(&invalid)?;
+            let merge = |mut base: BTreeMap<String, ParamValue>, over: BTreeMap<String, ParamValue>| {
                 base.extend(over);
                 base
             };
@@ -431,11 +371,7 @@ impl BenchConfig {
                 configurations: used,
             });
         }
-        Ok(BenchConfig {
-            bench: raw.bench,
-            workload,
-            variants,
-        })
+        Ok(BenchConfig { bench: raw.bench, workload, variants })
     }
 }
 
@@ -448,37 +384,17 @@ struct Resolved {
 
 /// Follows `inherits` from the configuration `name` (or takes `name` as a
 /// plugin when no configuration has it), merging parameters child-last.
-fn resolve(
-    text: &str,
-    kind: &str,
-    named: &BTreeMap<String, Named>,
-    name: &toml::Spanned<String>,
-    used: &mut Vec<String>,
-) -> Result<Resolved, String> {
+fn resolve(text: &str, kind: &str, named: &BTreeMap<String, Named>, name: &toml::Spanned<String>, used: &mut Vec<String>) -> Result<Resolved, String> {
     let Some(mut current) = named.get(name.get_ref()) else {
-        return Ok(Resolved {
-            plugin: name.get_ref().clone(),
-            params: BTreeMap::new(),
-            shards: None,
-        });
+        return Ok(Resolved { plugin: name.get_ref().clone(), params: BTreeMap::new(), shards: None });
     };
     let mut chain = vec![name.get_ref().clone()];
     let mut layers = vec![current];
     while let Some(parent) = &current.inherits {
         let at = line_of(text, parent.span().start);
-        current = named.get(parent.get_ref()).ok_or_else(|| {
-            format!(
-                "{at}: `inherits = \"{}\"` names no `[{kind}.{}]` configuration",
-                parent.get_ref(),
-                parent.get_ref()
-            )
-        })?;
+        current = named.get(parent.get_ref()).ok_or_else(|| format!("{at}: `inherits = \"{}\"` names no `[{kind}.{}]` configuration", parent.get_ref(), parent.get_ref()))?;
         if chain.contains(parent.get_ref()) {
-            return Err(format!(
-                "{at}: `[{kind}.*]` configurations inherit in a cycle: {} -> {}",
-                chain.join(" -> "),
-                parent.get_ref()
-            ));
+            return Err(format!("{at}: `[{kind}.*]` configurations inherit in a cycle: {} -> {}", chain.join(" -> "), parent.get_ref()));
         }
         chain.push(parent.get_ref().clone());
         layers.push(current);
@@ -491,11 +407,7 @@ fn resolve(
         shards = layer.shards.or(shards);
     }
     used.push(format!("{kind} {}", chain.join(" < ")));
-    Ok(Resolved {
-        plugin,
-        params,
-        shards,
-    })
+    Ok(Resolved { plugin, params, shards })
 }
 
 fn line_of(text: &str, offset: usize) -> String {
@@ -506,16 +418,8 @@ fn line_of(text: &str, offset: usize) -> String {
 
 /// The config's `[workload]`: inline, or a profile file with the table's
 /// other top-level keys replacing the file's.
-fn resolve_workload(
-    file: &str,
-    text: &str,
-    base: &Path,
-    raw: RawWorkload,
-) -> Result<Profile, ConfigError> {
-    let invalid = |message: String| ConfigError::Invalid {
-        file: file.to_string(),
-        message,
-    };
+fn resolve_workload(file: &str, text: &str, base: &Path, raw: RawWorkload) -> Result<Profile, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid { file: file.to_string(), message };
     let mut profile = match raw.profile {
         None => {
             // Read again from the text itself, so errors carry its lines.
@@ -534,13 +438,7 @@ fn resolve_workload(
             if !raw.rest.is_empty() {
                 let mut merged = toml::Table::try_from(&p).map_err(|e| invalid(e.to_string()))?;
                 merged.extend(raw.rest);
-                p = Profile::deserialize(merged).map_err(|e| {
-                    invalid(format!(
-                        "[workload] overrides of {}: {}",
-                        path.display(),
-                        e.message().trim_end()
-                    ))
-                })?;
+                p = Profile::deserialize(merged).map_err(|e| invalid(format!("[workload] overrides of {}: {}", path.display(), e.message().trim_end())))?;
             }
             p
         }
@@ -555,21 +453,12 @@ fn resolve_workload(
 /// Reads a profile file (TOML, the profile's keys at top level).
 pub fn load_profile(path: &Path) -> Result<Profile, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        file: file.clone(),
-        source,
-    })?;
-    let invalid = |message: String| ConfigError::Invalid {
-        file: file.clone(),
-        message,
-    };
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+    let invalid = |message: String| ConfigError::Invalid { file: file.clone(), message };
     let mut profile: Profile = toml::from_str(&text).map_err(|e| invalid(one_line(&text, &e)))?;
     resolve_stream_path(&mut profile, path.parent().unwrap_or(Path::new(".")));
     if profile.name.is_empty() {
-        profile.name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        profile.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     }
     profile.validate().map_err(|e| invalid(e.to_string()))?;
     Ok(profile)
@@ -579,9 +468,7 @@ pub fn load_profile(path: &Path) -> Result<Profile, ConfigError> {
 /// the line number, the line itself, and the message.
 pub fn one_line(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim_end();
-    let Some(span) = e.span() else {
-        return message.to_string();
-    };
+    let Some(span) = e.span() else { return message.to_string() };
     let start = span.start.min(text.len());
     let line_no = text.get(..start).unwrap_or("").matches('\n').count() + 1;
     let line = text.lines().nth(line_no - 1).unwrap_or("").trim();

@@ -8,31 +8,24 @@ use std::time::{Duration, Instant};
 use memlab_sdk::{Entry, Packed, encode_flush_record};
 
 use crate::plugin::PluginError;
-use crate::pool::MemoryPool;
 use crate::segment::{SegmentError, SegmentWriter};
 use crate::strategy::{Boundary, FlushStrategy};
+use crate::pool::MemoryPool;
 use crate::write_path::FlushJob;
 
 /// Entries pulled from a memtable cursor per call.
 const CURSOR_CHUNK: u32 = 256 << 10;
 
 /// Creates the serializer for one flush (the argument is the part).
-pub type SerializerFactory =
-    dyn Fn(usize) -> Result<Box<dyn FlushStrategy>, PluginError> + Send + Sync;
+pub type SerializerFactory = dyn Fn(usize) -> Result<Box<dyn FlushStrategy>, PluginError> + Send + Sync;
 
 /// A flush that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FlushError {
     #[error("flush of generation {generation}: {source}")]
-    Plugin {
-        generation: u64,
-        source: PluginError,
-    },
+    Plugin { generation: u64, source: PluginError },
     #[error("flush of generation {generation}: {source}")]
-    Segment {
-        generation: u64,
-        source: SegmentError,
-    },
+    Segment { generation: u64, source: SegmentError },
     #[error("flush of generation {generation}: {detail}")]
     Contract { generation: u64, detail: String },
 }
@@ -80,9 +73,7 @@ impl FlushReport {
         let secs = self.wall.as_secs_f64().max(1e-9);
         format!(
             "Completed flushing {} ({:.3}MiB), time spent: {} ms, bytes flushed: {}/({:.3}MiB per sec), partitions flushed: {}/({:.0} per sec), rows: {}/({:.0} per sec), cpu time: {} ms, serializer memory: {:.3}MiB (grew {:.3}MiB)",
-            self.segment
-                .as_ref()
-                .map_or_else(|| "(empty)".into(), |p| p.display().to_string()),
+            self.segment.as_ref().map_or_else(|| "(empty)".into(), |p| p.display().to_string()),
             mib(self.bytes),
             self.wall.as_millis(),
             self.bytes,
@@ -110,43 +101,25 @@ fn merge(into: &mut BTreeMap<String, u64>, stats: Vec<(String, u64)>) {
 
 /// Flushes one job into `dir` and releases its memory from `pool`, whether
 /// or not the flush succeeds.
-pub fn flush(
-    job: FlushJob,
-    serializer: &SerializerFactory,
-    dir: &Path,
-    pool: &MemoryPool,
-    run_started: Instant,
-) -> Result<FlushReport, FlushError> {
+pub fn flush(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &MemoryPool, run_started: Instant) -> Result<FlushReport, FlushError> {
     let reserved = job.reserved;
     let started_at = run_started.elapsed().as_secs_f64();
-    let result = flush_inner(job, serializer, dir).map(|report| FlushReport {
-        started_at,
-        ..report
-    });
+    let result = flush_inner(job, serializer, dir).map(|report| FlushReport { started_at, ..report });
     pool.release_frozen(reserved);
     result
 }
 
-fn flush_inner(
-    job: FlushJob,
-    serializer: &SerializerFactory,
-    dir: &Path,
-) -> Result<FlushReport, FlushError> {
+fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Result<FlushReport, FlushError> {
     let generation = job.generation;
     let plugin = |source| FlushError::Plugin { generation, source };
     let contract = |detail: String| FlushError::Contract { generation, detail };
     let started = Instant::now();
     let cpu_started = cpu_time::ThreadTime::try_now().ok();
-    let mut report = FlushReport {
-        generation,
-        part: job.part,
-        ..FlushReport::default()
-    };
+    let mut report = FlushReport { generation, part: job.part, ..FlushReport::default() };
 
     let mut writer = serializer(job.part).map_err(plugin)?;
     let memory_at_start = writer.guest_memory_bytes();
-    let mut segment = SegmentWriter::create(dir, generation, job.part)
-        .map_err(|source| FlushError::Segment { generation, source })?;
+    let mut segment = SegmentWriter::create(dir, generation, job.part).map_err(|source| FlushError::Segment { generation, source })?;
     let mut last_key: Option<Vec<u8>> = None;
     let mut records = Packed::new();
     for (shard, mut strategies) in job.shards {
@@ -160,29 +133,19 @@ fn flush_inner(
                 .iter()
                 .map(Entry::decode)
                 .collect::<Result<_, _>>()
-                .map_err(|e| {
-                    contract(format!(
-                        "memtable cursor on shard {shard} returned a bad entry: {e}"
-                    ))
-                })?;
-            let rows = strategies
-                .load(decoded.iter().map(|e| e.reference).collect())
-                .map_err(plugin)?;
+                .map_err(|e| contract(format!("memtable cursor on shard {shard} returned a bad entry: {e}")))?;
+            let rows = strategies.load(decoded.iter().map(|e| e.reference).collect()).map_err(plugin)?;
             records.clear();
             for (entry, row) in decoded.iter().zip(rows.iter()) {
                 if last_key.as_deref().is_some_and(|last| entry.key <= last) {
-                    return Err(contract(format!(
-                        "memtable cursor on shard {shard} returned keys out of order"
-                    )));
+                    return Err(contract(format!("memtable cursor on shard {shard} returned keys out of order")));
                 }
                 last_key = Some(entry.key.to_vec());
                 records.push_with(|buf| encode_flush_record(buf, entry.key, row));
             }
             report.rows += decoded.len() as u64;
             let bytes = writer.write(std::mem::take(&mut records)).map_err(plugin)?;
-            segment
-                .append(&bytes)
-                .map_err(|source| FlushError::Segment { generation, source })?;
+            segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
         }
         // After the cursor: a frozen memtable counts its entries cheaply.
         let (memtable, allocator) = strategies.stats().map_err(plugin)?;
@@ -193,25 +156,14 @@ fn flush_inner(
     }
     let (tail, finished) = writer.finish().map_err(plugin)?;
     if finished.meta.rows != report.rows {
-        return Err(contract(format!(
-            "serializer counted {} rows but was given {}",
-            finished.meta.rows, report.rows
-        )));
+        return Err(contract(format!("serializer counted {} rows but was given {}", finished.meta.rows, report.rows)));
     }
-    segment
-        .append(&tail)
-        .map_err(|source| FlushError::Segment { generation, source })?;
+    segment.append(&tail).map_err(|source| FlushError::Segment { generation, source })?;
     let description = writer.describe().map_err(plugin)?;
     report.partitions = finished.meta.partitions;
     if report.rows > 0 {
         let files = segment
-            .finish(
-                generation,
-                job.part,
-                &finished.index,
-                &finished.meta,
-                &description,
-            )
+            .finish(generation, job.part, &finished.index, &finished.meta, &description)
             .map_err(|source| FlushError::Segment { generation, source })?;
         report.bytes = files.bytes;
         report.segment = Some(files.data);

@@ -43,18 +43,12 @@ pub fn stream_file(bytes: &[u8]) {
 /// the rest into data and index; the metadata parser gets all of it.
 pub fn segment(bytes: &[u8]) {
     let _ = segment::parse_meta(bytes);
-    let Some((&pick, rest)) = bytes.split_first() else {
-        return;
-    };
-    let Some((split, rest)) = rest.split_first_chunk::<4>() else {
-        return;
-    };
+    let Some((&pick, rest)) = bytes.split_first() else { return };
+    let Some((split, rest)) = rest.split_first_chunk::<4>() else { return };
     let at = (u32::from_le_bytes(*split) as usize).min(rest.len());
     let (data, index) = rest.split_at(at);
     let name = ["naive", "lean", "block"][pick as usize % 3];
-    let Ok(mut reader) = native::reader(name, &[], data, index) else {
-        return;
-    };
+    let Ok(mut reader) = native::reader(name, &[], data, index) else { return };
     while let Ok(batch) = reader.next(4096) {
         if batch.is_empty() {
             break;

@@ -5,13 +5,12 @@
 use std::sync::Arc;
 
 use memlab_sdk::{
-    Allocator, Description, Error, Finished, Memtable, Packed, Params, Pool, SegmentReader,
-    Serializer, Stats,
+    Allocator, Description, Error, Finished, Memtable, Packed, Params, Pool, SegmentReader, Serializer, Stats,
 };
 
 use crate::plugin::PluginError;
-use crate::pool::MemoryPool;
 use crate::strategy::{Boundary, FlushStrategy, SegmentReading, ShardStrategies};
+use crate::pool::MemoryPool;
 
 fn construct<T>(
     name: &str,
@@ -22,14 +21,7 @@ fn construct<T>(
     let mut params = Params::new(given.to_vec());
     let value = build(&mut params)?;
     let applied = params.finish()?;
-    Ok((
-        value,
-        Description {
-            name: name.into(),
-            version: version.into(),
-            params: applied,
-        },
-    ))
+    Ok((value, Description { name: name.into(), version: version.into(), params: applied }))
 }
 
 trait MemtableOps: Send {
@@ -52,9 +44,7 @@ where
 {
     fn insert(&mut self, entries: &Packed) -> Result<(), Error> {
         if self.position.is_some() {
-            return Err(Error::InvalidState(
-                "insert after a cursor was opened".into(),
-            ));
+            return Err(Error::InvalidState("insert after a cursor was opened".into()));
         }
         self.table.insert_batch(entries)
     }
@@ -78,10 +68,7 @@ where
     }
 
     fn next(&mut self, max_bytes: usize, out: &mut Packed) -> Result<(), Error> {
-        let position = self
-            .position
-            .as_mut()
-            .ok_or_else(|| Error::InvalidState("no cursor is open".into()))?;
+        let position = self.position.as_mut().ok_or_else(|| Error::InvalidState("no cursor is open".into()))?;
         self.table.next(position, max_bytes, out);
         Ok(())
     }
@@ -92,23 +79,13 @@ where
 }
 
 trait AllocatorOps: Send {
-    fn store_batch(
-        &mut self,
-        pool: &mut dyn Pool,
-        rows: &Packed,
-        refs: &mut Vec<u64>,
-    ) -> Result<(), Error>;
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error>;
     fn load(&self, reference: u64) -> Result<&[u8], Error>;
     fn stats(&self) -> Stats;
 }
 
 impl<A: Allocator + Send> AllocatorOps for A {
-    fn store_batch(
-        &mut self,
-        pool: &mut dyn Pool,
-        rows: &Packed,
-        refs: &mut Vec<u64>,
-    ) -> Result<(), Error> {
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
         Allocator::store_batch(self, pool, rows, refs)
     }
 
@@ -155,13 +132,7 @@ fn new_memtable(name: &str, params: &[(String, String)]) -> Option<Built<dyn Mem
         M::Position: Send,
     {
         let (table, d) = construct(M::NAME, M::VERSION, params, M::create)?;
-        Ok((
-            Box::new(NativeMemtable::<M> {
-                table,
-                position: None,
-            }),
-            d,
-        ))
+        Ok((Box::new(NativeMemtable::<M> { table, position: None }), d))
     }
     Some(match name {
         "btree" => make::<memtable_btree::BTreeMemtable>(params),
@@ -242,17 +213,8 @@ impl NativeShard {
     }
 
     fn fail(&self, memtable: bool, operation: &str, e: Error) -> PluginError {
-        let plugin = if memtable {
-            &self.names.0
-        } else {
-            &self.names.1
-        };
-        PluginError::Guest {
-            plugin: plugin.clone(),
-            operation: operation.into(),
-            shard: self.shard,
-            error: e.to_string(),
-        }
+        let plugin = if memtable { &self.names.0 } else { &self.names.1 };
+        PluginError::Guest { plugin: plugin.clone(), operation: operation.into(), shard: self.shard, error: e.to_string() }
     }
 
     fn count(&mut self, bytes_in: usize) {
@@ -273,9 +235,7 @@ impl ShardStrategies for NativeShard {
 
     fn insert(&mut self, entries: &mut Packed) -> Result<(), PluginError> {
         self.count(entries.data_len());
-        self.memtable
-            .insert(entries)
-            .map_err(|e| self.fail(true, "memtable.insert", e))
+        self.memtable.insert(entries).map_err(|e| self.fail(true, "memtable.insert", e))
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, PluginError> {
@@ -287,12 +247,7 @@ impl ShardStrategies for NativeShard {
         Ok(out)
     }
 
-    fn scan(
-        &mut self,
-        start: &[u8],
-        end: Option<&[u8]>,
-        limit: u32,
-    ) -> Result<Packed, PluginError> {
+    fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, PluginError> {
         self.count(start.len());
         let mut out = Packed::new();
         self.memtable.scan(start, end, limit as usize, &mut out);
@@ -308,9 +263,7 @@ impl ShardStrategies for NativeShard {
     fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, PluginError> {
         self.count(4);
         let mut out = Packed::new();
-        self.memtable
-            .next(max_bytes as usize, &mut out)
-            .map_err(|e| self.fail(true, "cursor.next", e))?;
+        self.memtable.next(max_bytes as usize, &mut out).map_err(|e| self.fail(true, "cursor.next", e))?;
         Ok(out)
     }
 
@@ -318,10 +271,7 @@ impl ShardStrategies for NativeShard {
         self.count(8 * refs.len());
         let mut out = Packed::with_capacity(refs.len(), refs.len() * 128);
         for reference in refs {
-            let row = self
-                .allocator
-                .load(reference)
-                .map_err(|e| self.fail(false, "arena.load", e))?;
+            let row = self.allocator.load(reference).map_err(|e| self.fail(false, "arena.load", e))?;
             out.push(row);
         }
         Ok(out)
@@ -356,30 +306,15 @@ pub struct NativeSerializer<S: Serializer> {
 }
 
 fn serializer_error(name: &str, operation: &str, e: Error) -> PluginError {
-    PluginError::Guest {
-        plugin: name.into(),
-        operation: operation.into(),
-        shard: 0,
-        error: e.to_string(),
-    }
+    PluginError::Guest { plugin: name.into(), operation: operation.into(), shard: 0, error: e.to_string() }
 }
 
 /// Creates the native twin of serializer `name`.
-pub fn serializer(
-    name: &str,
-    params: &[(String, String)],
-) -> Result<Box<dyn FlushStrategy>, PluginError> {
-    fn make<S: Serializer + Send>(
-        name: &str,
-        params: &[(String, String)],
-    ) -> Result<Box<dyn FlushStrategy>, PluginError> {
-        let (writer, description) = construct(S::NAME, S::VERSION, params, S::create)
-            .map_err(|e| serializer_error(name, "writer.create", e))?;
-        Ok(Box::new(NativeSerializer {
-            writer: Some(writer),
-            description,
-            boundary: Boundary::default(),
-        }))
+pub fn serializer(name: &str, params: &[(String, String)]) -> Result<Box<dyn FlushStrategy>, PluginError> {
+    fn make<S: Serializer + Send>(name: &str, params: &[(String, String)]) -> Result<Box<dyn FlushStrategy>, PluginError> {
+        let (writer, description) =
+            construct(S::NAME, S::VERSION, params, S::create).map_err(|e| serializer_error(name, "writer.create", e))?;
+        Ok(Box::new(NativeSerializer { writer: Some(writer), description, boundary: Boundary::default() }))
     }
     match name {
         "naive" => make::<flush_naive::NaiveWriter>(name, params),
@@ -394,20 +329,14 @@ impl<S: Serializer + Send> FlushStrategy for NativeSerializer<S> {
         self.boundary.calls += 1;
         self.boundary.bytes_in += records.data_len() as u64;
         let name = &self.description.name;
-        let writer = self.writer.as_mut().ok_or_else(|| {
-            serializer_error(
-                name,
-                "writer.write",
-                Error::InvalidState("writer already finished".into()),
-            )
-        })?;
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| serializer_error(name, "writer.write", Error::InvalidState("writer already finished".into())))?;
         let mut out = Vec::with_capacity(records.data_len() + records.data_len() / 4);
         for record in records.iter() {
-            let record = memlab_sdk::FlushRecord::decode(record)
-                .map_err(|e| serializer_error(name, "writer.write", e))?;
-            writer
-                .write(record, &mut out)
-                .map_err(|e| serializer_error(name, "writer.write", e))?;
+            let record = memlab_sdk::FlushRecord::decode(record).map_err(|e| serializer_error(name, "writer.write", e))?;
+            writer.write(record, &mut out).map_err(|e| serializer_error(name, "writer.write", e))?;
         }
         Ok(out)
     }
@@ -415,17 +344,12 @@ impl<S: Serializer + Send> FlushStrategy for NativeSerializer<S> {
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), PluginError> {
         self.boundary.calls += 1;
         let name = &self.description.name;
-        let mut writer = self.writer.take().ok_or_else(|| {
-            serializer_error(
-                name,
-                "writer.finish",
-                Error::InvalidState("writer already finished".into()),
-            )
-        })?;
+        let mut writer = self
+            .writer
+            .take()
+            .ok_or_else(|| serializer_error(name, "writer.finish", Error::InvalidState("writer already finished".into())))?;
         let mut tail = Vec::new();
-        let finished = writer
-            .finish(&mut tail)
-            .map_err(|e| serializer_error(name, "writer.finish", e))?;
+        let finished = writer.finish(&mut tail).map_err(|e| serializer_error(name, "writer.finish", e))?;
         Ok((tail, finished))
     }
 
@@ -448,12 +372,7 @@ struct NativeReader<R: SegmentReader> {
 }
 
 /// Opens a segment with the native twin of serializer `name`.
-pub fn reader(
-    name: &str,
-    params: &[(String, String)],
-    data: &[u8],
-    index: &[u8],
-) -> Result<Box<dyn SegmentReading>, PluginError> {
+pub fn reader(name: &str, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<Box<dyn SegmentReading>, PluginError> {
     fn make<R: SegmentReader + Send>(
         name: &str,
         params: &[(String, String)],
@@ -461,23 +380,14 @@ pub fn reader(
         index: &[u8],
     ) -> Result<Box<dyn SegmentReading>, PluginError> {
         let mut p = Params::new(params.to_vec());
-        let reader = R::open(&mut p, data.to_vec(), index.to_vec())
-            .map_err(|e| serializer_error(name, "reader.open", e))?;
-        p.finish()
-            .map_err(|e| serializer_error(name, "reader.open", e))?;
-        Ok(Box::new(NativeReader {
-            name: name.into(),
-            reader,
-        }))
+        let reader = R::open(&mut p, data.to_vec(), index.to_vec()).map_err(|e| serializer_error(name, "reader.open", e))?;
+        p.finish().map_err(|e| serializer_error(name, "reader.open", e))?;
+        Ok(Box::new(NativeReader { name: name.into(), reader }))
     }
     match name {
-        "naive" => {
-            make::<<flush_naive::NaiveWriter as Serializer>::Reader>(name, params, data, index)
-        }
+        "naive" => make::<<flush_naive::NaiveWriter as Serializer>::Reader>(name, params, data, index),
         "lean" => make::<<flush_lean::LeanWriter as Serializer>::Reader>(name, params, data, index),
-        "block" => {
-            make::<<flush_block::BlockWriter as Serializer>::Reader>(name, params, data, index)
-        }
+        "block" => make::<<flush_block::BlockWriter as Serializer>::Reader>(name, params, data, index),
         _ => Err(no_twin(name, 0)),
     }
 }
@@ -485,18 +395,14 @@ pub fn reader(
 impl<R: SegmentReader + Send> SegmentReading for NativeReader<R> {
     fn next(&mut self, max_bytes: u32) -> Result<Packed, PluginError> {
         let mut out = Packed::new();
-        self.reader
-            .next(max_bytes as usize, &mut out)
-            .map_err(|e| serializer_error(&self.name, "reader.next", e))?;
+        self.reader.next(max_bytes as usize, &mut out).map_err(|e| serializer_error(&self.name, "reader.next", e))?;
         Ok(out)
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, PluginError> {
         let mut out = Packed::new();
         for key in keys.iter() {
-            self.reader
-                .get(key, &mut out)
-                .map_err(|e| serializer_error(&self.name, "reader.get", e))?;
+            self.reader.get(key, &mut out).map_err(|e| serializer_error(&self.name, "reader.get", e))?;
         }
         Ok(out)
     }
@@ -510,26 +416,13 @@ mod tests {
     #[test]
     fn entries_survive_a_native_round_trip() {
         let pool = Arc::new(MemoryPool::new(1 << 20, Default::default()));
-        let mut shard =
-            NativeShard::new("btree", &[], "per-row", &[], pool, 0).expect("twins exist");
+        let mut shard = NativeShard::new("btree", &[], "per-row", &[], pool, 0).expect("twins exist");
         let mut entries = Packed::new();
-        entries.push_with(|b| {
-            Entry {
-                key: b"k",
-                timestamp: 1,
-                reference: 9,
-            }
-            .encode(b)
-        });
+        entries.push_with(|b| Entry { key: b"k", timestamp: 1, reference: 9 }.encode(b));
         shard.insert(&mut entries).expect("insert");
         shard.open_cursor().expect("cursor");
         let out = shard.next_entries(1024).expect("next");
         assert_eq!(out.len(), 1);
-        assert_eq!(
-            Entry::decode(out.get(0).expect("one"))
-                .expect("entry")
-                .reference,
-            9
-        );
+        assert_eq!(Entry::decode(out.get(0).expect("one")).expect("entry").reference, 9);
     }
 }

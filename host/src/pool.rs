@@ -70,9 +70,7 @@ impl MemoryPool {
     /// reservation fails only past twice the budget.
     pub fn new(budget: u64, mode: PoolMode) -> Self {
         let stripes = match mode {
-            PoolMode::Striped => std::thread::available_parallelism()
-                .map_or(4, |n| n.get() * 4)
-                .next_power_of_two(),
+            PoolMode::Striped => std::thread::available_parallelism().map_or(4, |n| n.get() * 4).next_power_of_two(),
             _ => 0,
         };
         MemoryPool {
@@ -80,9 +78,7 @@ impl MemoryPool {
             hard_limit: budget.saturating_mul(2),
             mode,
             owns: AtomicU64::new(0),
-            cells: (0..stripes)
-                .map(|_| CachePadded::new(Cell::default()))
-                .collect(),
+            cells: (0..stripes).map(|_| CachePadded::new(Cell::default())).collect(),
             reclaiming: AtomicU64::new(0),
             cas_retries: AtomicU64::new(0),
             sum_checks: AtomicU64::new(0),
@@ -109,12 +105,7 @@ impl MemoryPool {
                     if next > self.hard_limit {
                         return Err(PoolFull);
                     }
-                    match self.owns.compare_exchange_weak(
-                        current,
-                        next,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    ) {
+                    match self.owns.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
                         Ok(_) => return Ok(()),
                         Err(seen) => {
                             current = seen;
@@ -182,21 +173,19 @@ impl MemoryPool {
     /// cells: exact once writers are quiet, a moment old while they run.
     pub fn owns(&self) -> u64 {
         let counter = self.owns.load(Ordering::Relaxed);
-        self.cells.iter().fold(counter, |sum, cell| {
-            sum.wrapping_add(cell.bytes.load(Ordering::Relaxed))
-        })
+        self.cells.iter().fold(counter, |sum, cell| sum.wrapping_add(cell.bytes.load(Ordering::Relaxed)))
     }
 
     /// Bytes reserved by the live generation.
     pub fn live(&self) -> u64 {
-        self.owns()
-            .saturating_sub(self.reclaiming.load(Ordering::Relaxed))
+        self.owns().saturating_sub(self.reclaiming.load(Ordering::Relaxed))
     }
 
     /// The configured budget.
     pub fn budget(&self) -> u64 {
         self.budget
     }
+
 
     /// Compare-and-swap conflicts so far (`cas-loop` only).
     pub fn cas_retries(&self) -> u64 {
@@ -247,9 +236,7 @@ mod tests {
                     });
                 }
             });
-            let want: u64 = (0..4u64)
-                .map(|t| (0..10_000u64).map(|i| 1 + (i + t) % 100).sum::<u64>() - 3334)
-                .sum();
+            let want: u64 = (0..4u64).map(|t| (0..10_000u64).map(|i| 1 + (i + t) % 100).sum::<u64>() - 3334).sum();
             assert_eq!(pool.owns(), want, "{mode:?}");
             // Released by a thread that reserved nothing.
             std::thread::spawn(move || {
@@ -265,23 +252,13 @@ mod tests {
     fn every_mode_refuses_past_the_hard_limit() {
         for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
             let pool = MemoryPool::new(1 << 20, mode);
-            let refused = (0..10_000)
-                .map(|_| pool.reserve(4096))
-                .position(|r| r.is_err())
-                .expect("a refusal");
+            let refused = (0..10_000).map(|_| pool.reserve(4096)).position(|r| r.is_err()).expect("a refusal");
             // Striped checks the sum every 64 KiB per cell: it may pass the
             // limit by that much before refusing.
             let limit = 2 << 20;
-            let slack = if mode == PoolMode::Striped {
-                STRIPE_CHECK
-            } else {
-                0
-            };
+            let slack = if mode == PoolMode::Striped { STRIPE_CHECK } else { 0 };
             let owned = pool.owns();
-            assert!(
-                owned <= limit + slack && owned + 4096 > limit,
-                "{mode:?}: {owned} after {refused}"
-            );
+            assert!(owned <= limit + slack && owned + 4096 > limit, "{mode:?}: {owned} after {refused}");
         }
     }
 

@@ -43,9 +43,7 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe,
     let threads = stream.threads() as u64;
     // A stream run for a duration has no fixed length: probe its first
     // `count` ops per thread's share.
-    let ops: u64 = (0..stream.threads())
-        .map(|t| stream.ops_for(t).unwrap_or(count / threads + 1))
-        .sum();
+    let ops: u64 = (0..stream.threads()).map(|t| stream.ops_for(t).unwrap_or(count / threads + 1)).sum();
     for i in 0..count.min(ops) {
         // Spread the probes evenly over the whole stream.
         let at = i * ops / count.min(ops).max(1);
@@ -53,17 +51,13 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe,
         if !source.op(thread, index, &mut op) || op.kind != OpKind::Insert {
             continue;
         }
-        routed
-            .route(path.router(), &op.rows)
-            .map_err(|e| PluginError::Contract {
-                plugin: "memlab".into(),
-                operation: "read probe".into(),
-                shard: 0,
-                detail: e.to_string(),
-            })?;
-        let Some(entry) = routed.entries.get(0) else {
-            continue;
-        };
+        routed.route(path.router(), &op.rows).map_err(|e| PluginError::Contract {
+            plugin: "memlab".into(),
+            operation: "read probe".into(),
+            shard: 0,
+            detail: e.to_string(),
+        })?;
+        let Some(entry) = routed.entries.get(0) else { continue };
         keys[routed.shard].push(&entry[Entry::HEADER..]);
         if keys[routed.shard].len() == KEYS_PER_CALL {
             get(path, routed.shard, &mut keys[routed.shard], &mut result)?;
@@ -77,12 +71,7 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe,
     Ok(result)
 }
 
-fn get(
-    path: &WritePath,
-    shard: usize,
-    keys: &mut Packed,
-    result: &mut ReadProbe,
-) -> Result<(), PluginError> {
+fn get(path: &WritePath, shard: usize, keys: &mut Packed, result: &mut ReadProbe) -> Result<(), PluginError> {
     let batch = std::mem::take(keys);
     let n = batch.len() as u64;
     let started = Instant::now();

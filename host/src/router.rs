@@ -21,18 +21,10 @@ pub fn token(partition: &[u8]) -> i64 {
         let mut k2 = u64::from_le_bytes(block[8..].try_into().unwrap_or_default());
         k1 = k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
         h1 ^= k1;
-        h1 = h1
-            .rotate_left(27)
-            .wrapping_add(h2)
-            .wrapping_mul(5)
-            .wrapping_add(0x52dc_e729);
+        h1 = h1.rotate_left(27).wrapping_add(h2).wrapping_mul(5).wrapping_add(0x52dc_e729);
         k2 = k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
         h2 ^= k2;
-        h2 = h2
-            .rotate_left(31)
-            .wrapping_add(h1)
-            .wrapping_mul(5)
-            .wrapping_add(0x3849_5ab5);
+        h2 = h2.rotate_left(31).wrapping_add(h1).wrapping_mul(5).wrapping_add(0x3849_5ab5);
     }
     let tail = blocks.remainder();
     let (mut k1, mut k2) = (0u64, 0u64);
@@ -92,9 +84,7 @@ pub struct Router {
 impl Router {
     /// A router over `shards` (at least one).
     pub fn new(shards: usize) -> Self {
-        Router {
-            shards: shards.max(1),
-        }
+        Router { shards: shards.max(1) }
     }
 
     /// The shard owning `token`.
@@ -135,14 +125,7 @@ impl RoutedBatch {
             let token = *partition_token.get_or_insert_with(|| token(partition));
             key.clear();
             sort_key(token, partition, clustering, &mut key);
-            self.entries.push_with(|buf| {
-                Entry {
-                    key: &key,
-                    timestamp,
-                    reference: 0,
-                }
-                .encode(buf)
-            });
+            self.entries.push_with(|buf| Entry { key: &key, timestamp, reference: 0 }.encode(buf));
             self.rows.push(record);
             self.shard = router.shard_of(token);
         }

@@ -14,33 +14,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, thiserror::Error)]
 pub enum SegmentError {
     #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
     #[error("{path}: unreadable segment metadata: {detail}")]
     Meta { path: String, detail: String },
     #[error("{path}: {what} is damaged: CRC32 {found:08x}, expected {expected:08x}")]
-    Checksum {
-        path: String,
-        what: &'static str,
-        expected: u32,
-        found: u32,
-    },
+    Checksum { path: String, what: &'static str, expected: u32, found: u32 },
     #[error("{path}: {what} is {found} bytes, expected {expected}")]
-    Length {
-        path: String,
-        what: &'static str,
-        expected: u64,
-        found: u64,
-    },
+    Length { path: String, what: &'static str, expected: u64, found: u64 },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SegmentError + '_ {
-    move |source| SegmentError::Io {
-        path: path.display().to_string(),
-        source,
-    }
+    move |source| SegmentError::Io { path: path.display().to_string(), source }
 }
 
 /// The metadata file's contents.
@@ -101,10 +85,7 @@ pub struct SegmentWriter {
 
 impl std::fmt::Debug for SegmentWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SegmentWriter")
-            .field("data", &self.data_path)
-            .field("bytes", &self.bytes)
-            .finish()
+        f.debug_struct("SegmentWriter").field("data", &self.data_path).field("bytes", &self.bytes).finish()
     }
 }
 
@@ -126,13 +107,7 @@ impl SegmentWriter {
         let base = dir.join(format!("seg-{generation:05}-{part:02}"));
         let data_path = base.with_extension("data");
         let file = File::create(&data_path).map_err(io(&data_path))?;
-        Ok(SegmentWriter {
-            base,
-            data_path,
-            data: BufWriter::with_capacity(1 << 20, file),
-            crc: crc32fast::Hasher::new(),
-            bytes: 0,
-        })
+        Ok(SegmentWriter { base, data_path, data: BufWriter::with_capacity(1 << 20, file), crc: crc32fast::Hasher::new(), bytes: 0 })
     }
 
     /// Appends serializer output.
@@ -151,10 +126,7 @@ impl SegmentWriter {
         meta: &SegmentMeta,
         serializer: &Description,
     ) -> Result<SegmentFiles, SegmentError> {
-        let file = self.data.into_inner().map_err(|e| SegmentError::Io {
-            path: self.data_path.display().to_string(),
-            source: e.into_error(),
-        })?;
+        let file = self.data.into_inner().map_err(|e| SegmentError::Io { path: self.data_path.display().to_string(), source: e.into_error() })?;
         file.sync_all().map_err(io(&self.data_path))?;
         let index_path = self.base.with_extension("index");
         write_synced(&index_path, index)?;
@@ -179,18 +151,11 @@ impl SegmentWriter {
             index_crc32: crc32fast::hash(index),
         };
         let meta_path = self.base.with_extension("meta");
-        let mut json = serde_json::to_vec_pretty(&meta_file).map_err(|e| SegmentError::Meta {
-            path: meta_path.display().to_string(),
-            detail: e.to_string(),
-        })?;
+        let mut json = serde_json::to_vec_pretty(&meta_file).map_err(|e| SegmentError::Meta { path: meta_path.display().to_string(), detail: e.to_string() })?;
         let crc = crc32fast::hash(&json);
         json.extend_from_slice(format!("{META_TRAILER}{crc:08x}\n").as_bytes());
         write_synced(&meta_path, &json)?;
-        Ok(SegmentFiles {
-            data: self.data_path,
-            meta: meta_path,
-            bytes: self.bytes + index.len() as u64 + json.len() as u64,
-        })
+        Ok(SegmentFiles { data: self.data_path, meta: meta_path, bytes: self.bytes + index.len() as u64 + json.len() as u64 })
     }
 }
 
@@ -226,29 +191,16 @@ pub struct LoadedSegment {
 /// Reads a segment by its metadata file and checks lengths and CRC32s.
 pub fn load(meta_path: &Path) -> Result<LoadedSegment, SegmentError> {
     let raw = std::fs::read(meta_path).map_err(io(meta_path))?;
-    let meta = parse_meta(&raw).map_err(|detail| SegmentError::Meta {
-        path: meta_path.display().to_string(),
-        detail,
-    })?;
+    let meta = parse_meta(&raw).map_err(|detail| SegmentError::Meta { path: meta_path.display().to_string(), detail })?;
     let read_checked = |ext: &str, what: &'static str, len: u64, crc: u32| {
         let path = meta_path.with_extension(ext);
         let bytes = std::fs::read(&path).map_err(io(&path))?;
         if bytes.len() as u64 != len {
-            return Err(SegmentError::Length {
-                path: path.display().to_string(),
-                what,
-                expected: len,
-                found: bytes.len() as u64,
-            });
+            return Err(SegmentError::Length { path: path.display().to_string(), what, expected: len, found: bytes.len() as u64 });
         }
         let found = crc32fast::hash(&bytes);
         if found != crc {
-            return Err(SegmentError::Checksum {
-                path: path.display().to_string(),
-                what,
-                expected: crc,
-                found,
-            });
+            return Err(SegmentError::Checksum { path: path.display().to_string(), what, expected: crc, found });
         }
         Ok(bytes)
     };
@@ -262,18 +214,11 @@ pub fn load(meta_path: &Path) -> Result<LoadedSegment, SegmentError> {
 pub fn parse_meta(raw: &[u8]) -> Result<MetaFile, String> {
     let text = std::str::from_utf8(raw).map_err(|e| format!("not UTF-8: {e}"))?;
     let (json, trailer) = text.rsplit_once(META_TRAILER).ok_or("no crc32 trailer")?;
-    let stored = u32::from_str_radix(
-        trailer
-            .strip_suffix('\n')
-            .ok_or("the crc32 trailer does not end the file")?,
-        16,
-    )
-    .map_err(|e| format!("bad crc32 trailer: {e}"))?;
+    let stored = u32::from_str_radix(trailer.strip_suffix('\n').ok_or("the crc32 trailer does not end the file")?, 16)
+        .map_err(|e| format!("bad crc32 trailer: {e}"))?;
     let found = crc32fast::hash(json.as_bytes());
     if found != stored || trailer.len() != 9 {
-        return Err(format!(
-            "damaged: CRC32 {found:08x}, trailer says {trailer:?}"
-        ));
+        return Err(format!("damaged: CRC32 {found:08x}, trailer says {trailer:?}"));
     }
     let meta: MetaFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
     if meta.format != FORMAT {

@@ -34,8 +34,7 @@ pub trait ShardStrategies: Send {
     /// Batched point reads; an empty record is a miss.
     fn get(&mut self, keys: Packed) -> Result<Packed, PluginError>;
     /// A range scan.
-    fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32)
-    -> Result<Packed, PluginError>;
+    fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, PluginError>;
     /// Freezes the memtable and opens its flush cursor.
     fn open_cursor(&mut self) -> Result<(), PluginError>;
     /// The next entries in key order; empty when done.

@@ -18,8 +18,7 @@ use crate::workload::{Op, Stream};
 pub type State = HashMap<u128, (u64, u128)>;
 
 /// Opens a reader on a loaded segment.
-pub type ReaderFactory<'a> =
-    dyn Fn(&LoadedSegment) -> Result<Box<dyn SegmentReading>, PluginError> + Send + Sync + 'a;
+pub type ReaderFactory<'a> = dyn Fn(&LoadedSegment) -> Result<Box<dyn SegmentReading>, PluginError> + Send + Sync + 'a;
 
 /// Why verification failed.
 #[derive(Debug, thiserror::Error)]
@@ -27,30 +26,15 @@ pub enum VerifyError {
     #[error("verify: {0}")]
     Segment(#[from] SegmentError),
     #[error("verify: reading {segment}: {source}")]
-    Plugin {
-        segment: String,
-        source: Box<PluginError>,
-    },
+    Plugin { segment: String, source: Box<PluginError> },
     #[error("verify: {segment} holds a bad record: {detail}")]
     Record { segment: String, detail: String },
     #[error("verify: {segment} read back {found} rows but its metadata says {expected}")]
-    RowCount {
-        segment: String,
-        expected: u64,
-        found: u64,
-    },
+    RowCount { segment: String, expected: u64, found: u64 },
     #[error(
         "verify: the segments do not hold the stream's final state: {missing} keys missing, {extra} unexpected, {different} with the wrong row (expected {expected} keys, digest {expected_digest:032x}; found {found} keys, digest {found_digest:032x})"
     )]
-    Mismatch {
-        missing: u64,
-        extra: u64,
-        different: u64,
-        expected: u64,
-        found: u64,
-        expected_digest: u128,
-        found_digest: u128,
-    },
+    Mismatch { missing: u64, extra: u64, different: u64, expected: u64, found: u64, expected_digest: u128, found_digest: u128 },
 }
 
 /// What verification proved.
@@ -88,14 +72,7 @@ fn keep_newest(state: &mut State, key: &[u8], row: &RowView<'_>) {
 /// An order-independent digest of a state.
 pub fn digest(state: &State) -> u128 {
     state.iter().fold(0u128, |acc, (k, (ts, row))| {
-        acc.wrapping_add(hash128(
-            &[
-                k.to_le_bytes().as_slice(),
-                &ts.to_le_bytes(),
-                &row.to_le_bytes(),
-            ]
-            .concat(),
-        ))
+        acc.wrapping_add(hash128(&[k.to_le_bytes().as_slice(), &ts.to_le_bytes(), &row.to_le_bytes()].concat()))
     })
 }
 
@@ -115,16 +92,9 @@ pub fn expected(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>) -
             for record in op.rows.iter() {
                 // The generator's own rows, and a stream file's (checked
                 // when it was read), always decode.
-                let Ok(row) = RowView::decode(record) else {
-                    continue;
-                };
+                let Ok(row) = RowView::decode(record) else { continue };
                 key.clear();
-                sort_key(
-                    token(row.partition),
-                    row.partition,
-                    row.clustering,
-                    &mut key,
-                );
+                sort_key(token(row.partition), row.partition, row.clustering, &mut key);
                 keep_newest(&mut state, &key, &row);
             }
         }
@@ -136,42 +106,25 @@ pub fn expected(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>) -
 pub fn read_back(dir: &Path, open: &ReaderFactory<'_>) -> Result<(State, u64), VerifyError> {
     let mut state = State::new();
     let mut rows_read = 0u64;
-    let metas = if dir.exists() {
-        segment::list(dir)?
-    } else {
-        Vec::new()
-    };
+    let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
     for meta_path in metas {
         let loaded = segment::load(&meta_path)?;
         let name = meta_path.display().to_string();
-        let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin {
-            segment: name.clone(),
-            source: Box::new(source),
-        })?;
+        let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
         let mut found = 0u64;
         loop {
-            let batch = reader.next(1 << 20).map_err(|source| VerifyError::Plugin {
-                segment: name.clone(),
-                source: Box::new(source),
-            })?;
+            let batch = reader.next(1 << 20).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
             if batch.is_empty() {
                 break;
             }
             for record in batch.iter() {
-                let record = FlushRecord::decode(record).map_err(|e| VerifyError::Record {
-                    segment: name.clone(),
-                    detail: e.to_string(),
-                })?;
+                let record = FlushRecord::decode(record).map_err(|e| VerifyError::Record { segment: name.clone(), detail: e.to_string() })?;
                 keep_newest(&mut state, record.key, &record.row);
                 found += 1;
             }
         }
         if found != loaded.meta.rows {
-            return Err(VerifyError::RowCount {
-                segment: name,
-                expected: loaded.meta.rows,
-                found,
-            });
+            return Err(VerifyError::RowCount { segment: name, expected: loaded.meta.rows, found });
         }
         rows_read += found;
     }
@@ -201,9 +154,5 @@ pub fn compare(expected: &State, found: &State, rows_read: u64) -> Result<Verifi
             found_digest: digest(found),
         });
     }
-    Ok(Verified {
-        keys: expected.len() as u64,
-        rows_read,
-        digest: expected_digest,
-    })
+    Ok(Verified { keys: expected.len() as u64, rows_read, digest: expected_digest })
 }

@@ -52,15 +52,7 @@ pub(super) fn is_fatal(e: &PluginError) -> bool {
 }
 
 /// Runs client `thread` until its ops end, the deadline passes, or `stop`.
-pub(super) fn run(
-    stream: &Stream,
-    thread: usize,
-    path: &WritePath,
-    live: &Live,
-    plan: &Plan,
-    stop: &AtomicBool,
-    failure: &Mutex<Option<String>>,
-) -> ClientOutcome {
+pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live, plan: &Plan, stop: &AtomicBool, failure: &Mutex<Option<String>>) -> ClientOutcome {
     let mut out = ClientOutcome {
         histograms: [histogram(), histogram(), histogram()],
         ops: [0; 3],
@@ -78,10 +70,7 @@ pub(super) fn run(
     let started = Instant::now();
     let deadline = plan.duration.map(|d| started + d);
     for index in 0.. {
-        if limit.is_some_and(|n| index >= n)
-            || stop.load(Ordering::Relaxed)
-            || deadline.is_some_and(|d| Instant::now() >= d)
-        {
+        if limit.is_some_and(|n| index >= n) || stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
         if !source.op(thread, index, &mut op) {
@@ -102,12 +91,7 @@ pub(super) fn run(
         let result = match op.kind {
             OpKind::Insert => batch
                 .route(path.router(), &op.rows)
-                .map_err(|e| PluginError::Contract {
-                    plugin: "memlab".into(),
-                    operation: "route".into(),
-                    shard: 0,
-                    detail: e.to_string(),
-                })
+                .map_err(|e| PluginError::Contract { plugin: "memlab".into(), operation: "route".into(), shard: 0, detail: e.to_string() })
                 .and_then(|()| path.write(&mut batch))
                 .map(|()| op.rows.len() as u64),
             OpKind::Read => {
@@ -116,21 +100,19 @@ pub(super) fn run(
                 sort_key(t, &op.partition, &op.clustering, &mut key);
                 let mut keys = Packed::new();
                 keys.push(&key);
-                path.with_shard(path.router().shard_of(t), |s| s.get(keys))
-                    .map(|found| {
-                        out.read_hits += found.iter().filter(|r| !r.is_empty()).count() as u64;
-                        0
-                    })
+                path.with_shard(path.router().shard_of(t), |s| s.get(keys)).map(|found| {
+                    out.read_hits += found.iter().filter(|r| !r.is_empty()).count() as u64;
+                    0
+                })
             }
             OpKind::Scan => {
                 let t = token(&op.partition);
                 key.clear();
                 sort_key(t, &op.partition, &[], &mut key);
-                path.with_shard(path.router().shard_of(t), |s| s.scan(&key, None, op.limit))
-                    .map(|found| {
-                        out.scan_rows += found.len() as u64;
-                        0
-                    })
+                path.with_shard(path.router().shard_of(t), |s| s.scan(&key, None, op.limit)).map(|found| {
+                    out.scan_rows += found.len() as u64;
+                    0
+                })
             }
         };
         let latency = intended.elapsed().as_nanos().max(1) as u64;
@@ -149,10 +131,7 @@ pub(super) fn run(
                     // A poisoned shard is the echo of a trap another client
                     // records: the trap is the failure to report.
                     if !matches!(e, PluginError::Poisoned { .. }) {
-                        failure
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert_with(|| e.to_string());
+                        failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
                     }
                     stop.store(true, Ordering::Relaxed);
                 }

@@ -3,8 +3,8 @@
 //! into cassandra-stress-like interval lines and a progress bar.
 
 use std::io::IsTerminal;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -61,10 +61,7 @@ impl Live {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(h) = self.histograms.get(thread) {
-            let _ = h
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .record(latency_ns.max(1));
+            let _ = h.lock().unwrap_or_else(|p| p.into_inner()).record(latency_ns.max(1));
         }
     }
 }
@@ -80,28 +77,17 @@ pub(super) struct Display {
 }
 
 /// Samples `live` every `interval` until `done`; returns the samples.
-pub(super) fn sample(
-    live: &Live,
-    pool: &MemoryPool,
-    interval: Duration,
-    done: &AtomicBool,
-    display: &Display,
-) -> Vec<IntervalSample> {
-    let bar = display
-        .total
-        .filter(|_| std::io::stderr().is_terminal())
-        .map(|(len, is_ops)| {
-            let bar = indicatif::ProgressBar::new(len);
-            let unit = if is_ops { "ops" } else { "ms" };
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(&format!(
-                    "{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {unit} {{msg}}"
-                ))
+pub(super) fn sample(live: &Live, pool: &MemoryPool, interval: Duration, done: &AtomicBool, display: &Display) -> Vec<IntervalSample> {
+    let bar = display.total.filter(|_| std::io::stderr().is_terminal()).map(|(len, is_ops)| {
+        let bar = indicatif::ProgressBar::new(len);
+        let unit = if is_ops { "ops" } else { "ms" };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(&format!("{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {unit} {{msg}}"))
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar.set_prefix(display.label.clone());
-            bar
-        });
+        );
+        bar.set_prefix(display.label.clone());
+        bar
+    });
     let say = |line: String| match &bar {
         Some(bar) => bar.println(line),
         None => println!("{line}"),
@@ -109,19 +95,7 @@ pub(super) fn sample(
     if display.lines {
         say(format!(
             "{:<10} {:>10} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>6} {:>8}",
-            "type",
-            "total ops",
-            "op/s",
-            "row/s",
-            "mean",
-            "med",
-            ".95",
-            ".99",
-            ".999",
-            "max",
-            "time",
-            "errors",
-            "mem MiB"
+            "type", "total ops", "op/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "time", "errors", "mem MiB"
         ));
     }
     let started = Instant::now();
@@ -135,9 +109,7 @@ pub(super) fn sample(
             let next = last_at + interval;
             // Short sleeps, so the end of a run is noticed quickly.
             while Instant::now() < next && !done.load(Ordering::Acquire) {
-                std::thread::sleep(
-                    Duration::from_millis(5).min(next.saturating_duration_since(Instant::now())),
-                );
+                std::thread::sleep(Duration::from_millis(5).min(next.saturating_duration_since(Instant::now())));
             }
         }
         let now = Instant::now();
@@ -147,11 +119,7 @@ pub(super) fn sample(
             let _ = merged.add(&*h);
             h.reset();
         }
-        let (ops, rows, errors) = (
-            live.ops.load(Ordering::Relaxed),
-            live.rows.load(Ordering::Relaxed),
-            live.errors.load(Ordering::Relaxed),
-        );
+        let (ops, rows, errors) = (live.ops.load(Ordering::Relaxed), live.rows.load(Ordering::Relaxed), live.errors.load(Ordering::Relaxed));
         let secs = now.duration_since(last_at).as_secs_f64().max(1e-9);
         let s = IntervalSample {
             at: now.duration_since(started).as_secs_f64(),
@@ -169,19 +137,8 @@ pub(super) fn sample(
                 let ms = |ns: u64| ns as f64 / 1e6;
                 say(format!(
                     "{:<10} {:>10} {:>9.0} {:>10.0} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>7.1} {:>6} {:>8.1}",
-                    "total,",
-                    ops,
-                    s.op_rate,
-                    s.row_rate,
-                    s.latency.mean / 1e6,
-                    ms(s.latency.p50),
-                    ms(s.latency.p95),
-                    ms(s.latency.p99),
-                    ms(s.latency.p999),
-                    ms(s.latency.max),
-                    s.at,
-                    errors,
-                    s.memory as f64 / (1 << 20) as f64
+                    "total,", ops, s.op_rate, s.row_rate, s.latency.mean / 1e6, ms(s.latency.p50), ms(s.latency.p95),
+                    ms(s.latency.p99), ms(s.latency.p999), ms(s.latency.max), s.at, errors, s.memory as f64 / (1 << 20) as f64
                 ));
             }
             samples.push(s);

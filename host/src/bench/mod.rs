@@ -170,8 +170,7 @@ pub struct BenchResult {
 
 pub(crate) fn histogram() -> Histogram<u64> {
     // 1 ns to 1 hour at 3 significant digits; the bounds are constants.
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-        .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()))
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()))
 }
 
 /// Percentiles the spectrum chart plots, out to 99.999.
@@ -196,48 +195,21 @@ fn spectrum(h: &Histogram<u64>) -> Vec<(f64, u64)> {
 
 /// Runs every variant of `config`, `repeats` times interleaved. A failed
 /// run is reported as such and the next one still runs.
-pub fn run(
-    host: &Arc<PluginHost>,
-    config: &BenchConfig,
-    options: &BenchOptions,
-    mut progress: impl FnMut(&str),
-) -> Result<BenchResult, StreamFileError> {
+pub fn run(host: &Arc<PluginHost>, config: &BenchConfig, options: &BenchOptions, mut progress: impl FnMut(&str)) -> Result<BenchResult, StreamFileError> {
     let stream = Stream::of(&config.workload)?;
     let counts: Option<Vec<u64>> = (0..stream.threads()).map(|t| stream.ops_for(t)).collect();
     let expected = counts.as_ref().map(|counts| {
-        progress(&format!(
-            "computing the stream's final state ({} ops)",
-            counts.iter().sum::<u64>()
-        ));
+        progress(&format!("computing the stream's final state ({} ops)", counts.iter().sum::<u64>()));
         verify::expected(&stream, counts, &HashSet::new())
     });
     let repeats = options.repeats.unwrap_or(config.bench.repeats).max(1);
     let mut variants = Vec::new();
     for repeat in 1..=repeats {
         for (i, variant) in config.variants.iter().enumerate() {
-            let of = if repeats > 1 {
-                format!(" (repeat {repeat}/{repeats})")
-            } else {
-                String::new()
-            };
-            progress(&format!(
-                "variant {}/{}: {}{of}",
-                i + 1,
-                config.variants.len(),
-                variant.name
-            ));
-            let dir = options
-                .run_dir
-                .join(format!("{}-{repeat}", sanitize(&variant.name)));
-            let mut result = run_variant(
-                host,
-                config,
-                &stream,
-                variant,
-                &dir,
-                options,
-                expected.as_ref(),
-            );
+            let of = if repeats > 1 { format!(" (repeat {repeat}/{repeats})") } else { String::new() };
+            progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
+            let dir = options.run_dir.join(format!("{}-{repeat}", sanitize(&variant.name)));
+            let mut result = run_variant(host, config, &stream, variant, &dir, options, expected.as_ref());
             result.repeat = repeat;
             if !options.keep_segments {
                 let _ = std::fs::remove_dir_all(&dir);
@@ -245,31 +217,15 @@ pub fn run(
             variants.push(result);
         }
     }
-    Ok(BenchResult {
-        provenance: Provenance::collect(host, config, &variants),
-        config: config.clone(),
-        variants,
-    })
+    Ok(BenchResult { provenance: Provenance::collect(host, config, &variants), config: config.clone(), variants })
 }
 
 fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
 
 fn failed(variant: &Variant, failure: String) -> VariantResult {
-    VariantResult {
-        variant: variant.clone(),
-        failure: Some(failure),
-        ..VariantResult::default()
-    }
+    VariantResult { variant: variant.clone(), failure: Some(failure), ..VariantResult::default() }
 }
 
 fn run_variant(
@@ -297,21 +253,11 @@ fn run_variant(
         coalescing: variant.coalescing,
         clients: stream.threads(),
     };
-    let path = match WritePath::new(
-        router,
-        strategies.shard,
-        Arc::clone(&pool),
-        settings,
-        jobs_tx,
-    ) {
+    let path = match WritePath::new(router, strategies.shard, Arc::clone(&pool), settings, jobs_tx) {
         Ok(p) => p,
         Err(e) => return failed(variant, e.to_string()),
     };
-    let descriptions = path
-        .with_shard(0, |s| s.describe())
-        .ok()
-        .map(|(m, a)| vec![m, a])
-        .unwrap_or_default();
+    let descriptions = path.with_shard(0, |s| s.describe()).ok().map(|(m, a)| vec![m, a]).unwrap_or_default();
     let setup = setup_started.elapsed();
 
     let threads = stream.threads();
@@ -341,8 +287,7 @@ fn run_variant(
             .map(|_| {
                 let rx = jobs_rx.clone();
                 let (pool, serializer) = (&pool, &strategies.serializer);
-                let (flushes, failure, stop, description) =
-                    (&flushes, &failure, &stop, &serializer_description);
+                let (flushes, failure, stop, description) = (&flushes, &failure, &stop, &serializer_description);
                 scope.spawn(move || {
                     for job in rx {
                         match flush::flush(job, serializer.as_ref(), dir, pool, run_started) {
@@ -350,16 +295,10 @@ fn run_variant(
                                 if options.log_flushes {
                                     eprintln!("INFO  {}", report.log_line());
                                 }
-                                flushes
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .push(report);
+                                flushes.lock().unwrap_or_else(|p| p.into_inner()).push(report);
                             }
                             Err(e) => {
-                                failure
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .get_or_insert_with(|| e.to_string());
+                                failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
                                 stop.store(true, Ordering::Relaxed);
                             }
                         }
@@ -379,8 +318,7 @@ fn run_variant(
         };
         let clients: Vec<_> = (0..threads)
             .map(|t| {
-                let (path, stop, failure, start, live, plan) =
-                    (&path, &stop, &failure, &start, &live, &plan);
+                let (path, stop, failure, start, live, plan) = (&path, &stop, &failure, &start, &live, &plan);
                 scope.spawn(move || {
                     start.wait();
                     client::run(stream, t, path, live, plan, stop, failure)
@@ -389,35 +327,22 @@ fn run_variant(
             .collect();
         start.wait();
         let began = Instant::now();
-        let outcomes: Vec<client::ClientOutcome> =
-            clients.into_iter().filter_map(|c| c.join().ok()).collect();
+        let outcomes: Vec<client::ClientOutcome> = clients.into_iter().filter_map(|c| c.join().ok()).collect();
         let elapsed = began.elapsed();
         done.store(true, Ordering::Release);
         let intervals = sampler.join().unwrap_or_default();
         let reads = read_probe::probe(stream, &path, profile.read_probe);
         if let Err(e) = &reads {
-            failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert_with(|| e.to_string());
+            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
         }
         if let Err(e) = path.drain() {
-            failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert_with(|| e.to_string());
+            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
         }
         let counters = path.counters();
         for f in flushers {
             let _ = f.join();
         }
-        (
-            outcomes,
-            counters,
-            reads.unwrap_or_default(),
-            intervals,
-            elapsed,
-        )
+        (outcomes, counters, reads.unwrap_or_default(), intervals, elapsed)
     });
 
     let mut result = failed(variant, String::new());
@@ -451,11 +376,7 @@ fn run_variant(
     result.plugins = strategies.plugins;
     result.descriptions = descriptions
         .into_iter()
-        .chain(
-            serializer_description
-                .into_inner()
-                .unwrap_or_else(|p| p.into_inner()),
-        )
+        .chain(serializer_description.into_inner().unwrap_or_else(|p| p.into_inner()))
         .map(|d| (d.name, d.version, d.params))
         .collect();
     result.elapsed = elapsed;
@@ -463,10 +384,7 @@ fn run_variant(
     result.latency = Latency::from(&all);
     for kind in OpKind::ALL {
         if !per_kind[kind as usize].is_empty() {
-            result.latencies.insert(
-                kind.name().to_string(),
-                Latency::from(&per_kind[kind as usize]),
-            );
+            result.latencies.insert(kind.name().to_string(), Latency::from(&per_kind[kind as usize]));
         }
     }
     result.spectrum = spectrum(&all);
@@ -500,8 +418,8 @@ fn run_variant(
                 &computed
             }
         };
-        let verified = verify::read_back(dir, strategies.reader.as_ref())
-            .and_then(|(found, read)| verify::compare(expected, &found, read));
+        let verified =
+            verify::read_back(dir, strategies.reader.as_ref()).and_then(|(found, read)| verify::compare(expected, &found, read));
         match verified {
             Ok(v) => result.verified = Some(v),
             Err(e) => result.failure = Some(e.to_string()),

@@ -23,12 +23,8 @@ fn cpu() -> (Duration, Duration) {
     // Fields after the command name, which may hold spaces: state is the
     // first, utime the 12th, stime the 13th.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<u64> = rest
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0))
-        .collect();
-    let ticks =
-        |i: usize| Duration::from_millis(fields.get(i).copied().unwrap_or(0) * 1000 / TICKS);
+    let fields: Vec<u64> = rest.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect();
+    let ticks = |i: usize| Duration::from_millis(fields.get(i).copied().unwrap_or(0) * 1000 / TICKS);
     (ticks(11), ticks(12))
 }
 
@@ -57,10 +53,6 @@ impl Meter {
 
     pub(super) fn stop(self) -> Resources {
         let (user, system) = cpu();
-        Resources {
-            user_cpu: user.saturating_sub(self.user),
-            system_cpu: system.saturating_sub(self.system),
-            peak_rss: peak_rss(),
-        }
+        Resources { user_cpu: user.saturating_sub(self.user), system_cpu: system.saturating_sub(self.system), peak_rss: peak_rss() }
     }
 }

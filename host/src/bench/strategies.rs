@@ -24,25 +24,11 @@ pub(super) struct Strategies {
 }
 
 fn info(plugin: &Plugin) -> PluginInfo {
-    PluginInfo {
-        kind: plugin.kind,
-        name: plugin.name.clone(),
-        sha256: plugin.sha256.clone(),
-        load: plugin.load_time,
-        cache_hit: plugin.cache_hit,
-    }
+    PluginInfo { kind: plugin.kind, name: plugin.name.clone(), sha256: plugin.sha256.clone(), load: plugin.load_time, cache_hit: plugin.cache_hit }
 }
 
-pub(super) fn strategies(
-    host: &Arc<PluginHost>,
-    v: &Variant,
-    pool: &Arc<MemoryPool>,
-) -> Result<Strategies, PluginError> {
-    let (mp, ap, sp) = (
-        params(&v.memtable_params),
-        params(&v.allocator_params),
-        params(&v.serializer_params),
-    );
+pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryPool>) -> Result<Strategies, PluginError> {
+    let (mp, ap, sp) = (params(&v.memtable_params), params(&v.allocator_params), params(&v.serializer_params));
     match v.runtime {
         Runtime::Wasm => {
             let memtable = host.load_as(&v.memtable, Kind::Memtable)?;
@@ -51,57 +37,33 @@ pub(super) fn strategies(
             let plugins = vec![info(&memtable), info(&allocator), info(&serializer)];
             let (h, p) = (Arc::clone(host), Arc::clone(pool));
             let shard = Box::new(move |i| {
-                h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i)
-                    .map(|s| Box::new(s) as Box<dyn ShardStrategies>)
+                h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i).map(|s| Box::new(s) as Box<dyn ShardStrategies>)
             });
             let (h, s, sp2) = (Arc::clone(host), Arc::clone(&serializer), sp.clone());
             let serializer_factory = Box::new(move |part| {
-                WasmSerializer::new(&h, &s, &sp2, part)
-                    .map(|w| Box::new(w) as Box<dyn crate::strategy::FlushStrategy>)
+                WasmSerializer::new(&h, &s, &sp2, part).map(|w| Box::new(w) as Box<dyn crate::strategy::FlushStrategy>)
             });
             let h = Arc::clone(host);
             let reader = Box::new(move |seg: &LoadedSegment| {
-                WasmReader::open(&h, &serializer, &sp, &seg.data, &seg.index)
-                    .map(|r| Box::new(r) as Box<dyn SegmentReading>)
+                WasmReader::open(&h, &serializer, &sp, &seg.data, &seg.index).map(|r| Box::new(r) as Box<dyn SegmentReading>)
             });
-            Ok(Strategies {
-                plugins,
-                shard,
-                serializer: serializer_factory,
-                reader,
-            })
+            Ok(Strategies { plugins, shard, serializer: serializer_factory, reader })
         }
         Runtime::Native => {
-            let plugins = [
-                (Kind::Memtable, &v.memtable),
-                (Kind::Allocator, &v.allocator),
-                (Kind::Serializer, &v.serializer),
-            ]
-            .into_iter()
-            .map(|(kind, name)| PluginInfo {
-                kind,
-                name: name.clone(),
-                sha256: "native".into(),
-                load: Duration::ZERO,
-                cache_hit: false,
-            })
-            .collect();
+            let plugins = [(Kind::Memtable, &v.memtable), (Kind::Allocator, &v.allocator), (Kind::Serializer, &v.serializer)]
+                .into_iter()
+                .map(|(kind, name)| PluginInfo { kind, name: name.clone(), sha256: "native".into(), load: Duration::ZERO, cache_hit: false })
+                .collect();
             let (m, a, p) = (v.memtable.clone(), v.allocator.clone(), Arc::clone(pool));
             let shard = Box::new(move |i| {
-                native::NativeShard::new(&m, &mp, &a, &ap, Arc::clone(&p), i)
-                    .map(|s| Box::new(s) as Box<dyn ShardStrategies>)
+                native::NativeShard::new(&m, &mp, &a, &ap, Arc::clone(&p), i).map(|s| Box::new(s) as Box<dyn ShardStrategies>)
             });
             let (s, sp2) = (v.serializer.clone(), sp.clone());
             let serializer = Box::new(move |_| native::serializer(&s, &sp2));
             let s = v.serializer.clone();
-            let reader =
-                Box::new(move |seg: &LoadedSegment| native::reader(&s, &sp, &seg.data, &seg.index));
-            Ok(Strategies {
-                plugins,
-                shard,
-                serializer,
-                reader,
-            })
+            let reader = Box::new(move |seg: &LoadedSegment| native::reader(&s, &sp, &seg.data, &seg.index));
+            Ok(Strategies { plugins, shard, serializer, reader })
         }
     }
 }
+

@@ -18,43 +18,20 @@ fn row(rng: &mut SplitMix, timestamp: u64) -> Vec<u8> {
     let tombstone = rng.below(10) == 0;
     let values: Vec<Vec<u8>> = (0..rng.below(7))
         .map(|c| {
-            let len = if rng.below(1000) == 0 {
-                1 << 20
-            } else {
-                rng.below(200) as usize
-            };
+            let len = if rng.below(1000) == 0 { 1 << 20 } else { rng.below(200) as usize };
             vec![b'a' + c as u8; len]
         })
         .collect();
-    let cells = values
-        .iter()
-        .enumerate()
-        .filter(|_| !tombstone)
-        .map(|(c, v)| Cell {
-            column: c as u16,
-            value: v,
-        });
+    let cells = values.iter().enumerate().filter(|_| !tombstone).map(|(c, v)| Cell { column: c as u16, value: v });
     let mut out = Vec::new();
     let (partition, clustering) = (key(rng), key(rng));
-    encode_row(
-        &mut out,
-        &partition[..partition.len().min(300)],
-        &clustering[..clustering.len().min(300)],
-        timestamp,
-        tombstone,
-        cells,
-    );
+    encode_row(&mut out, &partition[..partition.len().min(300)], &clustering[..clustering.len().min(300)], timestamp, tombstone, cells);
     out
 }
 
 fn describe_row(row: &[u8]) -> String {
     match memlab_sdk::RowView::decode(row) {
-        Ok(r) => format!(
-            "{} bytes, {} cells, tombstone {}",
-            row.len(),
-            r.cell_count(),
-            r.tombstone
-        ),
+        Ok(r) => format!("{} bytes, {} cells, tombstone {}", row.len(), r.cell_count(), r.tombstone),
         Err(_) => format!("{} bytes", row.len()),
     }
 }
@@ -74,29 +51,15 @@ impl ShardSubject<'_> {
             }
             stored.extend(refs.iter().enumerate().map(|(i, &r)| (r, b, i)));
             // Load a random sample, repeats included, in random order.
-            let sample: Vec<(u64, usize, usize)> = (0..1 + rng.below(20))
-                .map(|_| stored[rng.below(stored.len() as u64) as usize])
-                .collect();
-            let rows = shard
-                .load(sample.iter().map(|s| s.0).collect())
-                .map_err(|e| (b, e.to_string()))?;
+            let sample: Vec<(u64, usize, usize)> = (0..1 + rng.below(20)).map(|_| stored[rng.below(stored.len() as u64) as usize]).collect();
+            let rows = shard.load(sample.iter().map(|s| s.0).collect()).map_err(|e| (b, e.to_string()))?;
             if rows.len() != sample.len() {
-                return Err((
-                    b,
-                    format!("load of {} refs returned {} rows", sample.len(), rows.len()),
-                ));
+                return Err((b, format!("load of {} refs returned {} rows", sample.len(), rows.len())));
             }
             for (&(reference, sb, si), got) in sample.iter().zip(rows.iter()) {
                 let want = &batches[sb][si];
                 if got != want.as_slice() {
-                    return Err((
-                        sb,
-                        format!(
-                            "ref {reference} (row {si} of batch {sb}: {}) loaded {} different bytes",
-                            describe_row(want),
-                            got.len()
-                        ),
-                    ));
+                    return Err((sb, format!("ref {reference} (row {si} of batch {sb}: {}) loaded {} different bytes", describe_row(want), got.len())));
                 }
             }
         }
@@ -109,21 +72,13 @@ fn batches(seed: u64, rows: u64) -> Vec<Vec<Vec<u8>>> {
     let (mut out, mut done) = (Vec::new(), 0);
     while done < rows {
         let n = (1 + rng.below(50)).min(rows - done);
-        out.push(
-            (0..n)
-                .map(|i| row(&mut rng, done + i + 1))
-                .collect::<Vec<_>>(),
-        );
+        out.push((0..n).map(|i| row(&mut rng, done + i + 1)).collect::<Vec<_>>());
         done += n;
     }
     out
 }
 
-pub(super) fn check(
-    host: &Arc<PluginHost>,
-    plugin: &Arc<Plugin>,
-    options: &CheckOptions,
-) -> Vec<Property> {
+pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
     let subject = match ShardSubject::new(host, plugin, options) {
         Ok(s) => s,
         Err(failed) => return vec![failed],
@@ -131,34 +86,17 @@ pub(super) fn check(
     let mut properties = subject.common_properties();
     let round_trip = rounds(options, PER_ROUND, |seed, ops| {
         let all = batches(seed, ops);
-        let Err((at, what)) = subject.replay_rows(&all, seed) else {
-            return Ok(());
-        };
+        let Err((at, what)) = subject.replay_rows(&all, seed) else { return Ok(()) };
         // Shrink: the failing batch alone, then its rows one by one.
         let mut case = all[..=at.min(all.len() - 1)].to_vec();
-        if subject
-            .replay_rows(&case[at.min(case.len() - 1)..], seed)
-            .is_err()
-        {
+        if subject.replay_rows(&case[at.min(case.len() - 1)..], seed).is_err() {
             case = case[at.min(case.len() - 1)..].to_vec();
-            if let Some(single) = case[0]
-                .iter()
-                .find(|r| subject.replay_rows(&[vec![(*r).clone()]], seed).is_err())
-            {
+            if let Some(single) = case[0].iter().find(|r| subject.replay_rows(&[vec![(*r).clone()]], seed).is_err()) {
                 case = vec![vec![single.clone()]];
             }
         }
-        let rows: Vec<String> = case
-            .iter()
-            .flatten()
-            .take(10)
-            .map(|r| format!("  store a row of {}", describe_row(r)))
-            .collect();
-        Err(format!(
-            "{what}\nshrunk to {} batches on a fresh instance, first rows:\n{}",
-            case.len(),
-            rows.join("\n")
-        ))
+        let rows: Vec<String> = case.iter().flatten().take(10).map(|r| format!("  store a row of {}", describe_row(r))).collect();
+        Err(format!("{what}\nshrunk to {} batches on a fresh instance, first rows:\n{}", case.len(), rows.join("\n")))
     });
     properties.push(Property::of("round-trip", round_trip));
     properties.push(Property::of("stats", stats(&subject, options.seed)));
@@ -175,29 +113,13 @@ fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
         shard.store_rows(&mut p).map_err(|e| e.to_string())?;
     }
     let (_, a) = shard.stats().map_err(|e| e.to_string())?;
-    let get = |name: &str| {
-        a.iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| *v)
-            .ok_or(format!("no `{name}` counter"))
-    };
-    let (reserved, used, reservations) = (
-        get("bytes-reserved")?,
-        get("bytes-used")?,
-        get("reservations")?,
-    );
+    let get = |name: &str| a.iter().find(|(k, _)| k == name).map(|(_, v)| *v).ok_or(format!("no `{name}` counter"));
+    let (reserved, used, reservations) = (get("bytes-reserved")?, get("bytes-used")?, get("reservations")?);
     if reserved != shard.reserved_bytes() {
-        return Err(format!(
-            "`bytes-reserved` = {reserved}, but the pool saw {} reserved",
-            shard.reserved_bytes()
-        ));
+        return Err(format!("`bytes-reserved` = {reserved}, but the pool saw {} reserved", shard.reserved_bytes()));
     }
     if used > reserved || reservations == 0 {
-        return Err(format!(
-            "`bytes-used` {used}, `bytes-reserved` {reserved}, `reservations` {reservations}"
-        ));
+        return Err(format!("`bytes-used` {used}, `bytes-reserved` {reserved}, `reservations` {reservations}"));
     }
-    Ok(format!(
-        "reserved {reserved} = the pool's view, used {used}, {reservations} reservations"
-    ))
+    Ok(format!("reserved {reserved} = the pool's view, used {used}, {reservations} reservations"))
 }

@@ -27,23 +27,11 @@ impl std::fmt::Display for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Step::Insert(e) => {
-                let shown: Vec<String> = e
-                    .iter()
-                    .map(|(k, t, r)| format!("{} ts {t} ref {r}", show(k)))
-                    .collect();
+                let shown: Vec<String> = e.iter().map(|(k, t, r)| format!("{} ts {t} ref {r}", show(k))).collect();
                 write!(f, "insert [{}]", shown.join(", "))
             }
-            Step::Get(keys) => write!(
-                f,
-                "get [{}]",
-                keys.iter().map(|k| show(k)).collect::<Vec<_>>().join(", ")
-            ),
-            Step::Scan(s, e, l) => write!(
-                f,
-                "scan from {} to {} limit {l}",
-                show(s),
-                e.as_deref().map_or("the end".into(), show)
-            ),
+            Step::Get(keys) => write!(f, "get [{}]", keys.iter().map(|k| show(k)).collect::<Vec<_>>().join(", ")),
+            Step::Scan(s, e, l) => write!(f, "scan from {} to {} limit {l}", show(s), e.as_deref().map_or("the end".into(), show)),
         }
     }
 }
@@ -66,11 +54,7 @@ fn steps(seed: u64, ops: u64) -> Vec<Step> {
             _ => {
                 let (a, b) = (key(&mut rng), key(&mut rng));
                 let (start, end) = if a <= b { (a, b) } else { (b, a) };
-                Step::Scan(
-                    start,
-                    (rng.below(4) != 0).then_some(end),
-                    rng.below(200) as u32,
-                )
+                Step::Scan(start, (rng.below(4) != 0).then_some(end), rng.below(200) as u32)
             }
         };
         done += match &step {
@@ -91,13 +75,7 @@ fn clip(line: &str) -> String {
 }
 
 fn entries_of(p: &Packed) -> Result<Vec<(Vec<u8>, u64, u64)>, String> {
-    p.iter()
-        .map(|r| {
-            Entry::decode(r)
-                .map(|e| (e.key.to_vec(), e.timestamp, e.reference))
-                .map_err(|e| e.to_string())
-        })
-        .collect()
+    p.iter().map(|r| Entry::decode(r).map(|e| (e.key.to_vec(), e.timestamp, e.reference)).map_err(|e| e.to_string())).collect()
 }
 
 impl ShardSubject<'_> {
@@ -112,14 +90,7 @@ impl ShardSubject<'_> {
                 Step::Insert(batch) => {
                     let mut p = Packed::new();
                     for (k, t, r) in batch {
-                        p.push_with(|buf| {
-                            Entry {
-                                key: k,
-                                timestamp: *t,
-                                reference: *r,
-                            }
-                            .encode(buf)
-                        });
+                        p.push_with(|buf| Entry { key: k, timestamp: *t, reference: *r }.encode(buf));
                         model.insert(k, *t, *r);
                     }
                     shard.insert(&mut p).map_err(|e| fail(e.to_string()))?;
@@ -129,11 +100,7 @@ impl ShardSubject<'_> {
                     keys.iter().for_each(|k| p.push(k));
                     let got = shard.get(p).map_err(|e| fail(e.to_string()))?;
                     if got.len() != keys.len() {
-                        return Err(fail(format!(
-                            "get of {} keys returned {} records",
-                            keys.len(),
-                            got.len()
-                        )));
+                        return Err(fail(format!("get of {} keys returned {} records", keys.len(), got.len())));
                     }
                     for (k, record) in keys.iter().zip(got.iter()) {
                         let have = if record.is_empty() {
@@ -141,39 +108,21 @@ impl ShardSubject<'_> {
                         } else {
                             let e = Entry::decode(record).map_err(|e| fail(e.to_string()))?;
                             if e.key != k.as_slice() {
-                                return Err(fail(format!(
-                                    "get {} answered for key {}",
-                                    show(k),
-                                    show(e.key)
-                                )));
+                                return Err(fail(format!("get {} answered for key {}", show(k), show(e.key))));
                             }
                             Some((e.timestamp, e.reference))
                         };
                         if have != model.get(k) {
-                            return Err(fail(format!(
-                                "get {}: plugin says {have:?}, the model {:?}",
-                                show(k),
-                                model.get(k)
-                            )));
+                            return Err(fail(format!("get {}: plugin says {have:?}, the model {:?}", show(k), model.get(k))));
                         }
                     }
                 }
                 Step::Scan(start, end, limit) => {
-                    let got = shard
-                        .scan(start, end.as_deref(), *limit)
-                        .map_err(|e| fail(e.to_string()))?;
+                    let got = shard.scan(start, end.as_deref(), *limit).map_err(|e| fail(e.to_string()))?;
                     let got = entries_of(&got).map_err(&fail)?;
                     let want = model.scan(start, end.as_deref(), *limit as usize);
                     if got != want {
-                        return Err(fail(format!(
-                            "scan returned {} entries, the model {} (first difference at {})",
-                            got.len(),
-                            want.len(),
-                            got.iter()
-                                .zip(&want)
-                                .position(|(a, b)| a != b)
-                                .unwrap_or(got.len().min(want.len()))
-                        )));
+                        return Err(fail(format!("scan returned {} entries, the model {} (first difference at {})", got.len(), want.len(), got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len())))));
                     }
                 }
             }
@@ -190,34 +139,13 @@ impl ShardSubject<'_> {
                 all.extend(entries_of(&batch).map_err(|e| (at, e))?);
             }
             if all != model.all() {
-                return Err((
-                    at,
-                    format!(
-                        "the cursor gave {} entries, the model holds {}",
-                        all.len(),
-                        model.len()
-                    ),
-                ));
+                return Err((at, format!("the cursor gave {} entries, the model holds {}", all.len(), model.len())));
             }
             let mut late = Packed::new();
-            late.push_with(|buf| {
-                Entry {
-                    key: b"late",
-                    timestamp: 1,
-                    reference: 1,
-                }
-                .encode(buf)
-            });
+            late.push_with(|buf| Entry { key: b"late", timestamp: 1, reference: 1 }.encode(buf));
             match shard.insert(&mut late) {
                 Err(PluginError::Guest { error, .. }) if error.contains("invalid") => {}
-                other => {
-                    return Err((
-                        at,
-                        format!(
-                            "an insert after the cursor opened gave {other:?}, not invalid-state"
-                        ),
-                    ));
-                }
+                other => return Err((at, format!("an insert after the cursor opened gave {other:?}, not invalid-state"))),
             }
         }
         Ok(())
@@ -226,12 +154,7 @@ impl ShardSubject<'_> {
 
 /// Removes chunks of steps, then entries within inserts, while the
 /// failure persists; at most `budget` replays.
-fn shrink(
-    subject: &ShardSubject<'_>,
-    mut steps: Vec<Step>,
-    cursor: bool,
-    mut budget: u32,
-) -> Vec<Step> {
+fn shrink(subject: &ShardSubject<'_>, mut steps: Vec<Step>, cursor: bool, mut budget: u32) -> Vec<Step> {
     let mut fails = |s: &[Step]| {
         budget = budget.saturating_sub(1);
         budget > 0 && subject.replay_steps(s, cursor).is_err()
@@ -270,11 +193,7 @@ fn shrink(
     steps
 }
 
-pub(super) fn check(
-    host: &Arc<PluginHost>,
-    plugin: &Arc<Plugin>,
-    options: &CheckOptions,
-) -> Vec<Property> {
+pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
     let subject = match ShardSubject::new(host, plugin, options) {
         Ok(s) => s,
         Err(failed) => return vec![failed],
@@ -282,34 +201,15 @@ pub(super) fn check(
     let mut properties = subject.common_properties();
     let differential = rounds(options, PER_ROUND, |seed, ops| {
         let steps = steps(seed, ops);
-        let Err((at, what)) = subject.replay_steps(&steps, true) else {
-            return Ok(());
-        };
+        let Err((at, what)) = subject.replay_steps(&steps, true) else { return Ok(()) };
         let cursor_failure = at == steps.len();
-        let shrunk = shrink(
-            &subject,
-            steps[..at.min(steps.len() - 1) + 1].to_vec(),
-            cursor_failure,
-            2_000,
-        );
-        let mut case: Vec<String> = shrunk
-            .iter()
-            .take(12)
-            .map(|s| format!("  {}", clip(&s.to_string())))
-            .collect();
+        let shrunk = shrink(&subject, steps[..at.min(steps.len() - 1) + 1].to_vec(), cursor_failure, 2_000);
+        let mut case: Vec<String> = shrunk.iter().take(12).map(|s| format!("  {}", clip(&s.to_string()))).collect();
         if shrunk.len() > 12 {
             case.push(format!("  ... and {} more steps", shrunk.len() - 12));
         }
-        let end = if cursor_failure {
-            "\n  then open the cursor and read it all"
-        } else {
-            ""
-        };
-        Err(format!(
-            "{what}\nshrunk to {} steps on a fresh instance:\n{}{end}",
-            shrunk.len(),
-            case.join("\n")
-        ))
+        let end = if cursor_failure { "\n  then open the cursor and read it all" } else { "" };
+        Err(format!("{what}\nshrunk to {} steps on a fresh instance:\n{}{end}", shrunk.len(), case.join("\n")))
     });
     properties.push(Property::of("differential+cursor", differential));
     properties.push(Property::of("stats", stats(&subject, options.seed)));
@@ -326,14 +226,7 @@ fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
         if let Step::Insert(batch) = step {
             let mut p = Packed::new();
             for (k, t, r) in batch {
-                p.push_with(|buf| {
-                    Entry {
-                        key: k,
-                        timestamp: *t,
-                        reference: *r,
-                    }
-                    .encode(buf)
-                });
+                p.push_with(|buf| Entry { key: k, timestamp: *t, reference: *r }.encode(buf));
                 model.insert(k, *t, *r);
                 inserts += 1;
             }
@@ -345,16 +238,10 @@ fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
     let entries = get("entries").ok_or("no `entries` counter")?;
     let index = get("index-bytes").ok_or("no `index-bytes` counter")?;
     if !(model.len() as u64..=inserts).contains(&entries) {
-        return Err(format!(
-            "`entries` = {entries}, outside {}..={inserts} (distinct keys..inserts)",
-            model.len()
-        ));
+        return Err(format!("`entries` = {entries}, outside {}..={inserts} (distinct keys..inserts)", model.len()));
     }
     if index == 0 {
         return Err("`index-bytes` = 0 while holding entries".into());
     }
-    Ok(format!(
-        "entries {entries} for {} keys, index-bytes {index}",
-        model.len()
-    ))
+    Ok(format!("entries {entries} for {} keys, index-bytes {index}", model.len()))
 }

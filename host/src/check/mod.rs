@@ -37,19 +37,11 @@ pub struct Property {
 
 impl Property {
     fn pass(name: &'static str, detail: impl Into<String>) -> Self {
-        Property {
-            name,
-            failure: None,
-            detail: detail.into(),
-        }
+        Property { name, failure: None, detail: detail.into() }
     }
 
     fn fail(name: &'static str, failure: impl Into<String>) -> Self {
-        Property {
-            name,
-            failure: Some(failure.into()),
-            detail: String::new(),
-        }
+        Property { name, failure: Some(failure.into()), detail: String::new() }
     }
 
     fn of(name: &'static str, result: Result<String, String>) -> Self {
@@ -83,46 +75,26 @@ impl CheckReport {
 
     /// The report as lines: one per property, failures with their case.
     pub fn render(&self) -> String {
-        let mut out = format!(
-            "memlab check: {} ({} plugin, sha256 {:.12})\n",
-            self.plugin, self.kind, self.sha256
-        );
+        let mut out = format!("memlab check: {} ({} plugin, sha256 {:.12})\n", self.plugin, self.kind, self.sha256);
         for p in &self.properties {
             match &p.failure {
                 None => out.push_str(&format!("  PASS  {:<22} {}\n", p.name, p.detail)),
                 Some(f) => {
-                    out.push_str(&format!(
-                        "  FAIL  {:<22} {}\n",
-                        p.name,
-                        f.lines().next().unwrap_or("")
-                    ));
+                    out.push_str(&format!("  FAIL  {:<22} {}\n", p.name, f.lines().next().unwrap_or("")));
                     for line in f.lines().skip(1) {
                         out.push_str(&format!("          {line}\n"));
                     }
                 }
             }
         }
-        let failed = self
-            .properties
-            .iter()
-            .filter(|p| p.failure.is_some())
-            .count();
-        out.push_str(&format!(
-            "{} of {} properties passed in {:.1} s\n",
-            self.properties.len() - failed,
-            self.properties.len(),
-            self.seconds
-        ));
+        let failed = self.properties.iter().filter(|p| p.failure.is_some()).count();
+        out.push_str(&format!("{} of {} properties passed in {:.1} s\n", self.properties.len() - failed, self.properties.len(), self.seconds));
         out
     }
 }
 
 /// Checks `plugin` (a bundled name or a path) on `host`.
-pub fn check(
-    host: &Arc<PluginHost>,
-    plugin: &str,
-    options: CheckOptions,
-) -> Result<CheckReport, PluginError> {
+pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, PluginError> {
     let started = Instant::now();
     let loaded = host.load(plugin)?;
     let properties = match loaded.kind {
@@ -130,13 +102,7 @@ pub fn check(
         Kind::Allocator => allocator::check(host, &loaded, &options),
         Kind::Serializer => serializer::check(host, &loaded, &options),
     };
-    Ok(CheckReport {
-        plugin: loaded.name.clone(),
-        kind: loaded.kind,
-        sha256: loaded.sha256.clone(),
-        properties,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    Ok(CheckReport { plugin: loaded.name.clone(), kind: loaded.kind, sha256: loaded.sha256.clone(), properties, seconds: started.elapsed().as_secs_f64() })
 }
 
 /// A key for checks: a small space of short keys (overwrites), keys over
@@ -150,9 +116,7 @@ pub(crate) fn key(rng: &mut SplitMix) -> Vec<u8> {
             k.push(rng.below(8) as u8);
             k
         }
-        2..=250 => (0..rng.below(6))
-            .map(|_| [0x00, 0x01, 0x41, 0x7f, 0x80, 0xfe, 0xff][rng.below(7) as usize])
-            .collect(),
+        2..=250 => (0..rng.below(6)).map(|_| [0x00, 0x01, 0x41, 0x7f, 0x80, 0xfe, 0xff][rng.below(7) as usize]).collect(),
         _ => format!("k{:05}", rng.below(3000)).into_bytes(),
     }
 }
@@ -160,11 +124,7 @@ pub(crate) fn key(rng: &mut SplitMix) -> Vec<u8> {
 /// Shows a key briefly: printable bytes as is, long keys by length.
 pub(crate) fn show(key: &[u8]) -> String {
     if key.len() > 40 {
-        return format!(
-            "<{} bytes: {}...>",
-            key.len(),
-            String::from_utf8_lossy(&key[..8]).escape_default()
-        );
+        return format!("<{} bytes: {}...>", key.len(), String::from_utf8_lossy(&key[..8]).escape_default());
     }
     format!("{:?}", String::from_utf8_lossy(key))
 }
@@ -174,13 +134,8 @@ pub(crate) fn show(key: &[u8]) -> String {
 pub(crate) fn unknown_param_result(result: Result<(), PluginError>) -> Property {
     const NAME: &str = "rejects-unknown-params";
     match result {
-        Err(e) if e.to_string().contains("memlab_check_unknown") => {
-            Property::pass(NAME, "`memlab_check_unknown = 1` refused by name")
-        }
-        Err(e) => Property::fail(
-            NAME,
-            format!("refused, but without naming the parameter: {e}"),
-        ),
+        Err(e) if e.to_string().contains("memlab_check_unknown") => Property::pass(NAME, "`memlab_check_unknown = 1` refused by name"),
+        Err(e) => Property::fail(NAME, format!("refused, but without naming the parameter: {e}")),
         Ok(()) => Property::fail(NAME, "accepted `memlab_check_unknown = 1`"),
     }
 }
@@ -193,28 +148,13 @@ pub(crate) fn unknown_params(params: &[(String, String)]) -> Vec<(String, String
 }
 
 /// A description must name the plugin and its version.
-pub(crate) fn describe_result(
-    plugin: &Plugin,
-    d: Result<memlab_sdk::Description, PluginError>,
-) -> Property {
+pub(crate) fn describe_result(plugin: &Plugin, d: Result<memlab_sdk::Description, PluginError>) -> Property {
     const NAME: &str = "describe";
     match d {
-        Ok(d) if !d.name.is_empty() && !d.version.is_empty() => Property::pass(
-            NAME,
-            format!(
-                "{} {} ({} parameters applied)",
-                d.name,
-                d.version,
-                d.params.len()
-            ),
-        ),
-        Ok(d) => Property::fail(
-            NAME,
-            format!(
-                "`{}` describes itself with name {:?}, version {:?}",
-                plugin.name, d.name, d.version
-            ),
-        ),
+        Ok(d) if !d.name.is_empty() && !d.version.is_empty() => {
+            Property::pass(NAME, format!("{} {} ({} parameters applied)", d.name, d.version, d.params.len()))
+        }
+        Ok(d) => Property::fail(NAME, format!("`{}` describes itself with name {:?}, version {:?}", plugin.name, d.name, d.version)),
         Err(e) => Property::fail(NAME, e.to_string()),
     }
 }
@@ -230,70 +170,35 @@ pub(crate) struct ShardSubject<'a> {
 
 impl<'a> ShardSubject<'a> {
     /// Pairs `plugin` with the bundled `btree` or `per-row`.
-    pub(crate) fn new(
-        host: &'a Arc<PluginHost>,
-        plugin: &'a Arc<Plugin>,
-        options: &'a CheckOptions,
-    ) -> Result<Self, Property> {
+    pub(crate) fn new(host: &'a Arc<PluginHost>, plugin: &'a Arc<Plugin>, options: &'a CheckOptions) -> Result<Self, Property> {
         let partner = match plugin.kind {
             Kind::Allocator => host.load_as("btree", Kind::Memtable),
             _ => host.load_as("per-row", Kind::Allocator),
         };
         let partner = partner.map_err(|e| Property::fail("set-up", e.to_string()))?;
-        Ok(ShardSubject {
-            host,
-            plugin,
-            params: &options.params,
-            partner,
-        })
+        Ok(ShardSubject { host, plugin, params: &options.params, partner })
     }
 
     /// A fresh shard with the plugin under check given `params`.
-    pub(crate) fn shard(
-        &self,
-        params: &[(String, String)],
-    ) -> Result<crate::plugin::WasmShard, PluginError> {
-        let pool = Arc::new(crate::pool::MemoryPool::new(
-            1 << 40,
-            crate::pool::PoolMode::FetchAdd,
-        ));
+    pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::plugin::WasmShard, PluginError> {
+        let pool = Arc::new(crate::pool::MemoryPool::new(1 << 40, crate::pool::PoolMode::FetchAdd));
         match self.plugin.kind {
-            Kind::Allocator => self
-                .host
-                .shard(&self.partner, &[], self.plugin, params, pool, 0),
-            _ => self
-                .host
-                .shard(self.plugin, params, &self.partner, &[], pool, 0),
+            Kind::Allocator => self.host.shard(&self.partner, &[], self.plugin, params, pool, 0),
+            _ => self.host.shard(self.plugin, params, &self.partner, &[], pool, 0),
         }
     }
 
     /// `describe` and the refusal of unknown parameters.
     pub(crate) fn common_properties(&self) -> Vec<Property> {
         use crate::strategy::ShardStrategies;
-        let described = self
-            .shard(self.params)
-            .and_then(|mut s| s.describe())
-            .map(|(m, a)| {
-                if self.plugin.kind == Kind::Allocator {
-                    a
-                } else {
-                    m
-                }
-            });
-        vec![
-            describe_result(self.plugin, described),
-            unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ())),
-        ]
+        let described = self.shard(self.params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m });
+        vec![describe_result(self.plugin, described), unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ()))]
     }
 }
 
 /// Runs `rounds` of `per_round` ops each, seeded `(seed, round)`; stops at
 /// the first failing round.
-pub(crate) fn rounds(
-    options: &CheckOptions,
-    per_round: u64,
-    mut round: impl FnMut(u64, u64) -> Result<(), String>,
-) -> Result<String, String> {
+pub(crate) fn rounds(options: &CheckOptions, per_round: u64, mut round: impl FnMut(u64, u64) -> Result<(), String>) -> Result<String, String> {
     let count = options.ops.div_ceil(per_round).max(1);
     for r in 0..count {
         let seed = crate::workload::mix(options.seed ^ r.wrapping_mul(0x9e37_79b9_7f4a_7c15));

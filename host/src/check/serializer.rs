@@ -8,10 +8,7 @@ use std::sync::Arc;
 
 use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
-use super::{
-    CheckOptions, Property, describe_result, key, rounds, show, unknown_param_result,
-    unknown_params,
-};
+use super::{CheckOptions, Property, describe_result, key, rounds, show, unknown_param_result, unknown_params};
 use crate::plugin::{Plugin, PluginHost, WasmReader, WasmSerializer};
 use crate::strategy::{FlushStrategy, SegmentReading};
 use crate::workload::SplitMix;
@@ -25,29 +22,10 @@ fn records(seed: u64, n: u64) -> Records {
     for i in 0..n {
         let k = key(&mut rng);
         let tombstone = rng.below(10) == 0;
-        let value = vec![
-            b'v';
-            if rng.below(2000) == 0 {
-                1 << 20
-            } else {
-                rng.below(100) as usize
-            }
-        ];
-        let cells = [Cell {
-            column: 0,
-            value: &value,
-        }]
-        .into_iter()
-        .filter(|_| !tombstone);
+        let value = vec![b'v'; if rng.below(2000) == 0 { 1 << 20 } else { rng.below(100) as usize }];
+        let cells = [Cell { column: 0, value: &value }].into_iter().filter(|_| !tombstone);
         let mut row = Vec::new();
-        encode_row(
-            &mut row,
-            &k[..k.len().min(1)],
-            &k[k.len().min(1)..k.len().min(300)],
-            i + 1,
-            tombstone,
-            cells,
-        );
+        encode_row(&mut row, &k[..k.len().min(1)], &k[k.len().min(1)..k.len().min(300)], i + 1, tombstone, cells);
         map.insert(k, row);
     }
     map.into_iter().collect()
@@ -56,13 +34,7 @@ fn records(seed: u64, n: u64) -> Records {
 /// A written segment: data, index, and the rows its metadata counts.
 type Written = (Vec<u8>, Vec<u8>, u64);
 
-fn write(
-    host: &PluginHost,
-    plugin: &Arc<Plugin>,
-    params: &[(String, String)],
-    records: &[(Vec<u8>, Vec<u8>)],
-    seed: u64,
-) -> Result<Written, String> {
+fn write(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], records: &[(Vec<u8>, Vec<u8>)], seed: u64) -> Result<Written, String> {
     let mut w = WasmSerializer::new(host, plugin, params, 0).map_err(|e| e.to_string())?;
     let mut rng = SplitMix::new(&[seed, 3]);
     let mut data = Vec::new();
@@ -70,9 +42,7 @@ fn write(
     while !rest.is_empty() {
         let (batch, tail) = rest.split_at((1 + rng.below(100) as usize).min(rest.len()));
         let mut p = Packed::new();
-        batch
-            .iter()
-            .for_each(|(k, r)| p.push_with(|buf| encode_flush_record(buf, k, r)));
+        batch.iter().for_each(|(k, r)| p.push_with(|buf| encode_flush_record(buf, k, r)));
         data.extend(w.write(p).map_err(|e| e.to_string())?);
         rest = tail;
     }
@@ -98,77 +68,33 @@ fn read_all(r: &mut dyn SegmentReading) -> Result<Records, String> {
     }
 }
 
-fn round_trip(
-    host: &PluginHost,
-    plugin: &Arc<Plugin>,
-    params: &[(String, String)],
-    seed: u64,
-    n: u64,
-) -> Result<(), String> {
+fn round_trip(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], seed: u64, n: u64) -> Result<(), String> {
     let records = records(seed, n);
     let (data, index, rows) = write(host, plugin, params, &records, seed)?;
     if rows != records.len() as u64 {
-        return Err(format!(
-            "metadata says {rows} rows, {} were written",
-            records.len()
-        ));
+        return Err(format!("metadata says {rows} rows, {} were written", records.len()));
     }
-    let mut reader =
-        WasmReader::open(host, plugin, params, &data, &index).map_err(|e| e.to_string())?;
+    let mut reader = WasmReader::open(host, plugin, params, &data, &index).map_err(|e| e.to_string())?;
     let all = read_all(&mut reader)?;
     if let Some(i) = (0..all.len().max(records.len())).find(|&i| all.get(i) != records.get(i)) {
-        return Err(format!(
-            "record {i} of {} read back differs (key {})",
-            records.len(),
-            records.get(i).map_or("-".into(), |r| show(&r.0))
-        ));
+        return Err(format!("record {i} of {} read back differs (key {})", records.len(), records.get(i).map_or("-".into(), |r| show(&r.0))));
     }
     let mut probes = Packed::new();
     let mut rng = SplitMix::new(&[seed, 5]);
-    let keys: Vec<Vec<u8>> = (0..200)
-        .map(|_| {
-            if rng.below(2) == 0 {
-                records[rng.below(records.len() as u64) as usize].0.clone()
-            } else {
-                key(&mut rng)
-            }
-        })
-        .collect();
+    let keys: Vec<Vec<u8>> = (0..200).map(|_| if rng.below(2) == 0 { records[rng.below(records.len() as u64) as usize].0.clone() } else { key(&mut rng) }).collect();
     keys.iter().for_each(|k| probes.push(k));
     let got = reader.get(probes).map_err(|e| e.to_string())?;
     for (k, record) in keys.iter().zip(got.iter()) {
-        let want = records
-            .binary_search_by(|(r, _)| r.as_slice().cmp(k))
-            .ok()
-            .map(|i| records[i].1.as_slice());
-        let have = if record.is_empty() {
-            None
-        } else {
-            Some(
-                FlushRecord::decode(record)
-                    .map_err(|e| e.to_string())?
-                    .row
-                    .as_bytes(),
-            )
-        };
+        let want = records.binary_search_by(|(r, _)| r.as_slice().cmp(k)).ok().map(|i| records[i].1.as_slice());
+        let have = if record.is_empty() { None } else { Some(FlushRecord::decode(record).map_err(|e| e.to_string())?.row.as_bytes()) };
         if have != want {
-            return Err(format!(
-                "get {}: found {} bytes, expected {}",
-                show(k),
-                have.map_or(0, <[u8]>::len),
-                want.map_or(0, <[u8]>::len)
-            ));
+            return Err(format!("get {}: found {} bytes, expected {}", show(k), have.map_or(0, <[u8]>::len), want.map_or(0, <[u8]>::len)));
         }
     }
     Ok(())
 }
 
-fn corruption(
-    host: &PluginHost,
-    plugin: &Arc<Plugin>,
-    params: &[(String, String)],
-    seed: u64,
-) -> Result<String, String> {
+fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], seed: u64) -> Result<String, String> {
     let records = records(seed ^ 0xc0, 60);
     let (data, index, _) = write(host, plugin, params, &records, seed)?;
     let mut flips = 0;
@@ -178,51 +104,22 @@ fn corruption(
             let target = if file == "data" { &mut d } else { &mut i };
             target[at] ^= 1 << (at % 8);
             flips += 1;
-            let outcome = WasmReader::open(host, plugin, params, &d, &i)
-                .map_err(|e| e.to_string())
-                .and_then(|mut r| read_all(&mut r));
+            let outcome = WasmReader::open(host, plugin, params, &d, &i).map_err(|e| e.to_string()).and_then(|mut r| read_all(&mut r));
             match outcome {
                 Err(e) if e.contains("corrupt") => {}
-                Err(e) => {
-                    return Err(format!(
-                        "a flipped bit in {file} byte {at} gave an error that is not `corrupt`: {e}"
-                    ));
-                }
-                Ok(_) => {
-                    return Err(format!(
-                        "a flipped bit in {file} byte {at} went unnoticed (seed {seed:#x})"
-                    ));
-                }
+                Err(e) => return Err(format!("a flipped bit in {file} byte {at} gave an error that is not `corrupt`: {e}")),
+                Ok(_) => return Err(format!("a flipped bit in {file} byte {at} went unnoticed (seed {seed:#x})")),
             }
         }
     }
-    Ok(format!(
-        "{flips} single-bit flips in data and index, each reported as corrupt"
-    ))
+    Ok(format!("{flips} single-bit flips in data and index, each reported as corrupt"))
 }
 
-pub(super) fn check(
-    host: &Arc<PluginHost>,
-    plugin: &Arc<Plugin>,
-    options: &CheckOptions,
-) -> Vec<Property> {
+pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
     vec![
-        describe_result(
-            plugin,
-            WasmSerializer::new(host, plugin, &options.params, 0).and_then(|mut w| w.describe()),
-        ),
-        unknown_param_result(
-            WasmSerializer::new(host, plugin, &unknown_params(&options.params), 0).map(|_| ()),
-        ),
-        Property::of(
-            "round-trip",
-            rounds(options, PER_ROUND, |seed, ops| {
-                round_trip(host, plugin, &options.params, seed, ops)
-            }),
-        ),
-        Property::of(
-            "corruption",
-            corruption(host, plugin, &options.params, options.seed),
-        ),
+        describe_result(plugin, WasmSerializer::new(host, plugin, &options.params, 0).and_then(|mut w| w.describe())),
+        unknown_param_result(WasmSerializer::new(host, plugin, &unknown_params(&options.params), 0).map(|_| ())),
+        Property::of("round-trip", rounds(options, PER_ROUND, |seed, ops| round_trip(host, plugin, &options.params, seed, ops))),
+        Property::of("corruption", corruption(host, plugin, &options.params, options.seed)),
     ]
 }

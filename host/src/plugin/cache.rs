@@ -26,9 +26,7 @@ pub(super) fn compile(
     bytes: &[u8],
 ) -> Result<(Component, bool), String> {
     let Some(dir) = dir else {
-        return Component::new(engine, bytes)
-            .map(|c| (c, false))
-            .map_err(|e| format!("{e:#}"));
+        return Component::new(engine, bytes).map(|c| (c, false)).map_err(|e| format!("{e:#}"));
     };
     let mut hasher = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -48,10 +46,7 @@ pub(super) fn compile(
     Ok((component, false))
 }
 
-#[expect(
-    unsafe_code,
-    reason = "wasmtime requires unsafe to load precompiled native code"
-)]
+#[expect(unsafe_code, reason = "wasmtime requires unsafe to load precompiled native code")]
 fn deserialize(engine: &wasmtime::Engine, path: &Path) -> wasmtime::Result<Component> {
     // SAFETY: `path` lies in memlab's own cache directory and is named by
     // the component's sha256 and this engine's compatibility hash; only

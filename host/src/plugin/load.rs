@@ -133,47 +133,22 @@ impl PluginHost {
 
     /// Loads a plugin from bytes: a component, or a core module carrying
     /// wit-bindgen's component type (wrapped here with wit-component).
-    pub fn load_bytes(
-        &self,
-        name: &str,
-        source: Source,
-        bytes: &[u8],
-    ) -> Result<Arc<Plugin>, PluginError> {
+    pub fn load_bytes(&self, name: &str, source: Source, bytes: &[u8]) -> Result<Arc<Plugin>, PluginError> {
         let started = Instant::now();
         let component_bytes = to_component(name, bytes)?;
         let sha256 = hex(&Sha256::digest(&component_bytes));
-        let (component, cache_hit) = cache::compile(
-            &self.engine,
-            self.settings.cache_dir.as_deref(),
-            &sha256,
-            &component_bytes,
-        )
-        .map_err(|detail| PluginError::Compile {
-            plugin: name.to_string(),
-            detail,
-        })?;
+        let (component, cache_hit) = cache::compile(&self.engine, self.settings.cache_dir.as_deref(), &sha256, &component_bytes)
+            .map_err(|detail| PluginError::Compile { plugin: name.to_string(), detail })?;
         let kind = check_interfaces(&self.engine, name, &component)?;
-        let pre =
-            self.linker
-                .instantiate_pre(&component)
-                .map_err(|e| PluginError::Instantiate {
-                    plugin: name.to_string(),
-                    detail: format!("{e:#}"),
-                })?;
-        let missing = |e: wasmtime::Error| PluginError::Instantiate {
-            plugin: name.to_string(),
-            detail: format!("{e:#}"),
-        };
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| PluginError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") })?;
+        let missing = |e: wasmtime::Error| PluginError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") };
         let indices = match kind {
-            Kind::Memtable => {
-                Indices::Memtable(bindings::memtable::GuestIndices::new(&pre).map_err(missing)?)
-            }
-            Kind::Allocator => {
-                Indices::Allocator(bindings::allocator::GuestIndices::new(&pre).map_err(missing)?)
-            }
-            Kind::Serializer => {
-                Indices::Serializer(bindings::serializer::GuestIndices::new(&pre).map_err(missing)?)
-            }
+            Kind::Memtable => Indices::Memtable(bindings::memtable::GuestIndices::new(&pre).map_err(missing)?),
+            Kind::Allocator => Indices::Allocator(bindings::allocator::GuestIndices::new(&pre).map_err(missing)?),
+            Kind::Serializer => Indices::Serializer(bindings::serializer::GuestIndices::new(&pre).map_err(missing)?),
         };
         Ok(Arc::new(Plugin {
             name: name.to_string(),
@@ -190,10 +165,7 @@ impl PluginHost {
 
 /// Wraps a core module into a component; passes a component through.
 pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, PluginError> {
-    let head: [u8; 8] = bytes
-        .get(..8)
-        .and_then(|h| h.try_into().ok())
-        .unwrap_or([0; 8]);
+    let head: [u8; 8] = bytes.get(..8).and_then(|h| h.try_into().ok()).unwrap_or([0; 8]);
     if head == COMPONENT_MAGIC {
         return Ok(bytes.to_vec());
     }
@@ -207,26 +179,16 @@ pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, PluginError> {
     wit_component::ComponentEncoder::default()
         .module(bytes)
         .and_then(|encoder| encoder.validate(true).encode())
-        .map_err(|e| PluginError::Componentize {
-            plugin: name.to_string(),
-            detail: format!("{e:#}"),
-        })
+        .map_err(|e| PluginError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") })
 }
 
 /// Refuses foreign imports and wrong versions; returns the one kind exported.
-fn check_interfaces(
-    engine: &wasmtime::Engine,
-    name: &str,
-    component: &Component,
-) -> Result<Kind, PluginError> {
+fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component) -> Result<Kind, PluginError> {
     let ty = component.component_type();
     let ours = format!("{WIT_NAMESPACE}/");
     let wrong_version = |item: &str| PluginError::WrongVersion {
         plugin: name.to_string(),
-        found: format!(
-            "{WIT_NAMESPACE}@{}",
-            item.split_once('@').map_or("(no version)", |(_, v)| v)
-        ),
+        found: format!("{WIT_NAMESPACE}@{}", item.split_once('@').map_or("(no version)", |(_, v)| v)),
         expected: WIT_PACKAGE.to_string(),
     };
     let allowed_imports = [interface_name("pool"), interface_name("types")];
@@ -237,36 +199,22 @@ fn check_interfaces(
         if import.starts_with(&ours) {
             return Err(wrong_version(import));
         }
-        return Err(PluginError::ForeignImport {
-            plugin: name.to_string(),
-            import: import.to_string(),
-        });
+        return Err(PluginError::ForeignImport { plugin: name.to_string(), import: import.to_string() });
     }
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
-    let kinds: Vec<Kind> = Kind::ALL
-        .into_iter()
-        .filter(|k| exports.contains(&k.export_name()))
-        .collect();
+    let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| exports.contains(&k.export_name())).collect();
     match kinds.as_slice() {
         [kind] => Ok(*kind),
         [] => match exports.iter().find(|e| e.starts_with(&ours)) {
             Some(other) => Err(wrong_version(other)),
             None => Err(PluginError::NoStrategy {
                 plugin: name.to_string(),
-                found: if exports.is_empty() {
-                    "nothing".into()
-                } else {
-                    exports.join(", ")
-                },
+                found: if exports.is_empty() { "nothing".into() } else { exports.join(", ") },
             }),
         },
         several => Err(PluginError::SeveralKinds {
             plugin: name.to_string(),
-            found: several
-                .iter()
-                .map(Kind::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
+            found: several.iter().map(Kind::to_string).collect::<Vec<_>>().join(", "),
         }),
     }
 }

@@ -68,9 +68,7 @@ pub struct PluginHost {
 
 impl std::fmt::Debug for PluginHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PluginHost")
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
+        f.debug_struct("PluginHost").field("settings", &self.settings).finish_non_exhaustive()
     }
 }
 
@@ -89,22 +87,12 @@ impl PluginHost {
         if std::env::var_os("MEMLAB_PERF_MAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
-        let engine =
-            wasmtime::Engine::new(&config).map_err(|e| PluginError::Engine(format!("{e:#}")))?;
+        let engine = wasmtime::Engine::new(&config).map_err(|e| PluginError::Engine(format!("{e:#}")))?;
         let mut linker = wasmtime::component::Linker::new(&engine);
-        bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| {
-            ctx
-        })
-        .map_err(|e| PluginError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
-        let ticker = settings
-            .call_deadline
-            .map(|_| store::EpochTicker::start(engine.clone()));
-        Ok(Arc::new(PluginHost {
-            engine,
-            linker,
-            settings,
-            _ticker: ticker,
-        }))
+        bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
+            .map_err(|e| PluginError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
+        let ticker = settings.call_deadline.map(|_| store::EpochTicker::start(engine.clone()));
+        Ok(Arc::new(PluginHost { engine, linker, settings, _ticker: ticker }))
     }
 
     /// The settings the engine was built with.
@@ -126,14 +114,6 @@ impl PluginHost {
         pool: Arc<MemoryPool>,
         shard: usize,
     ) -> Result<WasmShard, PluginError> {
-        WasmShard::new(
-            self,
-            memtable,
-            memtable_params,
-            allocator,
-            allocator_params,
-            pool,
-            shard,
-        )
+        WasmShard::new(self, memtable, memtable_params, allocator, allocator_params, pool, shard)
     }
 }

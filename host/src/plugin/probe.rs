@@ -56,43 +56,24 @@ impl PluginHost {
     pub fn abi_probe(&self) -> Result<AbiProbe, PluginError> {
         let component = Component::new(&self.engine, PROBE).map_err(engine_error)?;
         let mut store = Store::new(&self.engine, ());
-        let instance = Linker::new(&self.engine)
-            .instantiate(&mut store, &component)
-            .map_err(engine_error)?;
-        let missing =
-            |name: &str| PluginError::Engine(format!("boundary probe: no `{name}` export"));
-        let take_list = instance
-            .get_func(&mut store, "take-list")
-            .ok_or_else(|| missing("take-list"))?;
-        let take_packed = instance
-            .get_func(&mut store, "take-packed")
-            .ok_or_else(|| missing("take-packed"))?;
-        Ok(AbiProbe {
-            store,
-            take_list,
-            take_packed,
-        })
+        let instance = Linker::new(&self.engine).instantiate(&mut store, &component).map_err(engine_error)?;
+        let missing = |name: &str| PluginError::Engine(format!("boundary probe: no `{name}` export"));
+        let take_list = instance.get_func(&mut store, "take-list").ok_or_else(|| missing("take-list"))?;
+        let take_packed = instance.get_func(&mut store, "take-packed").ok_or_else(|| missing("take-packed"))?;
+        Ok(AbiProbe { store, take_list, take_packed })
     }
 }
 
 impl AbiProbe {
     /// Passes `rows` as `list<list<u8>>`; returns how many arrived.
     pub fn take_list(&mut self, rows: &[Vec<u8>]) -> Result<u32, PluginError> {
-        let f = self
-            .take_list
-            .typed::<(&[Vec<u8>],), (u32,)>(&self.store)
-            .map_err(engine_error)?;
+        let f = self.take_list.typed::<(&[Vec<u8>],), (u32,)>(&self.store).map_err(engine_error)?;
         Ok(f.call(&mut self.store, (rows,)).map_err(engine_error)?.0)
     }
 
     /// Passes the same rows packed: bytes back to back and end offsets.
     pub fn take_packed(&mut self, data: &[u8], ends: &[u32]) -> Result<u32, PluginError> {
-        let f = self
-            .take_packed
-            .typed::<(&[u8], &[u32]), (u32,)>(&self.store)
-            .map_err(engine_error)?;
-        Ok(f.call(&mut self.store, (data, ends))
-            .map_err(engine_error)?
-            .0)
+        let f = self.take_packed.typed::<(&[u8], &[u32]), (u32,)>(&self.store).map_err(engine_error)?;
+        Ok(f.call(&mut self.store, (data, ends)).map_err(engine_error)?.0)
     }
 }

@@ -27,10 +27,7 @@ impl Limits {
         let ticks = settings
             .call_deadline
             .map(|d| (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64);
-        Limits {
-            memory_cap: settings.memory_cap,
-            deadline_ticks: ticks,
-        }
+        Limits { memory_cap: settings.memory_cap, deadline_ticks: ticks }
     }
 }
 
@@ -81,24 +78,12 @@ pub struct StoreCtx {
 
 impl StoreCtx {
     pub(super) fn new(limits: Limits, pool: Option<Arc<MemoryPool>>) -> Self {
-        StoreCtx {
-            memory_cap: limits.memory_cap,
-            memory_bytes: 0,
-            memory_denied: false,
-            pool,
-            reserved: 0,
-            reservations: 0,
-        }
+        StoreCtx { memory_cap: limits.memory_cap, memory_bytes: 0, memory_denied: false, pool, reserved: 0, reservations: 0 }
     }
 }
 
 impl wasmtime::ResourceLimiter for StoreCtx {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         let grown = self.memory_bytes + (desired.saturating_sub(current)) as u64;
         if grown > self.memory_cap {
             self.memory_denied = true;
@@ -113,12 +98,7 @@ impl wasmtime::ResourceLimiter for StoreCtx {
         Ok(true)
     }
 
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         Ok(desired <= 1 << 20)
     }
 }
@@ -128,9 +108,7 @@ impl types::Host for StoreCtx {}
 impl pool::Host for StoreCtx {
     fn reserve(&mut self, bytes: u64) -> Result<(), types::Error> {
         let Some(pool) = &self.pool else {
-            return Err(types::Error::Other(
-                "no memory pool is attached to this store".into(),
-            ));
+            return Err(types::Error::Other("no memory pool is attached to this store".into()));
         };
         pool.reserve(bytes).map_err(|_| types::Error::PoolFull)?;
         self.reserved += bytes;
@@ -140,13 +118,9 @@ impl pool::Host for StoreCtx {
 
     fn reserve_each(&mut self, sizes: Vec<u64>) -> Result<(), types::Error> {
         let Some(pool) = &self.pool else {
-            return Err(types::Error::Other(
-                "no memory pool is attached to this store".into(),
-            ));
+            return Err(types::Error::Other("no memory pool is attached to this store".into()));
         };
-        self.reserved += pool
-            .reserve_each(&sizes)
-            .map_err(|_| types::Error::PoolFull)?;
+        self.reserved += pool.reserve_each(&sizes).map_err(|_| types::Error::PoolFull)?;
         self.reservations += sizes.len() as u64;
         Ok(())
     }

@@ -11,8 +11,8 @@ use super::bindings::{allocator, memtable, serializer, types};
 use super::load::Indices;
 use super::store::{Limits, StoreCtx};
 use super::{Plugin, PluginError, PluginHost, TrapKind};
-use crate::pool::MemoryPool;
 use crate::strategy::{Boundary, FlushStrategy, SegmentReading, ShardStrategies};
+use crate::pool::MemoryPool;
 
 /// One plugin instance inside a store.
 struct Slot {
@@ -39,13 +39,7 @@ impl Caller {
         // Instantiation runs guest code too: it gets a call's deadline
         // (and a store with epochs off needs some deadline all the same).
         store.set_epoch_deadline(limits.deadline_ticks.unwrap_or(u64::MAX));
-        Caller {
-            store,
-            limits,
-            shard,
-            boundary: Boundary::default(),
-            trapped: None,
-        }
+        Caller { store, limits, shard, boundary: Boundary::default(), trapped: None }
     }
 
     /// Runs one call into `slot`, classifying traps and poisoning the slot.
@@ -57,12 +51,7 @@ impl Caller {
         f: impl FnOnce(&mut Store<StoreCtx>) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         if let Some(cause) = &self.trapped {
-            return Err(PluginError::Poisoned {
-                plugin: slot.plugin.name.clone(),
-                operation: operation.into(),
-                shard: self.shard,
-                cause: cause.clone(),
-            });
+            return Err(PluginError::Poisoned { plugin: slot.plugin.name.clone(), operation: operation.into(), shard: self.shard, cause: cause.clone() });
         }
         if let Some(ticks) = self.limits.deadline_ticks {
             self.store.set_epoch_deadline(ticks);
@@ -71,10 +60,7 @@ impl Caller {
         self.boundary.bytes_in += bytes_in as u64;
         f(&mut self.store).map_err(|error| {
             let kind = classify(&error, self.store.data());
-            self.trapped = Some(format!(
-                "`{}` trapped in `{operation}`: {kind}",
-                slot.plugin.name
-            ));
+            self.trapped = Some(format!("`{}` trapped in `{operation}`: {kind}", slot.plugin.name));
             PluginError::Trap {
                 plugin: slot.plugin.name.clone(),
                 sha256: slot.plugin.sha256.clone(),
@@ -87,30 +73,15 @@ impl Caller {
     }
 
     fn guest_error(&self, slot: &Slot, operation: &str, error: types::Error) -> PluginError {
-        PluginError::Guest {
-            plugin: slot.plugin.name.clone(),
-            operation: operation.into(),
-            shard: self.shard,
-            error: describe_error(&error),
-        }
+        PluginError::Guest { plugin: slot.plugin.name.clone(), operation: operation.into(), shard: self.shard, error: describe_error(&error) }
     }
 
     fn contract(&self, slot: &Slot, operation: &str, detail: impl ToString) -> PluginError {
-        PluginError::Contract {
-            plugin: slot.plugin.name.clone(),
-            operation: operation.into(),
-            shard: self.shard,
-            detail: detail.to_string(),
-        }
+        PluginError::Contract { plugin: slot.plugin.name.clone(), operation: operation.into(), shard: self.shard, detail: detail.to_string() }
     }
 
     /// Checks a packed result from the guest and counts its bytes.
-    fn packed_out(
-        &mut self,
-        slot: &Slot,
-        operation: &str,
-        p: types::Packed,
-    ) -> Result<Packed, PluginError> {
+    fn packed_out(&mut self, slot: &Slot, operation: &str, p: types::Packed) -> Result<Packed, PluginError> {
         self.boundary.bytes_out += (p.data.len() + 4 * p.ends.len()) as u64;
         Packed::from_parts(p.data, p.ends).map_err(|e| self.contract(slot, operation, e))
     }
@@ -131,17 +102,8 @@ fn classify(error: &wasmtime::Error, ctx: &StoreCtx) -> TrapKind {
 fn trap_detail(error: &wasmtime::Error) -> String {
     // The root cause names the trap; the backtrace around it is noise here.
     let root = error.root_cause().to_string();
-    let first = format!("{error:#}")
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(':')
-        .to_string();
-    if first.contains(&root) || first.starts_with("error while executing") {
-        root
-    } else {
-        format!("{first}: {root}")
-    }
+    let first = format!("{error:#}").lines().next().unwrap_or("").trim_end_matches(':').to_string();
+    if first.contains(&root) || first.starts_with("error while executing") { root } else { format!("{first}: {root}") }
 }
 
 pub(crate) fn describe_error(error: &types::Error) -> String {
@@ -160,37 +122,25 @@ fn wit_packed(p: Packed) -> (types::Packed, usize) {
     (types::Packed { data, ends }, bytes)
 }
 
-/// Returns a lent batch's buffers, which the call only read.
+/// Returns a lent batch's buffers, which the call only read. They came out
+/// of a valid batch, so `from_parts` (a pass over `ends`) cannot refuse them.
 fn give_back(lent: &mut Packed, p: types::Packed) {
     *lent = Packed::from_parts(p.data, p.ends).unwrap_or_default();
 }
 
 fn description(d: types::Description) -> Description {
-    Description {
-        name: d.name,
-        version: d.version,
-        params: d.params,
-    }
+    Description { name: d.name, version: d.version, params: d.params }
 }
 
-fn instantiate(
-    caller: &mut Caller,
-    plugin: &Arc<Plugin>,
-) -> Result<wasmtime::component::Instance, PluginError> {
+fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::component::Instance, PluginError> {
     plugin
         .pre
         .instantiate(&mut caller.store)
-        .map_err(|e| PluginError::Instantiate {
-            plugin: plugin.name.clone(),
-            detail: format!("{e:#}"),
-        })
+        .map_err(|e| PluginError::Instantiate { plugin: plugin.name.clone(), detail: format!("{e:#}") })
 }
 
 fn load_failed(plugin: &Plugin, e: wasmtime::Error) -> PluginError {
-    PluginError::Instantiate {
-        plugin: plugin.name.clone(),
-        detail: format!("{e:#}"),
-    }
+    PluginError::Instantiate { plugin: plugin.name.clone(), detail: format!("{e:#}") }
 }
 
 /// A shard's memtable and allocator, both in one store.
@@ -223,50 +173,23 @@ impl WasmShard {
             return Err(wrong_kind(allocator_plugin, "allocator"));
         };
         let mt_instance = instantiate(&mut caller, memtable_plugin)?;
-        let memtable = mt_indices
-            .load(&mut caller.store, &mt_instance)
-            .map_err(|e| load_failed(memtable_plugin, e))?;
+        let memtable = mt_indices.load(&mut caller.store, &mt_instance).map_err(|e| load_failed(memtable_plugin, e))?;
         let al_instance = instantiate(&mut caller, allocator_plugin)?;
-        let allocator = al_indices
-            .load(&mut caller.store, &al_instance)
-            .map_err(|e| load_failed(allocator_plugin, e))?;
-        let mut memtable_slot = Slot {
-            plugin: Arc::clone(memtable_plugin),
-        };
-        let mut allocator_slot = Slot {
-            plugin: Arc::clone(allocator_plugin),
-        };
+        let allocator = al_indices.load(&mut caller.store, &al_instance).map_err(|e| load_failed(allocator_plugin, e))?;
+        let mut memtable_slot = Slot { plugin: Arc::clone(memtable_plugin) };
+        let mut allocator_slot = Slot { plugin: Arc::clone(allocator_plugin) };
         let table = caller
-            .call(&mut memtable_slot, "memtable.create", 0, |s| {
-                memtable
-                    .memtable()
-                    .call_create(s, &memtable_params.to_vec())
-            })?
+            .call(&mut memtable_slot, "memtable.create", 0, |s| memtable.memtable().call_create(s, &memtable_params.to_vec()))?
             .map_err(|e| caller.guest_error(&memtable_slot, "memtable.create", e))?;
         let arena = caller
-            .call(&mut allocator_slot, "arena.create", 0, |s| {
-                allocator.arena().call_create(s, &allocator_params.to_vec())
-            })?
+            .call(&mut allocator_slot, "arena.create", 0, |s| allocator.arena().call_create(s, &allocator_params.to_vec()))?
             .map_err(|e| caller.guest_error(&allocator_slot, "arena.create", e))?;
-        Ok(WasmShard {
-            caller,
-            memtable_slot,
-            allocator_slot,
-            memtable,
-            allocator,
-            table,
-            arena,
-            cursor: None,
-        })
+        Ok(WasmShard { caller, memtable_slot, allocator_slot, memtable, allocator, table, arena, cursor: None })
     }
 }
 
 fn wrong_kind(plugin: &Plugin, expected: &str) -> PluginError {
-    PluginError::WrongKind {
-        plugin: plugin.name.clone(),
-        expected: expected.into(),
-        found: plugin.kind.to_string(),
-    }
+    PluginError::WrongKind { plugin: plugin.name.clone(), expected: expected.into(), found: plugin.kind.to_string() }
 }
 
 impl ShardStrategies for WasmShard {
@@ -274,23 +197,13 @@ impl ShardStrategies for WasmShard {
         let expected = lent.len();
         let (rows, bytes) = wit_packed(std::mem::take(lent));
         let (arena, api) = (self.arena, &self.allocator);
-        let result = self
-            .caller
-            .call(&mut self.allocator_slot, "arena.store", bytes, |s| {
-                api.arena().call_store(s, arena, &rows)
-            });
+        let result = self.caller.call(&mut self.allocator_slot, "arena.store", bytes, |s| api.arena().call_store(s, arena, &rows));
         give_back(lent, rows);
-        let refs = result?.map_err(|e| {
-            self.caller
-                .guest_error(&self.allocator_slot, "arena.store", e)
-        })?;
+        let refs = result?
+            .map_err(|e| self.caller.guest_error(&self.allocator_slot, "arena.store", e))?;
         self.caller.boundary.bytes_out += 8 * refs.len() as u64;
         if refs.len() != expected {
-            return Err(self.caller.contract(
-                &self.allocator_slot,
-                "arena.store",
-                format_args!("returned {} refs for {expected} rows", refs.len()),
-            ));
+            return Err(self.caller.contract(&self.allocator_slot, "arena.store", format_args!("returned {} refs for {expected} rows", refs.len())));
         }
         Ok(refs)
     }
@@ -298,98 +211,52 @@ impl ShardStrategies for WasmShard {
     fn insert(&mut self, lent: &mut Packed) -> Result<(), PluginError> {
         let (entries, bytes) = wit_packed(std::mem::take(lent));
         let (table, api) = (self.table, &self.memtable);
-        let result = self
-            .caller
-            .call(&mut self.memtable_slot, "memtable.insert", bytes, |s| {
-                api.memtable().call_insert(s, table, &entries)
-            });
+        let result = self.caller.call(&mut self.memtable_slot, "memtable.insert", bytes, |s| api.memtable().call_insert(s, table, &entries));
         give_back(lent, entries);
-        result?.map_err(|e| {
-            self.caller
-                .guest_error(&self.memtable_slot, "memtable.insert", e)
-        })
+        result?.map_err(|e| self.caller.guest_error(&self.memtable_slot, "memtable.insert", e))
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, PluginError> {
         let expected = keys.len();
         let (keys, bytes) = wit_packed(keys);
         let (table, api) = (self.table, &self.memtable);
-        let out = self
-            .caller
-            .call(&mut self.memtable_slot, "memtable.get", bytes, |s| {
-                api.memtable().call_get(s, table, &keys)
-            })?;
-        let out = self
-            .caller
-            .packed_out(&self.memtable_slot, "memtable.get", out)?;
+        let out = self.caller.call(&mut self.memtable_slot, "memtable.get", bytes, |s| api.memtable().call_get(s, table, &keys))?;
+        let out = self.caller.packed_out(&self.memtable_slot, "memtable.get", out)?;
         if out.len() != expected {
-            return Err(self.caller.contract(
-                &self.memtable_slot,
-                "memtable.get",
-                format_args!("returned {} records for {expected} keys", out.len()),
-            ));
+            return Err(self.caller.contract(&self.memtable_slot, "memtable.get", format_args!("returned {} records for {expected} keys", out.len())));
         }
         Ok(out)
     }
 
-    fn scan(
-        &mut self,
-        start: &[u8],
-        end: Option<&[u8]>,
-        limit: u32,
-    ) -> Result<Packed, PluginError> {
+    fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, PluginError> {
         let (table, api) = (self.table, &self.memtable);
         let bytes = start.len() + end.map_or(0, <[u8]>::len);
-        let out = self
-            .caller
-            .call(&mut self.memtable_slot, "memtable.scan", bytes, |s| {
-                api.memtable().call_scan(s, table, start, end, limit)
-            })?;
-        self.caller
-            .packed_out(&self.memtable_slot, "memtable.scan", out)
+        let out = self.caller.call(&mut self.memtable_slot, "memtable.scan", bytes, |s| {
+            api.memtable().call_scan(s, table, start, end, limit)
+        })?;
+        self.caller.packed_out(&self.memtable_slot, "memtable.scan", out)
     }
 
     fn open_cursor(&mut self) -> Result<(), PluginError> {
         let (table, api) = (self.table, &self.memtable);
-        let cursor = self
-            .caller
-            .call(&mut self.memtable_slot, "memtable.cursor", 0, |s| {
-                api.memtable().call_cursor(s, table)
-            })?;
+        let cursor = self.caller.call(&mut self.memtable_slot, "memtable.cursor", 0, |s| api.memtable().call_cursor(s, table))?;
         self.cursor = Some(cursor);
         Ok(())
     }
 
     fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, PluginError> {
         let Some(cursor) = self.cursor else {
-            return Err(self.caller.contract(
-                &self.memtable_slot,
-                "cursor.next",
-                "no cursor is open",
-            ));
+            return Err(self.caller.contract(&self.memtable_slot, "cursor.next", "no cursor is open"));
         };
         let api = &self.memtable;
-        let out = self
-            .caller
-            .call(&mut self.memtable_slot, "cursor.next", 4, |s| {
-                api.cursor().call_next(s, cursor, max_bytes)
-            })?;
-        let out = self
-            .caller
-            .packed_out(&self.memtable_slot, "cursor.next", out)?;
+        let out = self.caller.call(&mut self.memtable_slot, "cursor.next", 4, |s| api.cursor().call_next(s, cursor, max_bytes))?;
+        let out = self.caller.packed_out(&self.memtable_slot, "cursor.next", out)?;
         // Memtable contract 5: entries until `max_bytes` is reached, so all
         // but the last fit below it; more is a plugin flooding the host.
-        let before_last =
-            out.data_len() - out.get(out.len().wrapping_sub(1)).map_or(0, <[u8]>::len);
+        let before_last = out.data_len() - out.get(out.len().wrapping_sub(1)).map_or(0, <[u8]>::len);
         if before_last >= max_bytes as usize && out.len() > 1 {
-            let detail = format!(
-                "returned {} entries of {} bytes when asked for at most {max_bytes}",
-                out.len(),
-                out.data_len()
-            );
-            return Err(self
-                .caller
-                .contract(&self.memtable_slot, "cursor.next", detail));
+            let detail = format!("returned {} entries of {} bytes when asked for at most {max_bytes}", out.len(), out.data_len());
+            return Err(self.caller.contract(&self.memtable_slot, "cursor.next", detail));
         }
         Ok(out)
     }
@@ -399,25 +266,11 @@ impl ShardStrategies for WasmShard {
         let (arena, api) = (self.arena, &self.allocator);
         let out = self
             .caller
-            .call(
-                &mut self.allocator_slot,
-                "arena.load",
-                8 * refs.len(),
-                |s| api.arena().call_load(s, arena, &refs),
-            )?
-            .map_err(|e| {
-                self.caller
-                    .guest_error(&self.allocator_slot, "arena.load", e)
-            })?;
-        let out = self
-            .caller
-            .packed_out(&self.allocator_slot, "arena.load", out)?;
+            .call(&mut self.allocator_slot, "arena.load", 8 * refs.len(), |s| api.arena().call_load(s, arena, &refs))?
+            .map_err(|e| self.caller.guest_error(&self.allocator_slot, "arena.load", e))?;
+        let out = self.caller.packed_out(&self.allocator_slot, "arena.load", out)?;
         if out.len() != expected {
-            return Err(self.caller.contract(
-                &self.allocator_slot,
-                "arena.load",
-                format_args!("returned {} rows for {expected} refs", out.len()),
-            ));
+            return Err(self.caller.contract(&self.allocator_slot, "arena.load", format_args!("returned {} rows for {expected} refs", out.len())));
         }
         Ok(out)
     }
@@ -425,32 +278,16 @@ impl ShardStrategies for WasmShard {
     fn stats(&mut self) -> Result<(Stats, Stats), PluginError> {
         let (table, arena) = (self.table, self.arena);
         let (mt, al) = (&self.memtable, &self.allocator);
-        let memtable = self
-            .caller
-            .call(&mut self.memtable_slot, "memtable.stats", 0, |s| {
-                mt.memtable().call_stats(s, table)
-            })?;
-        let allocator = self
-            .caller
-            .call(&mut self.allocator_slot, "arena.stats", 0, |s| {
-                al.arena().call_stats(s, arena)
-            })?;
+        let memtable = self.caller.call(&mut self.memtable_slot, "memtable.stats", 0, |s| mt.memtable().call_stats(s, table))?;
+        let allocator = self.caller.call(&mut self.allocator_slot, "arena.stats", 0, |s| al.arena().call_stats(s, arena))?;
         Ok((memtable, allocator))
     }
 
     fn describe(&mut self) -> Result<(Description, Description), PluginError> {
         let (table, arena) = (self.table, self.arena);
         let (mt, al) = (&self.memtable, &self.allocator);
-        let memtable = self
-            .caller
-            .call(&mut self.memtable_slot, "memtable.describe", 0, |s| {
-                mt.memtable().call_describe(s, table)
-            })?;
-        let allocator = self
-            .caller
-            .call(&mut self.allocator_slot, "arena.describe", 0, |s| {
-                al.arena().call_describe(s, arena)
-            })?;
+        let memtable = self.caller.call(&mut self.memtable_slot, "memtable.describe", 0, |s| mt.memtable().call_describe(s, table))?;
+        let allocator = self.caller.call(&mut self.allocator_slot, "arena.describe", 0, |s| al.arena().call_describe(s, arena))?;
         Ok((description(memtable), description(allocator)))
     }
 
@@ -477,42 +314,23 @@ pub struct WasmSerializer {
 
 impl WasmSerializer {
     /// Instantiates the serializer and creates its writer.
-    pub fn new(
-        host: &PluginHost,
-        plugin: &Arc<Plugin>,
-        params: &[(String, String)],
-        shard: usize,
-    ) -> Result<Self, PluginError> {
+    pub fn new(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<Self, PluginError> {
         let mut caller = Caller::new(host, None, shard);
         let api = serializer_api(&mut caller, plugin)?;
-        let mut slot = Slot {
-            plugin: Arc::clone(plugin),
-        };
+        let mut slot = Slot { plugin: Arc::clone(plugin) };
         let writer = caller
-            .call(&mut slot, "writer.create", 0, |s| {
-                api.writer().call_create(s, &params.to_vec())
-            })?
+            .call(&mut slot, "writer.create", 0, |s| api.writer().call_create(s, &params.to_vec()))?
             .map_err(|e| caller.guest_error(&slot, "writer.create", e))?;
-        Ok(WasmSerializer {
-            caller,
-            slot,
-            api,
-            writer,
-        })
+        Ok(WasmSerializer { caller, slot, api, writer })
     }
 }
 
-fn serializer_api(
-    caller: &mut Caller,
-    plugin: &Arc<Plugin>,
-) -> Result<serializer::Guest, PluginError> {
+fn serializer_api(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<serializer::Guest, PluginError> {
     let Indices::Serializer(indices) = &plugin.indices else {
         return Err(wrong_kind(plugin, "serializer"));
     };
     let instance = instantiate(caller, plugin)?;
-    indices
-        .load(&mut caller.store, &instance)
-        .map_err(|e| load_failed(plugin, e))
+    indices.load(&mut caller.store, &instance).map_err(|e| load_failed(plugin, e))
 }
 
 impl FlushStrategy for WasmSerializer {
@@ -521,9 +339,7 @@ impl FlushStrategy for WasmSerializer {
         let (writer, api) = (self.writer, &self.api);
         let out = self
             .caller
-            .call(&mut self.slot, "writer.write", bytes, |s| {
-                api.writer().call_write(s, writer, &records)
-            })?
+            .call(&mut self.slot, "writer.write", bytes, |s| api.writer().call_write(s, writer, &records))?
             .map_err(|e| self.caller.guest_error(&self.slot, "writer.write", e))?;
         self.caller.boundary.bytes_out += out.len() as u64;
         Ok(out)
@@ -533,9 +349,7 @@ impl FlushStrategy for WasmSerializer {
         let (writer, api) = (self.writer, &self.api);
         let f = self
             .caller
-            .call(&mut self.slot, "writer.finish", 0, |s| {
-                api.writer().call_finish(s, writer)
-            })?
+            .call(&mut self.slot, "writer.finish", 0, |s| api.writer().call_finish(s, writer))?
             .map_err(|e| self.caller.guest_error(&self.slot, "writer.finish", e))?;
         self.caller.boundary.bytes_out += (f.tail.len() + f.index.len()) as u64;
         let m = f.meta;
@@ -549,22 +363,12 @@ impl FlushStrategy for WasmSerializer {
             max_clustering: m.max_clustering,
             checksum: m.checksum,
         };
-        Ok((
-            f.tail,
-            Finished {
-                index: f.index,
-                meta,
-            },
-        ))
+        Ok((f.tail, Finished { index: f.index, meta }))
     }
 
     fn describe(&mut self) -> Result<Description, PluginError> {
         let (writer, api) = (self.writer, &self.api);
-        let d = self
-            .caller
-            .call(&mut self.slot, "writer.describe", 0, |s| {
-                api.writer().call_describe(s, writer)
-            })?;
+        let d = self.caller.call(&mut self.slot, "writer.describe", 0, |s| api.writer().call_describe(s, writer))?;
         Ok(description(d))
     }
 
@@ -596,20 +400,11 @@ impl WasmReader {
     ) -> Result<Self, PluginError> {
         let mut caller = Caller::new(host, None, 0);
         let api = serializer_api(&mut caller, plugin)?;
-        let mut slot = Slot {
-            plugin: Arc::clone(plugin),
-        };
+        let mut slot = Slot { plugin: Arc::clone(plugin) };
         let reader = caller
-            .call(&mut slot, "reader.open", data.len() + index.len(), |s| {
-                api.reader().call_open(s, &params.to_vec(), data, index)
-            })?
+            .call(&mut slot, "reader.open", data.len() + index.len(), |s| api.reader().call_open(s, &params.to_vec(), data, index))?
             .map_err(|e| caller.guest_error(&slot, "reader.open", e))?;
-        Ok(WasmReader {
-            caller,
-            slot,
-            api,
-            reader,
-        })
+        Ok(WasmReader { caller, slot, api, reader })
     }
 }
 
@@ -618,9 +413,7 @@ impl SegmentReading for WasmReader {
         let (reader, api) = (self.reader, &self.api);
         let out = self
             .caller
-            .call(&mut self.slot, "reader.next", 4, |s| {
-                api.reader().call_next(s, reader, max_bytes)
-            })?
+            .call(&mut self.slot, "reader.next", 4, |s| api.reader().call_next(s, reader, max_bytes))?
             .map_err(|e| self.caller.guest_error(&self.slot, "reader.next", e))?;
         self.caller.packed_out(&self.slot, "reader.next", out)
     }
@@ -630,9 +423,7 @@ impl SegmentReading for WasmReader {
         let (reader, api) = (self.reader, &self.api);
         let out = self
             .caller
-            .call(&mut self.slot, "reader.get", bytes, |s| {
-                api.reader().call_get(s, reader, &keys)
-            })?
+            .call(&mut self.slot, "reader.get", bytes, |s| api.reader().call_get(s, reader, &keys))?
             .map_err(|e| self.caller.guest_error(&self.slot, "reader.get", e))?;
         self.caller.packed_out(&self.slot, "reader.get", out)
     }

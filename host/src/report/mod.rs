@@ -30,13 +30,7 @@ fn ms(ns: f64) -> String {
 
 fn hms(d: Duration) -> String {
     let s = d.as_secs();
-    format!(
-        "{:02}:{:02}:{:02}.{:03}",
-        s / 3600,
-        s / 60 % 60,
-        s % 60,
-        d.subsec_millis()
-    )
+    format!("{:02}:{:02}:{:02}.{:03}", s / 3600, s / 60 % 60, s % 60, d.subsec_millis())
 }
 
 /// Figures derived from a variant's raw numbers.
@@ -87,11 +81,7 @@ fn stat(map: &std::collections::BTreeMap<String, u64>, name: &str) -> u64 {
 pub fn summary(v: &VariantResult) -> String {
     let mut s = String::new();
     let c = &v.variant;
-    let repeat = if v.repeat > 1 {
-        format!(" (repeat {})", v.repeat)
-    } else {
-        String::new()
-    };
+    let repeat = if v.repeat > 1 { format!(" (repeat {})", v.repeat) } else { String::new() };
     let _ = writeln!(s, "Results: {}{repeat}", c.name);
     let _ = writeln!(
         s,
@@ -109,20 +99,14 @@ pub fn summary(v: &VariantResult) -> String {
     );
     if let Some(failure) = &v.failure {
         let _ = writeln!(s, "FAILED: {failure}");
-        let _ = writeln!(
-            s,
-            "(figures of a failed variant are not valid and are not shown)"
-        );
+        let _ = writeln!(s, "(figures of a failed variant are not valid and are not shown)");
         return s;
     }
     let r = Rates::of(v);
     let l = &v.latency;
     let rows: Vec<(&str, String)> = vec![
         ("Op rate", format!("{} op/s", thousands(r.ops))),
-        (
-            "Partition rate",
-            format!("{} pk/s", thousands(r.partitions)),
-        ),
+        ("Partition rate", format!("{} pk/s", thousands(r.partitions))),
         ("Row rate", format!("{} row/s", thousands(r.rows))),
         ("Latency mean", ms(l.mean)),
         ("Latency median", ms(l.p50 as f64)),
@@ -136,41 +120,24 @@ pub fn summary(v: &VariantResult) -> String {
         ("Op mix", op_mix(v)),
         (
             "Latency measured",
-            if v.paced {
-                "from each op's intended start (target rate; no coordinated omission)".into()
-            } else {
-                "from each op's start".into()
-            },
+            if v.paced { "from each op's intended start (target rate; no coordinated omission)".into() } else { "from each op's start".into() },
         ),
         (
             "Coalescing",
-            if v.counters.groups == 0 {
-                format!(
-                    "{} (one store and one insert call per client batch)",
-                    c.coalescing
-                )
-            } else {
-                format!(
-                    "{}, {} groups, {:.2} client batches per group, {:.1} us queue wait per batch",
-                    c.coalescing,
-                    thousands(v.counters.groups as f64),
-                    if v.counters.groups > 0 {
-                        v.partitions as f64 / v.counters.groups as f64
-                    } else {
-                        1.0
-                    },
-                    v.counters.coalesce_wait_ns as f64 / 1e3 / v.partitions.max(1) as f64
-                )
-            },
+            if v.counters.groups == 0 { format!("{} (one store and one insert call per client batch)", c.coalescing) } else { format!(
+                "{}, {} groups, {:.2} client batches per group, {:.1} us queue wait per batch",
+                c.coalescing,
+                thousands(v.counters.groups as f64),
+                if v.counters.groups > 0 { v.partitions as f64 / v.counters.groups as f64 } else { 1.0 },
+                v.counters.coalesce_wait_ns as f64 / 1e3 / v.partitions.max(1) as f64
+            ) },
         ),
         (
             "Memtable switches",
             format!(
                 "{} (the last is the drain at the end); a new generation took {:.0} us per shard",
                 v.counters.switches,
-                v.counters.generation_start_ns as f64
-                    / 1e3
-                    / v.counters.generation_shards.max(1) as f64
+                v.counters.generation_start_ns as f64 / 1e3 / v.counters.generation_shards.max(1) as f64
             ),
         ),
         (
@@ -182,13 +149,7 @@ pub fn summary(v: &VariantResult) -> String {
                 v.counters.lock_wait_ns as f64 / 1e6
             ),
         ),
-        (
-            "Backpressure",
-            format!(
-                "{:.1} ms blocked on a full pool",
-                v.counters.backpressure_ns as f64 / 1e6
-            ),
-        ),
+        ("Backpressure", format!("{:.1} ms blocked on a full pool", v.counters.backpressure_ns as f64 / 1e6)),
         (
             "Pool",
             format!(
@@ -209,12 +170,7 @@ pub fn summary(v: &VariantResult) -> String {
                 thousands(r.flush_rows as f64),
                 thousands(r.flushed_rows),
                 r.flush_cpu.as_millis(),
-                mib(v
-                    .flushes
-                    .iter()
-                    .map(|f| f.serializer_grew)
-                    .max()
-                    .unwrap_or(0))
+                mib(v.flushes.iter().map(|f| f.serializer_grew).max().unwrap_or(0))
             ),
         ),
         (
@@ -263,12 +219,7 @@ pub fn summary(v: &VariantResult) -> String {
                 v.setup.as_millis(),
                 v.plugins
                     .iter()
-                    .map(|p| format!(
-                        "{} {:.1} ms{}",
-                        p.name,
-                        p.load.as_secs_f64() * 1e3,
-                        if p.cache_hit { " cached" } else { "" }
-                    ))
+                    .map(|p| format!("{} {:.1} ms{}", p.name, p.load.as_secs_f64() * 1e3, if p.cache_hit { " cached" } else { "" }))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -277,34 +228,15 @@ pub fn summary(v: &VariantResult) -> String {
         (
             "Verified",
             v.verified.map_or_else(
-                || {
-                    if c.verify {
-                        "no".into()
-                    } else {
-                        "skipped (verify = false)".into()
-                    }
-                },
-                |x| {
-                    format!(
-                        "{} keys, digest {:032x}, {} rows read back",
-                        thousands(x.keys as f64),
-                        x.digest,
-                        thousands(x.rows_read as f64)
-                    )
-                },
+                || if c.verify { "no".into() } else { "skipped (verify = false)".into() },
+                |x| format!("{} keys, digest {:032x}, {} rows read back", thousands(x.keys as f64), x.digest, thousands(x.rows_read as f64)),
             ),
         ),
     ];
     let mut rows = rows;
     if v.latencies.len() > 1 {
         for (kind, l) in v.latencies.iter().rev() {
-            let line = format!(
-                "mean {}, p50 {}, p99 {}, max {}",
-                ms(l.mean),
-                ms(l.p50 as f64),
-                ms(l.p99 as f64),
-                ms(l.max as f64)
-            );
+            let line = format!("mean {}, p50 {}, p99 {}, max {}", ms(l.mean), ms(l.p50 as f64), ms(l.p99 as f64), ms(l.max as f64));
             rows.insert(9, (latency_label(kind), line));
         }
     }
@@ -333,29 +265,17 @@ fn latency_label(kind: &str) -> &'static str {
 
 /// Store and insert calls: two per client batch, or per coalesced group.
 fn write_calls(v: &VariantResult) -> u64 {
-    2 * if v.counters.groups > 0 {
-        v.counters.groups
-    } else {
-        v.partitions
-    }
+    2 * if v.counters.groups > 0 { v.counters.groups } else { v.partitions }
 }
 
 fn op_mix(v: &VariantResult) -> String {
     let count = |k: &str| v.op_counts.get(k).copied().unwrap_or(0);
     let mut parts = vec![format!("insert {}", thousands(count("insert") as f64))];
     if count("read") > 0 {
-        parts.push(format!(
-            "read {} ({} found in live memtables)",
-            thousands(count("read") as f64),
-            thousands(v.read_hits as f64)
-        ));
+        parts.push(format!("read {} ({} found in live memtables)", thousands(count("read") as f64), thousands(v.read_hits as f64)));
     }
     if count("scan") > 0 {
-        parts.push(format!(
-            "scan {} ({} rows)",
-            thousands(count("scan") as f64),
-            thousands(v.scan_rows as f64)
-        ));
+        parts.push(format!("scan {} ({} rows)", thousands(count("scan") as f64), thousands(v.scan_rows as f64)));
     }
     parts.join(", ")
 }
@@ -378,11 +298,7 @@ fn median(mut x: Vec<f64>) -> Option<f64> {
     }
     x.sort_by(f64::total_cmp);
     let mid = x.len() / 2;
-    Some(if x.len() % 2 == 1 {
-        x[mid]
-    } else {
-        (x[mid - 1] + x[mid]) / 2.0
-    })
+    Some(if x.len() % 2 == 1 { x[mid] } else { (x[mid - 1] + x[mid]) / 2.0 })
 }
 
 /// Per-interval row rates (op rates for runs that insert nothing) of
@@ -393,10 +309,7 @@ pub fn interval_rates(runs: &[&VariantResult]) -> Vec<f64> {
         .filter(|r| r.failure.is_none())
         .flat_map(|r| {
             let usual = r.intervals.iter().map(|i| i.secs).fold(0.0, f64::max);
-            r.intervals
-                .iter()
-                .filter(move |i| i.secs >= usual / 2.0)
-                .map(|i| if i.rows > 0 { i.row_rate } else { i.op_rate })
+            r.intervals.iter().filter(move |i| i.secs >= usual / 2.0).map(|i| if i.rows > 0 { i.row_rate } else { i.op_rate })
         })
         .collect()
 }
@@ -412,27 +325,18 @@ const FIGURES: [Figure; 12] = [
     ("memtable switches", |v| v.counters.switches as f64),
     ("point gets/s", |v| v.reads.rate()),
     ("flushed rows/s", |v| Rates::of(v).flushed_rows),
-    ("flush cpu (ms)", |v| {
-        Rates::of(v).flush_cpu.as_secs_f64() * 1e3
-    }),
+    ("flush cpu (ms)", |v| Rates::of(v).flush_cpu.as_secs_f64() * 1e3),
     ("contended puts", |v| v.counters.contended as f64),
     ("boundary calls", |v| v.boundary.calls as f64),
     ("peak RSS (MiB)", |v| mib(v.resources.peak_rss)),
 ];
 
 fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
-    runs.iter()
-        .copied()
-        .filter(|r| r.failure.is_none())
-        .collect()
+    runs.iter().copied().filter(|r| r.failure.is_none()).collect()
 }
 
 fn shown(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        thousands(x)
-    } else {
-        format!("{x:.3}")
-    }
+    if x.abs() >= 100.0 { thousands(x) } else { format!("{x:.3}") }
 }
 
 /// The side-by-side table: each figure's median over a variant's runs,
@@ -445,17 +349,8 @@ pub fn comparison(result: &BenchResult) -> String {
         return s;
     }
     let repeats = groups.iter().map(|(_, r)| r.len()).max().unwrap_or(1);
-    let width = groups
-        .iter()
-        .map(|(name, _)| name.len())
-        .max()
-        .unwrap_or(0)
-        .max(24);
-    let title = if repeats > 1 {
-        format!("Comparison ({repeats} runs, medians)")
-    } else {
-        "Comparison".to_string()
-    };
+    let width = groups.iter().map(|(name, _)| name.len()).max().unwrap_or(0).max(24);
+    let title = if repeats > 1 { format!("Comparison ({repeats} runs, medians)") } else { "Comparison".to_string() };
     let lw = title.len().max(24);
     let _ = write!(s, "{title:<lw$}");
     for (name, _) in &groups {
@@ -464,9 +359,7 @@ pub fn comparison(result: &BenchResult) -> String {
     s.push('\n');
     for (name, get) in FIGURES {
         let _ = write!(s, "{name:<lw$}");
-        let base = groups
-            .first()
-            .and_then(|(_, runs)| median(ok(runs).into_iter().map(get).collect()));
+        let base = groups.first().and_then(|(_, runs)| median(ok(runs).into_iter().map(get).collect()));
         for (_, runs) in &groups {
             let cell = match median(ok(runs).into_iter().map(get).collect()) {
                 None => "FAILED".to_string(),
@@ -485,26 +378,15 @@ pub fn comparison(result: &BenchResult) -> String {
             let rates: Vec<f64> = ok(runs).into_iter().map(|v| Rates::of(v).rows).collect();
             let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = rates.iter().copied().fold(0.0, f64::max);
-            let cell = if rates.is_empty() {
-                "FAILED".into()
-            } else {
-                format!("{}..{}", thousands(lo), thousands(hi))
-            };
+            let cell = if rates.is_empty() { "FAILED".into() } else { format!("{}..{}", thousands(lo), thousands(hi)) };
             let _ = write!(s, " | {cell:>width$}");
         }
         s.push('\n');
     }
     let _ = write!(s, "{:<lw$}", "vs first (Welch t-test)");
-    let base = groups
-        .first()
-        .map(|(_, runs)| interval_rates(runs))
-        .unwrap_or_default();
+    let base = groups.first().map(|(_, runs)| interval_rates(runs)).unwrap_or_default();
     for (i, (_, runs)) in groups.iter().enumerate() {
-        let cell = if i == 0 {
-            "baseline".to_string()
-        } else {
-            stats::verdict(&base, &interval_rates(runs))
-        };
+        let cell = if i == 0 { "baseline".to_string() } else { stats::verdict(&base, &interval_rates(runs)) };
         let _ = write!(s, " | {cell:>width$}");
     }
     s.push('\n');
@@ -527,44 +409,24 @@ pub fn against_baseline(baseline: &BenchResult, run: &BenchResult) -> String {
         run.provenance.stream_fingerprint
     );
     if baseline.provenance.stream_fingerprint != run.provenance.stream_fingerprint {
-        let _ = writeln!(
-            s,
-            "warning: the streams differ; figures are not comparable op for op"
-        );
+        let _ = writeln!(s, "warning: the streams differ; figures are not comparable op for op");
     }
     for (name, runs) in &new {
         let Some((_, base)) = old.iter().find(|(n, _)| n == name) else {
             let _ = writeln!(s, "\n{name}: not in the baseline");
             continue;
         };
-        let _ = writeln!(
-            s,
-            "\n{name:<24} | {:>16} | {:>16} | ratio",
-            "baseline", "run"
-        );
+        let _ = writeln!(s, "\n{name:<24} | {:>16} | {:>16} | ratio", "baseline", "run");
         for (figure, get) in FIGURES {
-            let (b, r) = (
-                median(ok(base).into_iter().map(get).collect()),
-                median(ok(runs).into_iter().map(get).collect()),
-            );
+            let (b, r) = (median(ok(base).into_iter().map(get).collect()), median(ok(runs).into_iter().map(get).collect()));
             let cell = |x: Option<f64>| x.map_or("FAILED".to_string(), shown);
             let ratio = match (b, r) {
                 (Some(b), Some(r)) if b != 0.0 => format!("{:.2}x", r / b),
                 _ => "-".into(),
             };
-            let _ = writeln!(
-                s,
-                "{figure:<24} | {:>16} | {:>16} | {ratio}",
-                cell(b),
-                cell(r)
-            );
+            let _ = writeln!(s, "{figure:<24} | {:>16} | {:>16} | {ratio}", cell(b), cell(r));
         }
-        let _ = writeln!(
-            s,
-            "{:<24} | {}",
-            "row rate verdict",
-            stats::verdict(&interval_rates(base), &interval_rates(runs))
-        );
+        let _ = writeln!(s, "{:<24} | {}", "row rate verdict", stats::verdict(&interval_rates(base), &interval_rates(runs)));
     }
     for (name, _) in &old {
         if !new.iter().any(|(n, _)| n == name) {
@@ -578,12 +440,7 @@ pub fn against_baseline(baseline: &BenchResult, run: &BenchResult) -> String {
 pub fn engine_line(settings: &crate::plugin::EngineSettings) -> String {
     format!(
         "Sandbox: epoch deadline {} per call; memory cap {:.0} MiB per instance; wasm stack {:.1} MiB",
-        settings
-            .call_deadline
-            .map_or("off".to_string(), |d| format!(
-                "{:.0} ms",
-                d.as_secs_f64() * 1e3
-            )),
+        settings.call_deadline.map_or("off".to_string(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3)),
         mib(settings.memory_cap),
         mib(settings.stack_limit as u64)
     )

@@ -59,40 +59,23 @@ impl Provenance {
     pub fn collect(host: &PluginHost, _config: &BenchConfig, runs: &[VariantResult]) -> Provenance {
         let settings = host.settings();
         let os_release = read("/etc/os-release");
-        let os_name = os_release
-            .lines()
-            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-            .unwrap_or("unknown")
-            .trim_matches('"');
+        let os_name = os_release.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")).unwrap_or("unknown").trim_matches('"');
         let cpuinfo = read("/proc/cpuinfo");
-        let cpu = cpuinfo
-            .lines()
-            .find_map(|l| l.strip_prefix("model name"))
-            .and_then(|l| l.split_once(':'))
-            .map_or("unknown", |(_, m)| m.trim());
+        let cpu = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).and_then(|l| l.split_once(':')).map_or("unknown", |(_, m)| m.trim());
         let memory_kib: u64 = read("/proc/meminfo")
             .lines()
             .find_map(|l| l.strip_prefix("MemTotal:"))
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0);
-        let mut fingerprints: Vec<&str> = runs
-            .iter()
-            .filter(|r| !r.fingerprint.is_empty())
-            .map(|r| r.fingerprint.as_str())
-            .collect();
+        let mut fingerprints: Vec<&str> = runs.iter().filter(|r| !r.fingerprint.is_empty()).map(|r| r.fingerprint.as_str()).collect();
         fingerprints.dedup();
         Provenance {
             memlab_version: env!("CARGO_PKG_VERSION").into(),
             git_commit: env!("MEMLAB_GIT_COMMIT").into(),
             wasmtime_version: env!("MEMLAB_WASMTIME_VERSION").into(),
-            finished_unix: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
+            finished_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
-            os: format!(
-                "{os_name}, Linux {}",
-                read("/proc/sys/kernel/osrelease").trim()
-            ),
+            os: format!("{os_name}, Linux {}", read("/proc/sys/kernel/osrelease").trim()),
             cpu: cpu.to_string(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_bytes: memory_kib * 1024,
@@ -102,10 +85,7 @@ impl Provenance {
                 stack_limit: settings.stack_limit,
                 cache: settings.cache_dir.is_some(),
             },
-            plugins: runs
-                .iter()
-                .flat_map(|r| r.plugins.iter().map(|p| (p.name.clone(), p.sha256.clone())))
-                .collect(),
+            plugins: runs.iter().flat_map(|r| r.plugins.iter().map(|p| (p.name.clone(), p.sha256.clone()))).collect(),
             stream_fingerprint: fingerprints.join(" / "),
         }
     }

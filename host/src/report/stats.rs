@@ -28,19 +28,12 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
     let ratio = if ma != 0.0 { mb / ma } else { f64::NAN };
     if sa + sb == 0.0 {
-        return Some(Welch {
-            ratio,
-            p: if ma == mb { 1.0 } else { 0.0 },
-        });
+        return Some(Welch { ratio, p: if ma == mb { 1.0 } else { 0.0 } });
     }
     let t = (mb - ma) / (sa + sb).sqrt();
-    let df = (sa + sb).powi(2)
-        / (sa.powi(2) / (a.len() as f64 - 1.0) + sb.powi(2) / (b.len() as f64 - 1.0));
+    let df = (sa + sb).powi(2) / (sa.powi(2) / (a.len() as f64 - 1.0) + sb.powi(2) / (b.len() as f64 - 1.0));
     let p = incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
-    Some(Welch {
-        ratio,
-        p: p.clamp(0.0, 1.0),
-    })
+    Some(Welch { ratio, p: p.clamp(0.0, 1.0) })
 }
 
 /// Fewer samples than this on a side make any verdict a guess.
@@ -77,10 +70,7 @@ fn ln_gamma(x: f64) -> f64 {
     }
     let x = x - 1.0;
     let t = x + 7.5;
-    let sum = C[1..]
-        .iter()
-        .enumerate()
-        .fold(C[0], |acc, (i, c)| acc + c / (x + i as f64 + 1.0));
+    let sum = C[1..].iter().enumerate().fold(C[0], |acc, (i, c)| acc + c / (x + i as f64 + 1.0));
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
 }
 
@@ -92,13 +82,8 @@ fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * continued_fraction(a, b, x) / a
-    } else {
-        1.0 - front * continued_fraction(b, a, 1.0 - x) / b
-    }
+    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) { front * continued_fraction(a, b, x) / a } else { 1.0 - front * continued_fraction(b, a, 1.0 - x) / b }
 }
 
 /// Lentz's method for the incomplete beta's continued fraction.
@@ -109,10 +94,7 @@ fn continued_fraction(a: f64, b: f64, x: f64) -> f64 {
     let mut h = d;
     for m in 1..300 {
         let m = m as f64;
-        for numerator in [
-            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
-        ] {
+        for numerator in [m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)), -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0))] {
             d = 1.0 + numerator * d;
             d = 1.0 / if d.abs() < TINY { TINY } else { d };
             c = 1.0 + numerator / c;

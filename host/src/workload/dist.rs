@@ -15,12 +15,7 @@ pub enum DistSpec {
     /// Every value in `min..=max` equally likely.
     Uniform { min: u64, max: u64 },
     /// Normal around `mean`, clamped.
-    Gaussian {
-        mean: f64,
-        stddev: f64,
-        min: u64,
-        max: u64,
-    },
+    Gaussian { mean: f64, stddev: f64, min: u64, max: u64 },
     /// Exponential with `mean`, shifted to start at `min`, clamped.
     Exponential { mean: f64, min: u64, max: u64 },
     /// Zipf over `min..=max` with exponent `s`: `min` most likely.
@@ -42,8 +37,7 @@ impl<'de> Deserialize<'de> for Dist {
         }
         let spec = match Raw::deserialize(d)? {
             Raw::Fixed(value) => DistSpec::Fixed { value },
-            Raw::Spec(value) => DistSpec::deserialize(value)
-                .map_err(|e| serde::de::Error::custom(e.message().trim_end()))?,
+            Raw::Spec(value) => DistSpec::deserialize(value).map_err(|e| serde::de::Error::custom(e.message().trim_end()))?,
         };
         Dist::new(spec).map_err(serde::de::Error::custom)
     }
@@ -57,19 +51,11 @@ impl Dist {
             return Err(format!("min {min} is above max {max}"));
         }
         match spec {
-            DistSpec::Gaussian { stddev, mean, .. }
-                if !(stddev >= 0.0 && mean.is_finite() && stddev.is_finite()) =>
-            {
-                Err(format!(
-                    "gaussian needs a finite mean and stddev >= 0 (mean {mean}, stddev {stddev})"
-                ))
+            DistSpec::Gaussian { stddev, mean, .. } if !(stddev >= 0.0 && mean.is_finite() && stddev.is_finite()) => {
+                Err(format!("gaussian needs a finite mean and stddev >= 0 (mean {mean}, stddev {stddev})"))
             }
-            DistSpec::Exponential { mean, .. } if !(mean > 0.0 && mean.is_finite()) => {
-                Err(format!("exponential needs mean > 0 (got {mean})"))
-            }
-            DistSpec::Zipf { s, .. } if !(s > 0.0 && s.is_finite()) => {
-                Err(format!("zipf needs s > 0 (got {s})"))
-            }
+            DistSpec::Exponential { mean, .. } if !(mean > 0.0 && mean.is_finite()) => Err(format!("exponential needs mean > 0 (got {mean})")),
+            DistSpec::Zipf { s, .. } if !(s > 0.0 && s.is_finite()) => Err(format!("zipf needs s > 0 (got {s})")),
             _ => Ok(Dist(spec)),
         }
     }
@@ -97,13 +83,7 @@ impl Dist {
     /// One value.
     pub fn sample(&self, rng: &mut SplitMix) -> u64 {
         let (min, max) = self.bounds();
-        let clamp = |x: f64| {
-            if x.is_nan() {
-                min
-            } else {
-                (x.round().max(min as f64) as u64).clamp(min, max)
-            }
-        };
+        let clamp = |x: f64| if x.is_nan() { min } else { (x.round().max(min as f64) as u64).clamp(min, max) };
         match self.0 {
             DistSpec::Fixed { value } => value,
             DistSpec::Uniform { min, max } => min + rng.below(max - min + 1),
@@ -112,9 +92,7 @@ impl Dist {
                 let (u1, u2) = (rng.unit().max(f64::MIN_POSITIVE), rng.unit());
                 clamp(mean + stddev * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos())
             }
-            DistSpec::Exponential { mean, .. } => {
-                clamp(min as f64 - mean * (1.0 - rng.unit()).ln())
-            }
+            DistSpec::Exponential { mean, .. } => clamp(min as f64 - mean * (1.0 - rng.unit()).ln()),
             DistSpec::Zipf { s, .. } => min + zipf_rank(rng.unit(), max - min + 1, s) - 1,
         }
     }
@@ -159,66 +137,20 @@ mod tests {
         let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64;
         let u = samples(Dist::uniform(8, 16), 20_000);
         assert!(u.iter().all(|&x| (8..=16).contains(&x)) && (mean(&u) - 12.0).abs() < 0.1);
-        let g = samples(
-            Dist::new(DistSpec::Gaussian {
-                mean: 100.0,
-                stddev: 10.0,
-                min: 0,
-                max: 1000,
-            })
-            .expect("valid"),
-            20_000,
-        );
+        let g = samples(Dist::new(DistSpec::Gaussian { mean: 100.0, stddev: 10.0, min: 0, max: 1000 }).expect("valid"), 20_000);
         assert!((mean(&g) - 100.0).abs() < 0.5);
-        let e = samples(
-            Dist::new(DistSpec::Exponential {
-                mean: 50.0,
-                min: 10,
-                max: 100_000,
-            })
-            .expect("valid"),
-            20_000,
-        );
-        assert!(
-            e.iter().all(|&x| x >= 10) && (mean(&e) - 60.0).abs() < 2.0,
-            "{}",
-            mean(&e)
-        );
-        let z = samples(
-            Dist::new(DistSpec::Zipf {
-                min: 1,
-                max: 1000,
-                s: 1.2,
-            })
-            .expect("valid"),
-            20_000,
-        );
+        let e = samples(Dist::new(DistSpec::Exponential { mean: 50.0, min: 10, max: 100_000 }).expect("valid"), 20_000);
+        assert!(e.iter().all(|&x| x >= 10) && (mean(&e) - 60.0).abs() < 2.0, "{}", mean(&e));
+        let z = samples(Dist::new(DistSpec::Zipf { min: 1, max: 1000, s: 1.2 }).expect("valid"), 20_000);
         let ones = z.iter().filter(|&&x| x == 1).count();
         let tens = z.iter().filter(|&&x| x == 10).count();
-        assert!(
-            z.iter().all(|&x| (1..=1000).contains(&x)) && ones > 5 * tens,
-            "{ones} vs {tens}"
-        );
+        assert!(z.iter().all(|&x| (1..=1000).contains(&x)) && ones > 5 * tens, "{ones} vs {tens}");
     }
 
     #[test]
     fn bad_parameters_are_refused() {
         assert!(Dist::new(DistSpec::Uniform { min: 9, max: 8 }).is_err());
-        assert!(
-            Dist::new(DistSpec::Zipf {
-                min: 1,
-                max: 8,
-                s: 0.0
-            })
-            .is_err()
-        );
-        assert!(
-            Dist::new(DistSpec::Exponential {
-                mean: -1.0,
-                min: 1,
-                max: 8
-            })
-            .is_err()
-        );
+        assert!(Dist::new(DistSpec::Zipf { min: 1, max: 8, s: 0.0 }).is_err());
+        assert!(Dist::new(DistSpec::Exponential { mean: -1.0, min: 1, max: 8 }).is_err());
     }
 }

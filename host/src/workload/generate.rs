@@ -36,11 +36,7 @@ pub struct Generator {
 impl Generator {
     /// A generator for `profile`.
     pub fn new(profile: &Profile) -> Self {
-        Generator {
-            profile: profile.clone(),
-            clustering: Vec::new(),
-            values: vec![Vec::new(); profile.columns.len()],
-        }
+        Generator { profile: profile.clone(), clustering: Vec::new(), values: vec![Vec::new(); profile.columns.len()] }
     }
 
     fn partition_id(&self, rng: &mut SplitMix) -> u64 {
@@ -50,11 +46,7 @@ impl Generator {
             Popularity::Zipf { s } => super::zipf_rank(rng.unit(), count, s) - 1,
             Popularity::Hot { fraction, share } => {
                 let hot = ((count as f64 * fraction) as u64).clamp(1, count);
-                if rng.unit() < share || hot == count {
-                    rng.below(hot)
-                } else {
-                    hot + rng.below(count - hot)
-                }
+                if rng.unit() < share || hot == count { rng.below(hot) } else { hot + rng.below(count - hot) }
             }
         }
     }
@@ -83,11 +75,7 @@ impl Generator {
         let mut keys = SplitMix::new(&[p.seed, PARTITION_KEY, partition]);
         let len = p.partitions.key.sample(&mut keys) as usize;
         text(&mut keys, len, &mut op.partition);
-        let rows_here = p
-            .clustering
-            .rows
-            .sample(&mut SplitMix::new(&[p.seed, PARTITION_ROWS, partition]))
-            .max(1);
+        let rows_here = p.clustering.rows.sample(&mut SplitMix::new(&[p.seed, PARTITION_ROWS, partition])).max(1);
         op.rows.clear();
         op.clustering.clear();
         op.limit = 0;
@@ -101,15 +89,7 @@ impl Generator {
         }
     }
 
-    fn insert(
-        &mut self,
-        thread: usize,
-        index: u64,
-        rng: &mut SplitMix,
-        partition: u64,
-        rows_here: u64,
-        op: &mut Op,
-    ) {
+    fn insert(&mut self, thread: usize, index: u64, rng: &mut SplitMix, partition: u64, rows_here: u64, op: &mut Op) {
         let (threads, max_batch) = (self.profile.threads as u64, self.profile.max_batch());
         let n = self.profile.rows_per_batch.sample(rng).clamp(1, rows_here);
         let start = rng.below(rows_here - n + 1);
@@ -127,27 +107,11 @@ impl Generator {
                     text(rng, n, value);
                 }
             }
-            let cells = self
-                .values
-                .iter()
-                .enumerate()
-                .filter(|_| !tombstone)
-                .map(|(c, v)| Cell {
-                    column: c as u16,
-                    value: v,
-                });
-            op.rows.push_with(|buf| {
-                encode_row(
-                    buf,
-                    &op.partition,
-                    &self.clustering,
-                    timestamp,
-                    tombstone,
-                    cells,
-                )
-            });
+            let cells = self.values.iter().enumerate().filter(|_| !tombstone).map(|(c, v)| Cell { column: c as u16, value: v });
+            op.rows.push_with(|buf| encode_row(buf, &op.partition, &self.clustering, timestamp, tombstone, cells));
         }
     }
+
 }
 
 #[cfg(test)]
@@ -180,16 +144,7 @@ mod tests {
 
     #[test]
     fn ops_are_a_pure_function_of_seed_thread_and_index() {
-        let profile = Profile {
-            tombstone_ratio: 0.2,
-            mix: Mix {
-                insert: 5,
-                read: 3,
-                scan: 2,
-                scan_limit: 10,
-            },
-            ..Profile::default()
-        };
+        let profile = Profile { tombstone_ratio: 0.2, mix: Mix { insert: 5, read: 3, scan: 2, scan_limit: 10 }, ..Profile::default() };
         let (mut a, mut b) = (Generator::new(&profile), Generator::new(&profile));
         let (mut x, mut y) = (Op::default(), Op::default());
         for index in 0..200 {
@@ -206,17 +161,9 @@ mod tests {
     #[test]
     fn the_mix_and_the_batch_sizes_are_honoured() {
         let profile = Profile {
-            mix: Mix {
-                insert: 6,
-                read: 3,
-                scan: 1,
-                scan_limit: 7,
-            },
+            mix: Mix { insert: 6, read: 3, scan: 1, scan_limit: 7 },
             rows_per_batch: Dist::uniform(1, 4),
-            clustering: crate::workload::Clustering {
-                rows: Dist::fixed(3),
-                key: Dist::fixed(5),
-            },
+            clustering: crate::workload::Clustering { rows: Dist::fixed(3), key: Dist::fixed(5) },
             ..Profile::default()
         };
         let mut g = Generator::new(&profile);
@@ -231,9 +178,6 @@ mod tests {
                 OpKind::Scan => assert_eq!(op.limit, 7),
             }
         }
-        assert!(
-            (5_700..6_300).contains(&counts[0]) && (2_700..3_300).contains(&counts[1]),
-            "{counts:?}"
-        );
+        assert!((5_700..6_300).contains(&counts[0]) && (2_700..3_300).contains(&counts[1]), "{counts:?}");
     }
 }

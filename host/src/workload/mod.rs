@@ -10,10 +10,7 @@ mod stream_file;
 
 pub use dist::{Dist, DistSpec, zipf_rank};
 pub use generate::Generator;
-pub use profile::{
-    Clustering, Column, Mix, Partitions, Popularity, Profile, ProfileError, parse_duration,
-    resolve_stream_path,
-};
+pub use profile::{Clustering, Column, Mix, Partitions, Popularity, Profile, ProfileError, parse_duration, resolve_stream_path};
 pub use stream_file::{StreamFile, StreamFileError, write_stream_file};
 
 use memlab_sdk::Packed;
@@ -138,9 +135,7 @@ fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     for word in &mut words {
         let mut w = [0u8; 8];
         w.copy_from_slice(word);
-        h = (h ^ u64::from_le_bytes(w))
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(29);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
     }
     for &b in words.remainder() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
@@ -161,9 +156,7 @@ impl Stream {
     /// The stream a profile describes (loading its `stream` file if set).
     pub fn of(profile: &Profile) -> Result<Stream, StreamFileError> {
         match &profile.stream {
-            Some(path) => Ok(Stream::Replayed(std::sync::Arc::new(StreamFile::read(
-                path,
-            )?))),
+            Some(path) => Ok(Stream::Replayed(std::sync::Arc::new(StreamFile::read(path)?))),
             None => Ok(Stream::Generated(Box::new(profile.clone()))),
         }
     }

@@ -23,11 +23,7 @@ pub struct Profile {
     /// Ops in all, split evenly over threads (unless `duration` is set).
     pub ops: u64,
     /// Run for this long instead of a fixed count, e.g. `"30s"`.
-    #[serde(
-        deserialize_with = "duration",
-        serialize_with = "duration_text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(deserialize_with = "duration", serialize_with = "duration_text", skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
     /// Ops per second over all threads; latency then counts from each
     /// op's intended start (no coordinated omission).
@@ -116,31 +112,19 @@ pub struct Mix {
 
 impl Default for Mix {
     fn default() -> Self {
-        Mix {
-            insert: 1,
-            read: 0,
-            scan: 0,
-            scan_limit: 100,
-        }
+        Mix { insert: 1, read: 0, scan: 0, scan_limit: 100 }
     }
 }
 
 impl Default for Partitions {
     fn default() -> Self {
-        Partitions {
-            count: 1_000_000,
-            distribution: Popularity::Uniform,
-            key: Dist::fixed(10),
-        }
+        Partitions { count: 1_000_000, distribution: Popularity::Uniform, key: Dist::fixed(10) }
     }
 }
 
 impl Default for Clustering {
     fn default() -> Self {
-        Clustering {
-            rows: Dist::fixed(10),
-            key: Dist::uniform(8, 16),
-        }
+        Clustering { rows: Dist::fixed(10), key: Dist::uniform(8, 16) }
     }
 }
 
@@ -157,12 +141,7 @@ impl Default for Profile {
             partitions: Partitions::default(),
             clustering: Clustering::default(),
             rows_per_batch: Dist::fixed(10),
-            columns: (1..=5)
-                .map(|i| Column {
-                    name: format!("v{i}"),
-                    size: Dist::uniform(4, 16),
-                })
-                .collect(),
+            columns: (1..=5).map(|i| Column { name: format!("v{i}"), size: Dist::uniform(4, 16) }).collect(),
             mix: Mix::default(),
             tombstone_ratio: 0.0,
             read_probe: 10_000,
@@ -177,31 +156,21 @@ fn duration_text<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::
 
 fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
     let text = String::deserialize(d)?;
-    parse_duration(&text)
-        .map(Some)
-        .map_err(serde::de::Error::custom)
+    parse_duration(&text).map(Some).map_err(serde::de::Error::custom)
 }
 
 /// Parses `"30s"`, `"500ms"`, `"2m"`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let n: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration like \"30s\""))?;
+    let n: f64 = number.parse().map_err(|_| format!("`{text}` is not a duration like \"30s\""))?;
     let secs = match unit.trim() {
         "ms" => n / 1e3,
         "s" => n,
         "m" => n * 60.0,
         "h" => n * 3600.0,
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{text}` (use ms, s, m or h)"
-            ));
-        }
+        other => return Err(format!("unknown unit `{other}` in `{text}` (use ms, s, m or h)")),
     };
     Duration::try_from_secs_f64(secs).map_err(|_| format!("`{text}` is not a usable duration"))
 }
@@ -227,21 +196,9 @@ impl Profile {
             return bad("partitions.count", "must be at least 1".into());
         }
         match self.partitions.distribution {
-            Popularity::Zipf { s } if !(s > 0.0 && s.is_finite()) => {
-                return bad(
-                    "partitions.distribution",
-                    format!("zipf needs s > 0 (got {s})"),
-                );
-            }
-            Popularity::Hot { fraction, share }
-                if !(fraction > 0.0 && fraction < 1.0 && (0.0..=1.0).contains(&share)) =>
-            {
-                return bad(
-                    "partitions.distribution",
-                    format!(
-                        "hot needs 0 < fraction < 1 and 0 <= share <= 1 (got {fraction}, {share})"
-                    ),
-                );
+            Popularity::Zipf { s } if !(s > 0.0 && s.is_finite()) => return bad("partitions.distribution", format!("zipf needs s > 0 (got {s})")),
+            Popularity::Hot { fraction, share } if !(fraction > 0.0 && fraction < 1.0 && (0.0..=1.0).contains(&share)) => {
+                return bad("partitions.distribution", format!("hot needs 0 < fraction < 1 and 0 <= share <= 1 (got {fraction}, {share})"));
             }
             _ => {}
         }
@@ -250,25 +207,13 @@ impl Profile {
         }
         let (min_batch, max_batch) = self.rows_per_batch.bounds();
         if min_batch == 0 || max_batch > 65_536 {
-            return bad(
-                "rows_per_batch",
-                format!("must lie in 1..=65536 (got {min_batch}..={max_batch})"),
-            );
+            return bad("rows_per_batch", format!("must lie in 1..=65536 (got {min_batch}..={max_batch})"));
         }
         if self.columns.len() > 1024 {
-            return bad(
-                "column",
-                format!("{} columns; at most 1024", self.columns.len()),
-            );
+            return bad("column", format!("{} columns; at most 1024", self.columns.len()));
         }
-        let sizes = [
-            ("partitions.key", self.partitions.key),
-            ("clustering.key", self.clustering.key),
-        ];
-        for (key, dist) in sizes
-            .into_iter()
-            .chain(self.columns.iter().map(|c| ("column.size", c.size)))
-        {
+        let sizes = [("partitions.key", self.partitions.key), ("clustering.key", self.clustering.key)];
+        for (key, dist) in sizes.into_iter().chain(self.columns.iter().map(|c| ("column.size", c.size))) {
             if dist.bounds().1 > 16 << 20 {
                 return bad(key, "can reach above 16 MiB".into());
             }
@@ -280,10 +225,7 @@ impl Profile {
         if !(0.0..=1.0).contains(&self.tombstone_ratio) {
             return bad("tombstone_ratio", "must be between 0 and 1".into());
         }
-        if self
-            .target_rate
-            .is_some_and(|r| !(r > 0.0 && r.is_finite()))
-        {
+        if self.target_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
             return bad("target_rate", "must be above 0".into());
         }
         if self.duration.is_some_and(|d| d.is_zero()) {

@@ -23,16 +23,9 @@ const TRAILER: usize = 12;
 #[derive(Debug, thiserror::Error)]
 pub enum StreamFileError {
     #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
     #[error("{path}: byte {offset}: {what}")]
-    Corrupt {
-        path: String,
-        offset: usize,
-        what: String,
-    },
+    Corrupt { path: String, offset: usize, what: String },
     #[error("{path}: {what}")]
     Unusable { path: String, what: String },
 }
@@ -54,18 +47,10 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// Generates `profile`'s stream into `path`; returns its fingerprint and op count.
-pub fn write_stream_file(
-    profile: &Profile,
-    path: &Path,
-) -> Result<(Fingerprint, u64), StreamFileError> {
-    let unusable = |what: &str| StreamFileError::Unusable {
-        path: path.display().to_string(),
-        what: what.to_string(),
-    };
+pub fn write_stream_file(profile: &Profile, path: &Path) -> Result<(Fingerprint, u64), StreamFileError> {
+    let unusable = |what: &str| StreamFileError::Unusable { path: path.display().to_string(), what: what.to_string() };
     if profile.duration.is_some() {
-        return Err(unusable(
-            "a stream file needs a count (`ops`), not a `duration`",
-        ));
+        return Err(unusable("a stream file needs a count (`ops`), not a `duration`"));
     }
     if profile.stream.is_some() {
         return Err(unusable("the profile already replays a stream file"));
@@ -108,10 +93,7 @@ pub fn write_stream_file(
     let fingerprint = Fingerprint::combine(&parts);
     out.extend_from_slice(&fingerprint.0.to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
-    std::fs::write(path, &out).map_err(|source| StreamFileError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    std::fs::write(path, &out).map_err(|source| StreamFileError::Io { path: path.display().to_string(), source })?;
     Ok((fingerprint, profile.ops))
 }
 
@@ -124,19 +106,11 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn fail(&self, what: impl Into<String>) -> StreamFileError {
-        StreamFileError::Corrupt {
-            path: self.path.display().to_string(),
-            offset: self.at,
-            what: what.into(),
-        }
+        StreamFileError::Corrupt { path: self.path.display().to_string(), offset: self.at, what: what.into() }
     }
 
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], StreamFileError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.data.len())
-            .ok_or_else(|| self.fail(format!("{what} of {n} bytes runs past the end")))?;
+        let end = self.at.checked_add(n).filter(|&e| e <= self.data.len()).ok_or_else(|| self.fail(format!("{what} of {n} bytes runs past the end")))?;
         let bytes = &self.data[self.at..end];
         self.at = end;
         Ok(bytes)
@@ -162,54 +136,33 @@ impl<'a> Cursor<'a> {
 impl StreamFile {
     /// Reads and checks a whole stream file.
     pub fn read(path: &Path) -> Result<StreamFile, StreamFileError> {
-        let data = std::fs::read(path).map_err(|source| StreamFileError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let data = std::fs::read(path).map_err(|source| StreamFileError::Io { path: path.display().to_string(), source })?;
         StreamFile::parse(path, data)
     }
 
     /// Checks and indexes stream file bytes; `path` names them in errors.
     pub fn parse(path: &Path, data: Vec<u8>) -> Result<StreamFile, StreamFileError> {
-        let mut c = Cursor {
-            data: &data,
-            at: 0,
-            path,
-        };
+        let mut c = Cursor { data: &data, at: 0, path };
         if data.len() < MAGIC.len() + TRAILER || c.take(8, "magic")? != MAGIC {
             return Err(c.fail("not a memlab stream file (no MLSTRM01 magic)"));
         }
         let body = data.len() - TRAILER;
-        let stored = u32::from_le_bytes([
-            data[body + 8],
-            data[body + 9],
-            data[body + 10],
-            data[body + 11],
-        ]);
+        let stored = u32::from_le_bytes([data[body + 8], data[body + 9], data[body + 10], data[body + 11]]);
         let crc = crc32fast::hash(&data[..body + 8]);
         if crc != stored {
-            return Err(StreamFileError::Corrupt {
-                path: path.display().to_string(),
-                offset: body + 8,
-                what: format!("crc32 {crc:#010x} != stored {stored:#010x}"),
-            });
+            return Err(StreamFileError::Corrupt { path: path.display().to_string(), offset: body + 8, what: format!("crc32 {crc:#010x} != stored {stored:#010x}") });
         }
         let version = c.u32("version")?;
         if version != VERSION {
-            return Err(c.fail(format!(
-                "version {version}; this memlab reads version {VERSION}"
-            )));
+            return Err(c.fail(format!("version {version}; this memlab reads version {VERSION}")));
         }
         let json = c.bytes("profile")?;
-        let profile: Profile =
-            serde_json::from_slice(json).map_err(|e| c.fail(format!("profile: {e}")))?;
+        let profile: Profile = serde_json::from_slice(json).map_err(|e| c.fail(format!("profile: {e}")))?;
         let threads = c.u32("threads")? as usize;
         if threads == 0 || threads > 1024 {
             return Err(c.fail(format!("{threads} threads")));
         }
-        let counts = (0..threads)
-            .map(|_| c.u64("op count"))
-            .collect::<Result<Vec<_>, _>>()?;
+        let counts = (0..threads).map(|_| c.u64("op count")).collect::<Result<Vec<_>, _>>()?;
         let mut ops = Vec::with_capacity(threads);
         for count in counts {
             let mut starts = Vec::with_capacity((count as usize).min(body / 2));
@@ -225,16 +178,8 @@ impl StreamFile {
         if c.at != body {
             return Err(c.fail(format!("{} bytes after the last op", body - c.at)));
         }
-        let fingerprint = Fingerprint(u64::from_le_bytes(
-            data[body..body + 8].try_into().unwrap_or_default(),
-        ));
-        Ok(StreamFile {
-            path: path.to_path_buf(),
-            data,
-            ops,
-            profile,
-            fingerprint,
-        })
+        let fingerprint = Fingerprint(u64::from_le_bytes(data[body..body + 8].try_into().unwrap_or_default()));
+        Ok(StreamFile { path: path.to_path_buf(), data, ops, profile, fingerprint })
     }
 
     fn skip_op(c: &mut Cursor<'_>) -> Result<(), StreamFileError> {
@@ -243,11 +188,7 @@ impl StreamFile {
                 for _ in 0..c.u32("row count")? {
                     let at = c.at;
                     let row = c.bytes("row")?;
-                    RowView::decode(row).map_err(|e| StreamFileError::Corrupt {
-                        path: c.path.display().to_string(),
-                        offset: at,
-                        what: e.to_string(),
-                    })?;
+                    RowView::decode(row).map_err(|e| StreamFileError::Corrupt { path: c.path.display().to_string(), offset: at, what: e.to_string() })?;
                 }
             }
             1 => {
@@ -265,15 +206,9 @@ impl StreamFile {
 
     /// Fills `op` with op `index` of `thread`; false past its last op.
     pub fn op(&self, thread: usize, index: u64, op: &mut Op) -> bool {
-        let Some(&start) = self.ops.get(thread).and_then(|t| t.get(index as usize)) else {
-            return false;
-        };
+        let Some(&start) = self.ops.get(thread).and_then(|t| t.get(index as usize)) else { return false };
         // Checked in `parse`: decoding again cannot fail.
-        let mut c = Cursor {
-            data: &self.data,
-            at: start,
-            path: &self.path,
-        };
+        let mut c = Cursor { data: &self.data, at: start, path: &self.path };
         op.rows.clear();
         op.partition.clear();
         op.clustering.clear();

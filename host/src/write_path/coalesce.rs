@@ -78,11 +78,7 @@ impl Group {
 
 impl WritePath {
     /// Writes `batch` as part of a group; returns when it is written.
-    pub(super) fn write_grouped(
-        &self,
-        batch: &mut RoutedBatch,
-        adaptive: bool,
-    ) -> Result<(), PluginError> {
+    pub(super) fn write_grouped(&self, batch: &mut RoutedBatch, adaptive: bool) -> Result<(), PluginError> {
         let group = &self.groups[batch.shard];
         let mut state = group.lock();
         let ticket = state.next_ticket;
@@ -108,28 +104,20 @@ impl WritePath {
             state.leading = true;
             let enough = self.clients.min(MAX_GROUP);
             if adaptive && state.queue.len() < enough && state.mean_gap_ns < state.mean_call_ns {
-                let until =
-                    Instant::now() + Duration::from_nanos(state.mean_gap_ns as u64).min(MAX_WINDOW);
+                let until = Instant::now() + Duration::from_nanos(state.mean_gap_ns as u64).min(MAX_WINDOW);
                 while state.queue.len() < enough {
                     let left = until.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
                     }
-                    state = group
-                        .changed
-                        .wait_timeout(state, left)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
+                    state = group.changed.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0;
                 }
             }
             let take = state.queue.len().min(MAX_GROUP);
             let jobs: Vec<_> = state.queue.drain(..take).collect();
             drop(state);
             let started = Instant::now();
-            let waited: u64 = jobs
-                .iter()
-                .map(|(_, _, at)| started.duration_since(*at).as_nanos() as u64)
-                .sum();
+            let waited: u64 = jobs.iter().map(|(_, _, at)| started.duration_since(*at).as_nanos() as u64).sum();
             self.coalesce_wait_ns.fetch_add(waited, Ordering::Relaxed);
             self.groups_written.fetch_add(1, Ordering::Relaxed);
             let outcomes = self.write_jobs(jobs);
@@ -145,10 +133,7 @@ impl WritePath {
     /// One store call and one insert call for all `jobs` of one shard.
     fn write_jobs(&self, mut jobs: Vec<(u64, RoutedBatch, Instant)>) -> Vec<(u64, Outcome)> {
         let shard = jobs[0].1.shard;
-        let mut rows = Packed::with_capacity(
-            jobs.iter().map(|j| j.1.rows.len()).sum(),
-            jobs.iter().map(|j| j.1.rows.data_len()).sum(),
-        );
+        let mut rows = Packed::with_capacity(jobs.iter().map(|j| j.1.rows.len()).sum(), jobs.iter().map(|j| j.1.rows.data_len()).sum());
         for (_, b, _) in &jobs {
             b.rows.iter().for_each(|r| rows.push(r));
         }

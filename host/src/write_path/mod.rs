@@ -17,8 +17,7 @@ use crate::router::{RoutedBatch, Router};
 use crate::strategy::ShardStrategies;
 
 /// Creates the strategies of one shard for a new generation.
-pub type ShardFactory =
-    dyn Fn(usize) -> Result<Box<dyn ShardStrategies>, PluginError> + Send + Sync;
+pub type ShardFactory = dyn Fn(usize) -> Result<Box<dyn ShardStrategies>, PluginError> + Send + Sync;
 
 /// A frozen generation's shards in token order, handed to a flush writer.
 pub struct FlushJob {
@@ -104,26 +103,13 @@ pub struct WritePath {
 
 impl WritePath {
     /// Creates generation 0 of every shard.
-    pub fn new(
-        router: Router,
-        factory: Box<ShardFactory>,
-        pool: Arc<MemoryPool>,
-        settings: PathSettings,
-        jobs: Sender<FlushJob>,
-    ) -> Result<Self, PluginError> {
-        let PathSettings {
-            cleanup_threshold,
-            flush_writers,
-            coalescing,
-            clients,
-        } = settings;
+    pub fn new(router: Router, factory: Box<ShardFactory>, pool: Arc<MemoryPool>, settings: PathSettings, jobs: Sender<FlushJob>) -> Result<Self, PluginError> {
+        let PathSettings { cleanup_threshold, flush_writers, coalescing, clients } = settings;
         let shards = (0..router.shards())
             .map(|i| factory(i).map(|strategies| Mutex::new(ShardSlot { strategies })))
             .collect::<Result<Vec<_>, _>>()?;
         let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
-        let groups = (0..router.shards())
-            .map(|_| coalesce::Group::default())
-            .collect();
+        let groups = (0..router.shards()).map(|_| coalesce::Group::default()).collect();
         Ok(WritePath {
             router,
             shards,
@@ -165,8 +151,7 @@ impl WritePath {
                 let started = Instant::now();
                 let guard = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
                 self.contended.fetch_add(1, Ordering::Relaxed);
-                self.lock_wait_ns
-                    .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                self.lock_wait_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 guard
             }
         }
@@ -183,8 +168,7 @@ impl WritePath {
                 self.maybe_switch()?;
                 self.pool.wait_for_room(Duration::from_millis(5));
             }
-            self.backpressure_ns
-                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            self.backpressure_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
         match self.coalescing {
             Coalescing::None => {
@@ -212,11 +196,7 @@ impl WritePath {
         if self.switching.swap(true, Ordering::Acquire) {
             return Ok(());
         }
-        let result = if self.pool.live() >= self.threshold {
-            self.switch(true)
-        } else {
-            Ok(())
-        };
+        let result = if self.pool.live() >= self.threshold { self.switch(true) } else { Ok(()) };
         self.switching.store(false, Ordering::Release);
         result
     }
@@ -226,13 +206,9 @@ impl WritePath {
     fn switch(&self, replace: bool) -> Result<(), PluginError> {
         let fresh = if replace {
             let started = Instant::now();
-            let fresh = (0..self.shards.len())
-                .map(|i| (self.factory)(i).map(Some))
-                .collect::<Result<Vec<_>, _>>()?;
-            self.generation_start_ns
-                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            self.generation_shards
-                .fetch_add(self.shards.len() as u64, Ordering::Relaxed);
+            let fresh = (0..self.shards.len()).map(|i| (self.factory)(i).map(Some)).collect::<Result<Vec<_>, _>>()?;
+            self.generation_start_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            self.generation_shards.fetch_add(self.shards.len() as u64, Ordering::Relaxed);
             fresh
         } else {
             (0..self.shards.len()).map(|_| None).collect()
@@ -259,12 +235,7 @@ impl WritePath {
             if let Some(jobs) = jobs.as_ref() {
                 // A send fails only when the flush writers are gone: then
                 // nothing will release this memory, nor wait for it.
-                let _ = jobs.send(FlushJob {
-                    generation,
-                    part,
-                    shards,
-                    reserved,
-                });
+                let _ = jobs.send(FlushJob { generation, part, shards, reserved });
             }
             part += 1;
         }
@@ -325,12 +296,7 @@ impl ShardStrategies for Drained {
     fn get(&mut self, _: memlab_sdk::Packed) -> Result<memlab_sdk::Packed, PluginError> {
         self.refuse("get")
     }
-    fn scan(
-        &mut self,
-        _: &[u8],
-        _: Option<&[u8]>,
-        _: u32,
-    ) -> Result<memlab_sdk::Packed, PluginError> {
+    fn scan(&mut self, _: &[u8], _: Option<&[u8]>, _: u32) -> Result<memlab_sdk::Packed, PluginError> {
         self.refuse("scan")
     }
     fn open_cursor(&mut self) -> Result<(), PluginError> {
@@ -345,9 +311,7 @@ impl ShardStrategies for Drained {
     fn stats(&mut self) -> Result<(memlab_sdk::Stats, memlab_sdk::Stats), PluginError> {
         Ok((Vec::new(), Vec::new()))
     }
-    fn describe(
-        &mut self,
-    ) -> Result<(memlab_sdk::Description, memlab_sdk::Description), PluginError> {
+    fn describe(&mut self) -> Result<(memlab_sdk::Description, memlab_sdk::Description), PluginError> {
         self.refuse("describe")
     }
     fn reserved_bytes(&self) -> u64 {

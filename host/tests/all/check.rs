@@ -7,16 +7,11 @@ use memlab::check::{CheckOptions, check};
 
 use crate::support::{hostile_plugin, strict_host};
 
+
 fn options(ops: u64, params: &[(&str, &str)]) -> CheckOptions {
-    CheckOptions {
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ops,
-        seed: 42,
-    }
+    CheckOptions { params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), ops, seed: 42 }
 }
+
 
 #[test]
 fn every_bundled_plugin_passes() {
@@ -39,42 +34,19 @@ fn each_hostile_plugin_fails_with_its_classification() {
         ("deep-recursion", "stack overflow"),
         ("huge-return", "broke its contract in `cursor.next`"),
     ] {
-        let report = check(
-            &strict_host(),
-            &hostile_plugin(),
-            options(2_000, &[("mode", mode), ("after", "40")]),
-        )
-        .expect("check");
+        let report = check(&strict_host(), &hostile_plugin(), options(2_000, &[("mode", mode), ("after", "40")])).expect("check");
         assert!(!report.passed(), "{mode} passed");
         let text = report.render();
-        assert!(
-            text.contains("FAIL  differential+cursor") && text.contains(expected),
-            "{mode}: {text}"
-        );
+        assert!(text.contains("FAIL  differential+cursor") && text.contains(expected), "{mode}: {text}");
     }
 }
 
 #[test]
 fn a_lost_row_shrinks_to_a_tiny_case_with_its_seed() {
-    let report = check(
-        &strict_host(),
-        &hostile_plugin(),
-        options(20_000, &[("mode", "drop-row")]),
-    )
-    .expect("check");
+    let report = check(&strict_host(), &hostile_plugin(), options(20_000, &[("mode", "drop-row")])).expect("check");
     let text = report.render();
-    let failure = report
-        .properties
-        .iter()
-        .find(|p| p.name == "differential+cursor")
-        .and_then(|p| p.failure.clone())
-        .expect("fails");
+    let failure = report.properties.iter().find(|p| p.name == "differential+cursor").and_then(|p| p.failure.clone()).expect("fails");
     assert!(failure.contains("seed 0x"), "{text}");
-    let steps: usize = failure
-        .split("shrunk to ")
-        .nth(1)
-        .and_then(|s| s.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .expect("a shrunk case");
+    let steps: usize = failure.split("shrunk to ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).expect("a shrunk case");
     assert!(steps <= 3, "{text}");
 }

@@ -14,9 +14,7 @@ serializer = "naive"
 "#;
 
 fn error_of(text: &str) -> String {
-    BenchConfig::parse("bench.toml", text)
-        .expect_err("must be refused")
-        .to_string()
+    BenchConfig::parse("bench.toml", text).expect_err("must be refused").to_string()
 }
 
 #[test]
@@ -28,10 +26,7 @@ fn a_good_config_parses() {
 
 #[test]
 fn an_unknown_key_names_file_line_and_key() {
-    let message = error_of(&GOOD.replace(
-        "serializer = \"naive\"",
-        "serializer = \"naive\"\nshardz = 4",
-    ));
+    let message = error_of(&GOOD.replace("serializer = \"naive\"", "serializer = \"naive\"\nshardz = 4"));
     assert!(message.starts_with("bench.toml: line 10"), "{message}");
     assert!(message.contains("shardz"), "{message}");
     assert_eq!(message.lines().count(), 1, "{message}");
@@ -40,12 +35,8 @@ fn an_unknown_key_names_file_line_and_key() {
 #[test]
 fn a_bad_value_names_the_line() {
     let message = error_of(&GOOD.replace("name = \"a\"", "name = \"a\"\nshards = 0"));
-    assert!(
-        message.contains("line 7") && message.contains("shards = 0"),
-        "{message}"
-    );
-    let message =
-        error_of(&GOOD.replace("name = \"a\"", "name = \"a\"\nmemtable_space = \"64MB\""));
+    assert!(message.contains("line 7") && message.contains("shards = 0"), "{message}");
+    let message = error_of(&GOOD.replace("name = \"a\"", "name = \"a\"\nmemtable_space = \"64MB\""));
     assert!(message.contains("unknown unit `MB`"), "{message}");
 }
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use memlab::model::ReferenceMemtable;
 use memlab::plugin::{Kind, PluginError};
-use memlab::pool::{MemoryPool, PoolMode};
 use memlab::strategy::ShardStrategies;
 use memlab::workload::SplitMix;
+use memlab::pool::{MemoryPool, PoolMode};
 use memlab_sdk::{Cell, Entry, Packed, encode_row};
 
 use crate::support::host;
@@ -29,9 +29,7 @@ fn random_key(rng: &mut SplitMix) -> Vec<u8> {
         1 => vec![b'k'; 4096 + rng.below(512) as usize],
         // Short keys over a few byte values, 0x00 and 0xff among them, are
         // often prefixes of one another: tries split, branch and grow here.
-        2..=30 => (0..rng.below(5))
-            .map(|_| [0x00, 0x01, 0x41, 0x42, 0x7f, 0x80, 0xc3, 0xfe, 0xff][rng.below(9) as usize])
-            .collect(),
+        2..=30 => (0..rng.below(5)).map(|_| [0x00, 0x01, 0x41, 0x42, 0x7f, 0x80, 0xc3, 0xfe, 0xff][rng.below(9) as usize]).collect(),
         // A small key space forces overwrites.
         _ => format!("key-{:04}", rng.below(500)).into_bytes(),
     }
@@ -40,17 +38,8 @@ fn random_key(rng: &mut SplitMix) -> Vec<u8> {
 fn random_row(rng: &mut SplitMix, key: &[u8], timestamp: u64) -> Vec<u8> {
     let mut row = Vec::new();
     let tombstone = rng.below(10) == 0;
-    let values: Vec<Vec<u8>> = (0..rng.below(4))
-        .map(|i| vec![b'a' + i as u8; rng.below(200) as usize])
-        .collect();
-    let cells = values
-        .iter()
-        .enumerate()
-        .filter(|_| !tombstone)
-        .map(|(c, v)| Cell {
-            column: c as u16,
-            value: v,
-        });
+    let values: Vec<Vec<u8>> = (0..rng.below(4)).map(|i| vec![b'a' + i as u8; rng.below(200) as usize]).collect();
+    let cells = values.iter().enumerate().filter(|_| !tombstone).map(|(c, v)| Cell { column: c as u16, value: v });
     encode_row(&mut row, key, b"ck", timestamp, tombstone, cells);
     row
 }
@@ -75,9 +64,7 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
         let step = rng.below(100);
         match step {
             _ if step < reads / 2 => {
-                let keys: Vec<Vec<u8>> = (0..1 + rng.below(20))
-                    .map(|_| random_key(&mut rng))
-                    .collect();
+                let keys: Vec<Vec<u8>> = (0..1 + rng.below(20)).map(|_| random_key(&mut rng)).collect();
                 let mut packed = Packed::new();
                 keys.iter().for_each(|k| packed.push(k));
                 let got = plugin.get(packed).expect("get");
@@ -89,12 +76,7 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
                         assert_eq!(e.key, key.as_slice());
                         (e.timestamp, e.reference)
                     });
-                    assert_eq!(
-                        have,
-                        want,
-                        "{memtable} seed {seed}: get {:?}",
-                        String::from_utf8_lossy(key)
-                    );
+                    assert_eq!(have, want, "{memtable} seed {seed}: get {:?}", String::from_utf8_lossy(key));
                 }
             }
             _ if step < reads => {
@@ -102,11 +84,7 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
                 let end = (rng.below(4) != 0).then_some(b);
                 let limit = rng.below(50) as u32;
                 let got = plugin.scan(&a, end.as_deref(), limit).expect("scan");
-                assert_eq!(
-                    entries_of(&got),
-                    model.scan(&a, end.as_deref(), limit as usize),
-                    "{memtable} seed {seed}: scan"
-                );
+                assert_eq!(entries_of(&got), model.scan(&a, end.as_deref(), limit as usize), "{memtable} seed {seed}: scan");
             }
             _ => {
                 let n = 1 + rng.below(50) as usize;
@@ -122,16 +100,8 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
                 let stored: Vec<Vec<u8>> = rows.iter().map(<[u8]>::to_vec).collect();
                 let refs = plugin.store_rows(&mut rows).expect("store");
                 let mut entries = Packed::new();
-                for ((key, timestamp), (reference, row)) in keys.iter().zip(refs.iter().zip(stored))
-                {
-                    entries.push_with(|b| {
-                        Entry {
-                            key,
-                            timestamp: *timestamp,
-                            reference: *reference,
-                        }
-                        .encode(b)
-                    });
+                for ((key, timestamp), (reference, row)) in keys.iter().zip(refs.iter().zip(stored)) {
+                    entries.push_with(|b| Entry { key, timestamp: *timestamp, reference: *reference }.encode(b));
                     model.insert(key, *timestamp, *reference);
                     rows_by_ref.insert(*reference, row);
                 }
@@ -143,9 +113,7 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
     plugin.open_cursor().expect("cursor");
     let mut all = Vec::new();
     loop {
-        let batch = plugin
-            .next_entries(1 + rng.below(4096) as u32)
-            .expect("next");
+        let batch = plugin.next_entries(1 + rng.below(4096) as u32).expect("next");
         if batch.is_empty() {
             break;
         }
@@ -155,38 +123,17 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
     let refs: Vec<u64> = all.iter().map(|e| e.2).collect();
     let rows = plugin.load(refs.clone()).expect("load");
     for (reference, row) in refs.iter().zip(rows.iter()) {
-        assert_eq!(
-            Some(row),
-            rows_by_ref.get(reference).map(Vec::as_slice),
-            "seed {seed}: row behind ref {reference:#x}"
-        );
+        assert_eq!(Some(row), rows_by_ref.get(reference).map(Vec::as_slice), "seed {seed}: row behind ref {reference:#x}");
     }
     let (memtable_stats, allocator_stats) = plugin.stats().expect("stats");
-    let entries = memtable_stats
-        .iter()
-        .find(|(k, _)| k == "entries")
-        .map(|(_, v)| *v);
+    let entries = memtable_stats.iter().find(|(k, _)| k == "entries").map(|(_, v)| *v);
     assert_eq!(entries, Some(model.len() as u64));
-    assert!(
-        allocator_stats
-            .iter()
-            .any(|(k, v)| k == "bytes-used" && *v > 0)
-    );
+    assert!(allocator_stats.iter().any(|(k, v)| k == "bytes-used" && *v > 0));
 
     let mut late = Packed::new();
-    late.push_with(|b| {
-        Entry {
-            key: b"late",
-            timestamp: 1,
-            reference: 0,
-        }
-        .encode(b)
-    });
+    late.push_with(|b| Entry { key: b"late", timestamp: 1, reference: 0 }.encode(b));
     let err = plugin.insert(&mut late).expect_err("insert after cursor");
-    assert!(
-        matches!(err, PluginError::Guest { .. }) && err.to_string().contains("invalid state"),
-        "{err}"
-    );
+    assert!(matches!(err, PluginError::Guest { .. }) && err.to_string().contains("invalid state"), "{err}");
 }
 
 const ALLOCATORS: [&str; 4] = ["per-row", "per-cell", "region", "heap"];
@@ -226,15 +173,7 @@ fn unknown_parameters_are_rejected_by_name() {
     let a = host.load_as("per-row", Kind::Allocator).expect("allocator");
     let pool = Arc::new(MemoryPool::new(1 << 20, PoolMode::FetchAdd));
     let bad = [("chunk_sise".to_string(), "4096".to_string())];
-    let err = host
-        .shard(&m, &[], &a, &bad, pool, 3)
-        .err()
-        .expect("unknown parameter");
+    let err = host.shard(&m, &[], &a, &bad, pool, 3).err().expect("unknown parameter");
     let message = err.to_string();
-    assert!(
-        message.contains("chunk_sise")
-            && message.contains("per-row")
-            && message.contains("shard 3"),
-        "{message}"
-    );
+    assert!(message.contains("chunk_sise") && message.contains("per-row") && message.contains("shard 3"), "{message}");
 }

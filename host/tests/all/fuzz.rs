@@ -61,27 +61,18 @@ fn drive(name: &str, seeds: &[Vec<u8>], target: fn(&[u8])) {
 
 #[test]
 fn config_parsing_survives_mutations() {
-    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace");
-    let seeds: Vec<Vec<u8>> = [
-        "benches/default.toml",
-        "benches/coalescing.toml",
-        "benches/profiles/mixed.toml",
-    ]
-    .iter()
-    .map(|p| std::fs::read(workspace.join(p)).expect("seed file"))
-    .collect();
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace");
+    let seeds: Vec<Vec<u8>> = ["benches/default.toml", "benches/coalescing.toml", "benches/profiles/mixed.toml"]
+        .iter()
+        .map(|p| std::fs::read(workspace.join(p)).expect("seed file"))
+        .collect();
     drive("config", &seeds, memlab::fuzz::config);
 }
 
 #[test]
 fn stream_file_reading_survives_mutations() {
     let dir = scratch("fuzz-stream");
-    let mut profile = memlab::workload::Profile {
-        ops: 40,
-        ..Default::default()
-    };
+    let mut profile = memlab::workload::Profile { ops: 40, ..Default::default() };
     profile.mix.read = 1;
     profile.mix.scan = 1;
     write_stream_file(&profile, &dir.join("s.mls")).expect("write");
@@ -98,19 +89,7 @@ fn segment_reading_survives_mutations() {
         for i in 0..30u32 {
             let key = format!("key-{i:03}");
             let mut row = Vec::new();
-            encode_row(
-                &mut row,
-                b"pk",
-                key.as_bytes(),
-                u64::from(i),
-                i % 7 == 0,
-                [Cell {
-                    column: 0,
-                    value: b"value",
-                }]
-                .into_iter()
-                .filter(|_| i % 7 != 0),
-            );
+            encode_row(&mut row, b"pk", key.as_bytes(), u64::from(i), i % 7 == 0, [Cell { column: 0, value: b"value" }].into_iter().filter(|_| i % 7 != 0));
             records.push_with(|buf| encode_flush_record(buf, key.as_bytes(), &row));
         }
         let mut data = w.write(records).expect("write");

@@ -20,17 +20,13 @@ fn hostile_path() -> PathBuf {
     PathBuf::from(hostile_plugin())
 }
 
+
 fn hostile_shard(mode: &str) -> Box<dyn ShardStrategies> {
     let host = strict_host();
-    let m = host
-        .load_as(&hostile_path().display().to_string(), Kind::Memtable)
-        .expect("hostile plugin");
+    let m = host.load_as(&hostile_path().display().to_string(), Kind::Memtable).expect("hostile plugin");
     let a = host.load_as("per-row", Kind::Allocator).expect("allocator");
     let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
-    let params = [
-        ("mode".to_string(), mode.to_string()),
-        ("after".to_string(), "3".to_string()),
-    ];
+    let params = [("mode".to_string(), mode.to_string()), ("after".to_string(), "3".to_string())];
     Box::new(host.shard(&m, &params, &a, &[], pool, 5).expect("shard"))
 }
 
@@ -38,23 +34,14 @@ fn entries(n: u64) -> Packed {
     let mut p = Packed::new();
     for i in 0..n {
         let key = format!("key-{i:04}");
-        p.push_with(|buf| {
-            Entry {
-                key: key.as_bytes(),
-                timestamp: i,
-                reference: 0,
-            }
-            .encode(buf)
-        });
+        p.push_with(|buf| Entry { key: key.as_bytes(), timestamp: i, reference: 0 }.encode(buf));
     }
     p
 }
 
 fn trap_of(mode: &str) -> (TrapKind, String, Box<dyn ShardStrategies>) {
     let mut shard = hostile_shard(mode);
-    let err = shard
-        .insert(&mut entries(10))
-        .expect_err("the hostile insert must fail");
+    let err = shard.insert(&mut entries(10)).expect_err("the hostile insert must fail");
     let message = err.to_string();
     match err {
         PluginError::Trap { kind, .. } => (kind, message, shard),
@@ -64,35 +51,18 @@ fn trap_of(mode: &str) -> (TrapKind, String, Box<dyn ShardStrategies>) {
 
 #[test]
 fn each_hostile_behaviour_is_classified_and_poisons_only_its_shard() {
-    let sha = strict_host()
-        .load(&hostile_path().display().to_string())
-        .expect("load")
-        .sha256
-        .clone();
-    for (mode, kind) in [
-        ("loop", TrapKind::Deadline),
-        ("memory-bomb", TrapKind::OutOfMemory),
-        ("panic", TrapKind::Panic),
-        ("deep-recursion", TrapKind::StackOverflow),
-    ] {
+    let sha = strict_host().load(&hostile_path().display().to_string()).expect("load").sha256.clone();
+    for (mode, kind) in [("loop", TrapKind::Deadline), ("memory-bomb", TrapKind::OutOfMemory), ("panic", TrapKind::Panic), ("deep-recursion", TrapKind::StackOverflow)] {
         let (found, message, mut shard) = trap_of(mode);
         assert_eq!(found, kind, "{mode}: {message}");
-        assert!(
-            message.contains("hostile.wasm") && message.contains(&sha[..12]),
-            "{mode}: {message}"
-        );
-        assert!(
-            message.contains("memtable.insert") && message.contains("shard 5"),
-            "{mode}: {message}"
-        );
+        assert!(message.contains("hostile.wasm") && message.contains(&sha[..12]), "{mode}: {message}");
+        assert!(message.contains("memtable.insert") && message.contains("shard 5"), "{mode}: {message}");
         assert_eq!(message.lines().count(), 1, "{mode}: {message}");
         // The shard (its store) is poisoned; the host and other shards are not.
         let again = shard.get(entries(1)).expect_err("poisoned").to_string();
         assert!(again.contains("poisoned"), "{mode}: {again}");
         let mut healthy = hostile_shard("none");
-        healthy
-            .insert(&mut entries(10))
-            .expect("a fresh instance works");
+        healthy.insert(&mut entries(10)).expect("a fresh instance works");
     }
 }
 
@@ -101,16 +71,8 @@ fn a_flood_from_the_cursor_is_a_contract_error() {
     let mut shard = hostile_shard("huge-return");
     shard.insert(&mut entries(10)).expect("inserts are fine");
     shard.open_cursor().expect("cursor");
-    let message = shard
-        .next_entries(64 << 10)
-        .expect_err("16 MiB for a 64 KiB ask")
-        .to_string();
-    assert!(
-        message.contains("broke its contract")
-            && message.contains("cursor.next")
-            && message.contains("65536"),
-        "{message}"
-    );
+    let message = shard.next_entries(64 << 10).expect_err("16 MiB for a 64 KiB ask").to_string();
+    assert!(message.contains("broke its contract") && message.contains("cursor.next") && message.contains("65536"), "{message}");
 }
 
 #[test]
@@ -148,31 +110,17 @@ serializer = "lean"
 "#
     );
     let config = BenchConfig::parse("hostile.toml", &config).expect("config");
-    let result = bench::run(
-        &strict_host(),
-        &config,
-        &options(scratch("hostile-bench")),
-        |_| {},
-    )
-    .expect("bench");
-    let [loops, healthy, lossy] = &result.variants[..] else {
-        panic!("three runs")
-    };
+    let result = bench::run(&strict_host(), &config, &options(scratch("hostile-bench")), |_| {}).expect("bench");
+    let [loops, healthy, lossy] = &result.variants[..] else { panic!("three runs") };
     let failure = loops.failure.as_deref().expect("the looping variant fails");
     assert!(failure.contains("deadline exceeded"), "{failure}");
     assert!(loops.verified.is_none());
     assert_eq!(healthy.failure, None);
     assert!(healthy.verified.is_some());
     // Nothing lost: verification catches the one dropped row.
-    let failure = lossy
-        .failure
-        .as_deref()
-        .expect("the lossy variant fails verification");
+    let failure = lossy.failure.as_deref().expect("the lossy variant fails verification");
     assert!(failure.contains("1 keys missing"), "{failure}");
     let table = memlab::report::comparison(&result);
     assert!(table.contains("FAILED"), "{table}");
-    assert!(
-        memlab::report::summary(loops).contains("not valid"),
-        "failed figures must not be shown"
-    );
+    assert!(memlab::report::summary(loops).contains("not valid"), "failed figures must not be shown");
 }

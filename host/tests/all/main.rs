@@ -1,6 +1,7 @@
 //! The one integration test binary (as wasmtime does): plugins, the
 //! reference model, the pipeline end to end, and bad input.
 
+mod allocators;
 mod check;
 mod config;
 mod differential;

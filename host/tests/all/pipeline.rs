@@ -55,16 +55,9 @@ fn every_variant_flushes_and_reads_back_the_streams_final_state() {
         assert_eq!(v.failure, None, "{}", v.variant.name);
         assert_eq!(v.errors, 0);
         assert_eq!(v.rows, 30_000);
-        assert!(
-            v.counters.switches >= 3,
-            "{}: a 1 MiB budget must switch often",
-            v.variant.name
-        );
+        assert!(v.counters.switches >= 3, "{}: a 1 MiB budget must switch often", v.variant.name);
         assert!(v.flushes.iter().map(|f| f.rows).sum::<u64>() >= 30_000 / 2);
-        assert_eq!(
-            v.fingerprint, first.fingerprint,
-            "the stream differs between variants"
-        );
+        assert_eq!(v.fingerprint, first.fingerprint, "the stream differs between variants");
         let verified = v.verified.expect("verified");
         assert_eq!(verified.digest, first.verified.expect("verified").digest);
         assert!(verified.keys > 0 && verified.keys < 8000 + 1);
@@ -103,33 +96,16 @@ fn every_strategy_combination_ends_in_the_same_state() {
     for v in &result.variants {
         assert_eq!(v.failure, None, "{}", v.variant.name);
         assert_eq!(v.fingerprint, first.fingerprint, "{}", v.variant.name);
-        assert_eq!(
-            v.verified.expect("verified").digest,
-            digest,
-            "{}",
-            v.variant.name
-        );
+        assert_eq!(v.verified.expect("verified").digest, digest, "{}", v.variant.name);
     }
 }
 
 #[test]
 fn the_default_config_parses() {
-    let config =
-        BenchConfig::parse("default", memlab::config::DEFAULT_CONFIG).expect("default config");
+    let config = BenchConfig::parse("default", memlab::config::DEFAULT_CONFIG).expect("default config");
     // The mission's comparison: unsharded skiplist vs sharded trie, each
     // with per-cell and per-row allocation.
-    let shape: Vec<(&str, usize, &str)> = config
-        .variants
-        .iter()
-        .map(|v| (v.memtable.as_str(), v.shards, v.allocator.as_str()))
-        .collect();
-    assert_eq!(
-        shape,
-        [
-            ("skiplist", 1, "per-cell"),
-            ("skiplist", 1, "per-row"),
-            ("trie", 32, "per-cell"),
-            ("trie", 32, "per-row")
-        ]
-    );
+    let shape: Vec<(&str, usize, &str)> =
+        config.variants.iter().map(|v| (v.memtable.as_str(), v.shards, v.allocator.as_str())).collect();
+    assert_eq!(shape, [("skiplist", 1, "per-cell"), ("skiplist", 1, "per-row"), ("trie", 32, "per-cell"), ("trie", 32, "per-row")]);
 }

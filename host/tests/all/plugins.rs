@@ -11,9 +11,7 @@ fn every_bundled_plugin_loads_as_its_kind() {
     let host = host();
     assert!(bundled::all().len() >= 3);
     for b in bundled::all() {
-        let plugin = host
-            .load_as(b.name, b.kind)
-            .unwrap_or_else(|e| panic!("{}: {e}", b.name));
+        let plugin = host.load_as(b.name, b.kind).unwrap_or_else(|e| panic!("{}: {e}", b.name));
         assert_eq!(plugin.kind, b.kind, "{}", b.name);
         assert_eq!(plugin.sha256.len(), 64);
     }
@@ -21,9 +19,7 @@ fn every_bundled_plugin_loads_as_its_kind() {
 
 #[test]
 fn a_plugin_of_the_wrong_kind_is_refused() {
-    let err = host()
-        .load_as("btree", Kind::Allocator)
-        .expect_err("btree is a memtable");
+    let err = host().load_as("btree", Kind::Allocator).expect_err("btree is a memtable");
     assert!(matches!(err, PluginError::WrongKind { .. }), "{err}");
     assert!(err.to_string().contains("btree"), "{err}");
 }
@@ -35,47 +31,31 @@ fn component(wat: &str) -> Vec<u8> {
 #[test]
 fn a_foreign_import_is_refused_by_name() {
     let bytes = component(r#"(component (import "wasi:io/error@0.2.0" (instance)))"#);
-    let err = host()
-        .load_bytes("wasi-user", Source::Bundled, &bytes)
-        .expect_err("wasi is not provided");
+    let err = host().load_bytes("wasi-user", Source::Bundled, &bytes).expect_err("wasi is not provided");
     assert!(matches!(err, PluginError::ForeignImport { .. }), "{err}");
     let message = err.to_string();
-    assert!(
-        message.contains("wasi:io/error@0.2.0") && message.contains("wasi-user"),
-        "{message}"
-    );
+    assert!(message.contains("wasi:io/error@0.2.0") && message.contains("wasi-user"), "{message}");
 }
 
 #[test]
 fn a_wrong_package_version_is_refused() {
     // A plugin built against 0.1.0, before `pool.reserve-each`.
-    let bytes = component(
-        r#"(component (instance $i) (export "memlab:strategy/memtable@0.1.0" (instance $i)))"#,
-    );
-    let err = host()
-        .load_bytes("old", Source::Bundled, &bytes)
-        .expect_err("0.1.0 is no longer spoken");
+    let bytes = component(r#"(component (instance $i) (export "memlab:strategy/memtable@0.1.0" (instance $i)))"#);
+    let err = host().load_bytes("old", Source::Bundled, &bytes).expect_err("0.1.0 is no longer spoken");
     assert!(matches!(err, PluginError::WrongVersion { .. }), "{err}");
-    assert!(
-        err.to_string().contains("0.1.0") && err.to_string().contains("0.2.0"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("0.1.0") && err.to_string().contains("0.2.0"), "{err}");
 }
 
 #[test]
 fn a_component_without_a_strategy_is_refused() {
     let bytes = component("(component)");
-    let err = host()
-        .load_bytes("empty", Source::Bundled, &bytes)
-        .expect_err("nothing exported");
+    let err = host().load_bytes("empty", Source::Bundled, &bytes).expect_err("nothing exported");
     assert!(matches!(err, PluginError::NoStrategy { .. }), "{err}");
 }
 
 #[test]
 fn bytes_that_are_not_wasm_are_refused() {
-    let err = host()
-        .load_bytes("notes.txt", Source::Bundled, b"hello, world")
-        .expect_err("not wasm");
+    let err = host().load_bytes("notes.txt", Source::Bundled, b"hello, world").expect_err("not wasm");
     assert!(matches!(err, PluginError::NotWasm { .. }), "{err}");
     assert!(err.to_string().contains("notes.txt"), "{err}");
 }
@@ -83,9 +63,7 @@ fn bytes_that_are_not_wasm_are_refused() {
 #[test]
 fn a_core_module_without_a_component_type_is_refused() {
     let module = wat::parse_str("(module)").expect("valid wat");
-    let err = host()
-        .load_bytes("bare", Source::Bundled, &module)
-        .expect_err("no strategy inside");
+    let err = host().load_bytes("bare", Source::Bundled, &module).expect_err("no strategy inside");
     assert!(err.to_string().contains("bare"), "{err}");
 }
 
@@ -109,10 +87,7 @@ fn the_boundary_probe_takes_both_shapes() {
     // 500 KB arguments make the probe grow its memory; calls after that reuse it.
     for _ in 0..3 {
         assert_eq!(probe.take_list(&rows).expect("list"), 5000);
-        assert_eq!(
-            probe.take_packed(&rows.concat(), &ends).expect("packed"),
-            5000
-        );
+        assert_eq!(probe.take_packed(&rows.concat(), &ends).expect("packed"), 5000);
     }
     assert_eq!(probe.take_list(&[]).expect("empty"), 0);
 }

@@ -12,13 +12,7 @@ fn a_flipped_bit_in_any_segment_file_is_caught() {
     let config = "[workload]\nops = 300\npartitions = { count = 1000 }\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"block\"\nmemtable_space = \"1MiB\"\n";
     let config = BenchConfig::parse("segments.toml", config).expect("config");
     let dir = scratch("segment-files");
-    let options = BenchOptions {
-        run_dir: dir.clone(),
-        keep_segments: true,
-        log_flushes: false,
-        intervals: false,
-        repeats: None,
-    };
+    let options = BenchOptions { run_dir: dir.clone(), keep_segments: true, log_flushes: false, intervals: false, repeats: None };
     let result = bench::run(&host(), &config, &options, |_| {}).expect("bench");
     assert_eq!(result.variants[0].failure, None);
     let seg_dir = dir.join("v-1");
@@ -32,14 +26,8 @@ fn a_flipped_bit_in_any_segment_file_is_caught() {
             let mut bad = good.clone();
             bad[at] ^= 1 << (at % 8);
             std::fs::write(&path, &bad).expect("write");
-            let err = segment::load(meta)
-                .expect_err("damage must be caught")
-                .to_string();
-            assert!(
-                err.contains(&path.display().to_string())
-                    || err.contains(&meta.display().to_string()),
-                "{ext} byte {at}: {err}"
-            );
+            let err = segment::load(meta).expect_err("damage must be caught").to_string();
+            assert!(err.contains(&path.display().to_string()) || err.contains(&meta.display().to_string()), "{ext} byte {at}: {err}");
         }
         std::fs::write(&path, &good).expect("restore");
     }

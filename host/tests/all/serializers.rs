@@ -20,10 +20,7 @@ fn params(serializer: &str) -> Vec<(String, String)> {
     if serializer != "block" {
         return Vec::new();
     }
-    BLOCK_PARAMS
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    BLOCK_PARAMS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 /// (key, encoded row) pairs.
@@ -37,11 +34,7 @@ fn records(seed: u64, count: usize, long_keys: bool) -> Records {
     let mut keys: Vec<Vec<u8>> = (0..count)
         .map(|_| {
             let mut key = vec![b'p', b'0' + rng.below(4) as u8];
-            let len = if long_keys && rng.below(50) == 0 {
-                5000
-            } else {
-                rng.below(12) as usize
-            };
+            let len = if long_keys && rng.below(50) == 0 { 5000 } else { rng.below(12) as usize };
             key.extend((0..len).map(|_| b"abz\x00\xff"[rng.below(5) as usize]));
             key
         })
@@ -51,27 +44,11 @@ fn records(seed: u64, count: usize, long_keys: bool) -> Records {
     keys.into_iter()
         .map(|key| {
             let tombstone = rng.below(8) == 0;
-            let values: Vec<Vec<u8>> = (0..1 + rng.below(4))
-                .map(|c| vec![b'v' + c as u8; rng.below(40) as usize])
-                .collect();
-            let cells = values
-                .iter()
-                .enumerate()
-                .filter(|_| !tombstone)
-                .map(|(c, v)| Cell {
-                    column: c as u16,
-                    value: v,
-                });
+            let values: Vec<Vec<u8>> = (0..1 + rng.below(4)).map(|c| vec![b'v' + c as u8; rng.below(40) as usize]).collect();
+            let cells = values.iter().enumerate().filter(|_| !tombstone).map(|(c, v)| Cell { column: c as u16, value: v });
             let mut row = Vec::new();
             // The first two key bytes are the partition: partitions change.
-            encode_row(
-                &mut row,
-                &key[..2],
-                &key[2..],
-                rng.below(1000),
-                tombstone,
-                cells,
-            );
+            encode_row(&mut row, &key[..2], &key[2..], rng.below(1000), tombstone, cells);
             (key, row)
         })
         .collect()
@@ -79,39 +56,24 @@ fn records(seed: u64, count: usize, long_keys: bool) -> Records {
 
 fn writer(serializer: &str, wasm: bool) -> Box<dyn FlushStrategy> {
     if wasm {
-        let plugin = host()
-            .load_as(serializer, Kind::Serializer)
-            .expect("serializer");
+        let plugin = host().load_as(serializer, Kind::Serializer).expect("serializer");
         Box::new(WasmSerializer::new(&host(), &plugin, &params(serializer), 0).expect("writer"))
     } else {
         native::serializer(serializer, &params(serializer)).expect("native writer")
     }
 }
 
-fn reader(
-    serializer: &str,
-    wasm: bool,
-    data: &[u8],
-    index: &[u8],
-) -> Result<Box<dyn SegmentReading>, PluginError> {
+fn reader(serializer: &str, wasm: bool, data: &[u8], index: &[u8]) -> Result<Box<dyn SegmentReading>, PluginError> {
     if wasm {
-        let plugin = host()
-            .load_as(serializer, Kind::Serializer)
-            .expect("serializer");
-        WasmReader::open(&host(), &plugin, &params(serializer), data, index)
-            .map(|r| Box::new(r) as Box<dyn SegmentReading>)
+        let plugin = host().load_as(serializer, Kind::Serializer).expect("serializer");
+        WasmReader::open(&host(), &plugin, &params(serializer), data, index).map(|r| Box::new(r) as Box<dyn SegmentReading>)
     } else {
         native::reader(serializer, &params(serializer), data, index)
     }
 }
 
 /// Writes `records` in batches of 1 to 20; returns (data, index).
-fn write_segment(
-    serializer: &str,
-    wasm: bool,
-    records: &[(Vec<u8>, Vec<u8>)],
-    seed: u64,
-) -> (Vec<u8>, Vec<u8>) {
+fn write_segment(serializer: &str, wasm: bool, records: &[(Vec<u8>, Vec<u8>)], seed: u64) -> (Vec<u8>, Vec<u8>) {
     let mut rng = SplitMix::new(&[seed, 1]);
     let mut w = writer(serializer, wasm);
     let mut data = Vec::new();
@@ -124,19 +86,12 @@ fn write_segment(
     }
     let (tail, finished) = w.finish().expect("finish");
     data.extend(tail);
-    assert_eq!(
-        finished.meta.rows,
-        records.len() as u64,
-        "{serializer}: meta rows"
-    );
+    assert_eq!(finished.meta.rows, records.len() as u64, "{serializer}: meta rows");
     (data, finished.index)
 }
 
 /// Everything the segment says: all records in order, then each probe's get.
-fn read_all(
-    r: &mut dyn SegmentReading,
-    probes: &[Vec<u8>],
-) -> Result<(Records, Gets), PluginError> {
+fn read_all(r: &mut dyn SegmentReading, probes: &[Vec<u8>]) -> Result<(Records, Gets), PluginError> {
     let mut all = Vec::new();
     loop {
         let batch = r.next(700)?;
@@ -153,15 +108,7 @@ fn read_all(
     let got = r.get(keys)?;
     let gets = got
         .iter()
-        .map(|record| {
-            (!record.is_empty()).then(|| {
-                FlushRecord::decode(record)
-                    .expect("flush record")
-                    .row
-                    .as_bytes()
-                    .to_vec()
-            })
-        })
+        .map(|record| (!record.is_empty()).then(|| FlushRecord::decode(record).expect("flush record").row.as_bytes().to_vec()))
         .collect();
     Ok((all, gets))
 }
@@ -169,19 +116,8 @@ fn read_all(
 fn probes(records: &[(Vec<u8>, Vec<u8>)]) -> Vec<Vec<u8>> {
     let mut probes: Vec<Vec<u8>> = records.iter().map(|(k, _)| k.clone()).collect();
     // Misses before, between and after the keys.
-    probes.extend([
-        Vec::new(),
-        b"p".to_vec(),
-        b"p0a\x01".to_vec(),
-        b"q".to_vec(),
-        vec![0xff; 3],
-    ]);
-    probes.extend(
-        records
-            .iter()
-            .step_by(7)
-            .map(|(k, _)| [k.as_slice(), b"\x01"].concat()),
-    );
+    probes.extend([Vec::new(), b"p".to_vec(), b"p0a\x01".to_vec(), b"q".to_vec(), vec![0xff; 3]]);
+    probes.extend(records.iter().step_by(7).map(|(k, _)| [k.as_slice(), b"\x01"].concat()));
     probes
 }
 
@@ -195,19 +131,10 @@ fn every_serializer_reads_back_what_it_wrote() {
                 let probes = probes(&records);
                 let mut r = reader(serializer, wasm, &data, &index).expect("open");
                 let (all, gets) = read_all(r.as_mut(), &probes).expect("read back");
-                assert!(
-                    all == records,
-                    "{serializer} wasm={wasm} seed {seed}: records differ"
-                );
+                assert!(all == records, "{serializer} wasm={wasm} seed {seed}: records differ");
                 for (probe, got) in probes.iter().zip(gets) {
-                    let want = records
-                        .binary_search_by(|(k, _)| k.as_slice().cmp(probe))
-                        .ok()
-                        .map(|i| records[i].1.clone());
-                    assert_eq!(
-                        got, want,
-                        "{serializer} wasm={wasm} seed {seed}: get {probe:?}"
-                    );
+                    let want = records.binary_search_by(|(k, _)| k.as_slice().cmp(probe)).ok().map(|i| records[i].1.clone());
+                    assert_eq!(got, want, "{serializer} wasm={wasm} seed {seed}: get {probe:?}");
                 }
             }
         }
@@ -226,19 +153,13 @@ fn a_flipped_bit_anywhere_is_reported_as_corrupt() {
                     let (mut d, mut i) = (data.clone(), index.clone());
                     let target = if file == "data" { &mut d } else { &mut i };
                     target[at] ^= 1 << (at % 8);
-                    let outcome = reader(serializer, wasm, &d, &i)
-                        .and_then(|mut r| read_all(r.as_mut(), &probes));
+                    let outcome = reader(serializer, wasm, &d, &i).and_then(|mut r| read_all(r.as_mut(), &probes));
                     match outcome {
                         Err(e) => {
                             let message = e.to_string();
-                            assert!(
-                                message.contains("corrupt"),
-                                "{serializer} wasm={wasm}: {file} byte {at}: {message}"
-                            );
+                            assert!(message.contains("corrupt"), "{serializer} wasm={wasm}: {file} byte {at}: {message}");
                         }
-                        Ok(_) => panic!(
-                            "{serializer} wasm={wasm}: a flipped bit in {file} byte {at} went unnoticed"
-                        ),
+                        Ok(_) => panic!("{serializer} wasm={wasm}: a flipped bit in {file} byte {at} went unnoticed"),
                     }
                 }
             }

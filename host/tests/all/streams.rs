@@ -8,9 +8,7 @@ use std::collections::HashSet;
 use memlab::bench::{self, BenchResult};
 use memlab::config::BenchConfig;
 use memlab::report;
-use memlab::workload::{
-    Fingerprint, Generator, Op, Profile, Stream, StreamFile, write_stream_file,
-};
+use memlab::workload::{Fingerprint, Generator, Op, Profile, Stream, StreamFile, write_stream_file};
 
 use crate::support::{host, options, scratch};
 
@@ -28,9 +26,7 @@ mix = { insert = 80, read = 15, scan = 5, scan_limit = 20 }
 "#;
 
 fn variant(name: &str, extra: &str) -> String {
-    format!(
-        "\n[[variant]]\nname = \"{name}\"\nmemtable = \"skiplist\"\nallocator = \"per-row\"\nserializer = \"lean\"\nmemtable_space = \"1MiB\"\n{extra}\n"
-    )
+    format!("\n[[variant]]\nname = \"{name}\"\nmemtable = \"skiplist\"\nallocator = \"per-row\"\nserializer = \"lean\"\nmemtable_space = \"1MiB\"\n{extra}\n")
 }
 
 fn run(config: &str, dir: &str) -> BenchResult {
@@ -42,17 +38,8 @@ fn assert_all_equal(result: &BenchResult) {
     let first = &result.variants[0];
     for v in &result.variants {
         assert_eq!(v.failure, None, "{}", v.variant.name);
-        assert_eq!(
-            v.fingerprint, first.fingerprint,
-            "{}: the stream differs",
-            v.variant.name
-        );
-        assert_eq!(
-            v.verified.expect("verified").digest,
-            first.verified.expect("verified").digest,
-            "{}",
-            v.variant.name
-        );
+        assert_eq!(v.fingerprint, first.fingerprint, "{}: the stream differs", v.variant.name);
+        assert_eq!(v.verified.expect("verified").digest, first.verified.expect("verified").digest, "{}", v.variant.name);
     }
 }
 
@@ -62,10 +49,7 @@ fn coalescing_modes_store_identical_contents() {
     for mode in ["none", "group", "adaptive"] {
         // One shard: both clients meet at it, so groups do form.
         config.push_str(&variant(mode, &format!("coalescing = \"{mode}\"")));
-        config.push_str(&variant(
-            &format!("{mode} native"),
-            &format!("coalescing = \"{mode}\"\nruntime = \"native\"\nshards = 3"),
-        ));
+        config.push_str(&variant(&format!("{mode} native"), &format!("coalescing = \"{mode}\"\nruntime = \"native\"\nshards = 3")));
     }
     let result = run(&config, "coalescing");
     assert_all_equal(&result);
@@ -74,12 +58,7 @@ fn coalescing_modes_store_identical_contents() {
         if v.variant.coalescing.to_string() == "none" {
             assert_eq!(v.counters.groups, 0);
         } else {
-            assert!(
-                v.counters.groups > 0 && v.counters.groups <= inserts,
-                "{}: {} groups for {inserts} inserts",
-                v.variant.name,
-                v.counters.groups
-            );
+            assert!(v.counters.groups > 0 && v.counters.groups <= inserts, "{}: {} groups for {inserts} inserts", v.variant.name, v.counters.groups);
         }
     }
 }
@@ -88,23 +67,15 @@ fn coalescing_modes_store_identical_contents() {
 fn the_fingerprint_does_not_depend_on_variant_or_schedule() {
     let mut config = WORKLOAD.to_string();
     config.push_str(&variant("a", ""));
-    config.push_str(&variant(
-        "b",
-        "shards = 7\nflush_writers = 3\npool = \"striped\"",
-    ));
-    config.push_str(&variant(
-        "c",
-        "runtime = \"native\"\ncoalescing = \"adaptive\"",
-    ));
+    config.push_str(&variant("b", "shards = 7\nflush_writers = 3\npool = \"striped\""));
+    config.push_str(&variant("c", "runtime = \"native\"\ncoalescing = \"adaptive\""));
     config.push_str("\n[bench]\nrepeats = 2\n");
     let result = run(&config, "fingerprint");
     assert_eq!(result.variants.len(), 6);
     assert_all_equal(&result);
     // The same ops taken in another order (threads interleaved backwards)
     // fold into the same fingerprint: it depends on ops, not schedule.
-    let profile = BenchConfig::parse("w", &(WORKLOAD.to_string() + &variant("x", "")))
-        .expect("config")
-        .workload;
+    let profile = BenchConfig::parse("w", &(WORKLOAD.to_string() + &variant("x", ""))).expect("config").workload;
     let mut generator = Generator::new(&profile);
     let mut op = Op::default();
     let mut parts = vec![Fingerprint::default(); profile.threads];
@@ -116,16 +87,11 @@ fn the_fingerprint_does_not_depend_on_variant_or_schedule() {
             }
         }
     }
-    assert_eq!(
-        Fingerprint::combine(&parts).to_string(),
-        result.variants[0].fingerprint
-    );
+    assert_eq!(Fingerprint::combine(&parts).to_string(), result.variants[0].fingerprint);
 }
 
 fn profile() -> Profile {
-    BenchConfig::parse("w", &(WORKLOAD.to_string() + &variant("x", "")))
-        .expect("config")
-        .workload
+    BenchConfig::parse("w", &(WORKLOAD.to_string() + &variant("x", ""))).expect("config").workload
 }
 
 #[test]
@@ -147,20 +113,11 @@ fn a_stream_file_replays_the_generated_stream() {
     }
     let mut config = WORKLOAD.to_string() + &variant("generated", "");
     let generated = run(&config, "stream-generated");
-    config = format!(
-        "[workload]\nstream = \"{}\"\nread_probe = 10000\n",
-        file.display()
-    ) + &variant("replayed", "");
+    config = format!("[workload]\nstream = \"{}\"\nread_probe = 10000\n", file.display()) + &variant("replayed", "");
     let replayed = run(&config, "stream-replayed");
-    assert_eq!(
-        replayed.variants[0].fingerprint,
-        generated.variants[0].fingerprint
-    );
+    assert_eq!(replayed.variants[0].fingerprint, generated.variants[0].fingerprint);
     assert_eq!(replayed.variants[0].fingerprint, fingerprint.to_string());
-    assert_eq!(
-        replayed.variants[0].verified.expect("verified").digest,
-        generated.variants[0].verified.expect("verified").digest
-    );
+    assert_eq!(replayed.variants[0].verified.expect("verified").digest, generated.variants[0].verified.expect("verified").digest);
 }
 
 #[test]
@@ -174,29 +131,19 @@ fn a_damaged_stream_file_is_refused_naming_file_and_byte() {
     for at in (0..good.len()).step_by(7) {
         let mut bad = good.clone();
         bad[at] ^= 0x10;
-        let message = StreamFile::parse(&file, bad)
-            .expect_err("damage must be caught")
-            .to_string();
+        let message = StreamFile::parse(&file, bad).expect_err("damage must be caught").to_string();
         assert!(message.contains("s.mlstream: byte"), "{message}");
     }
-    let message = StreamFile::parse(&file, good[..good.len() / 2].to_vec())
-        .expect_err("truncation")
-        .to_string();
+    let message = StreamFile::parse(&file, good[..good.len() / 2].to_vec()).expect_err("truncation").to_string();
     assert!(message.contains("s.mlstream"), "{message}");
     let mut timed = small.clone();
     timed.duration = Some(std::time::Duration::from_secs(1));
-    assert!(
-        write_stream_file(&timed, &dir.join("t.mlstream"))
-            .expect_err("duration")
-            .to_string()
-            .contains("duration")
-    );
+    assert!(write_stream_file(&timed, &dir.join("t.mlstream")).expect_err("duration").to_string().contains("duration"));
 }
 
 #[test]
 fn a_timed_mixed_run_verifies_what_it_wrote() {
-    let config = WORKLOAD.replace("ops = 2000", "duration = \"300ms\"\ntarget_rate = 4000")
-        + &variant("timed", "");
+    let config = WORKLOAD.replace("ops = 2000", "duration = \"300ms\"\ntarget_rate = 4000") + &variant("timed", "");
     let result = run(&config, "timed");
     let v = &result.variants[0];
     assert_eq!(v.failure, None);
@@ -219,24 +166,14 @@ fn a_saved_run_round_trips_through_json() {
     let again = serde_json::to_string(&back).expect("serialize again");
     let differs = again.bytes().zip(json.bytes()).position(|(a, b)| a != b);
     let at = differs.unwrap_or(0).saturating_sub(80);
-    assert!(
-        again == json,
-        "the round trip differs at byte {differs:?}: {:?}",
-        again.get(at..(at + 160).min(again.len()))
-    );
+    assert!(again == json, "the round trip differs at byte {differs:?}: {:?}", again.get(at..(at + 160).min(again.len())));
     assert_eq!(report::comparison(&back), report::comparison(&result));
     assert!(report::comparison(&result).contains("vs first"));
     assert!(report::against_baseline(&result, &back).contains("row rate verdict"));
     let html = report::html::render(&back);
     assert!(html.matches("<svg").count() >= 4 && html.contains("round-trip"));
-    assert!(
-        !back.provenance.wasmtime_version.is_empty()
-            && back.provenance.plugins.contains_key("skiplist")
-    );
+    assert!(!back.provenance.wasmtime_version.is_empty() && back.provenance.plugins.contains_key("skiplist"));
     let stream = Stream::of(&back.config.workload).expect("stream");
     let counts: Vec<u64> = (0..2).map(|t| stream.ops_for(t).expect("count")).collect();
-    assert_eq!(
-        memlab::verify::digest(&memlab::verify::expected(&stream, &counts, &HashSet::new())),
-        back.variants[0].verified.expect("verified").digest
-    );
+    assert_eq!(memlab::verify::digest(&memlab::verify::expected(&stream, &counts, &HashSet::new())), back.variants[0].verified.expect("verified").digest);
 }

@@ -10,11 +10,7 @@ pub fn host() -> Arc<PluginHost> {
     static HOST: OnceLock<Arc<PluginHost>> = OnceLock::new();
     Arc::clone(HOST.get_or_init(|| {
         let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache");
-        PluginHost::new(EngineSettings {
-            cache_dir: Some(cache),
-            ..EngineSettings::default()
-        })
-        .expect("engine")
+        PluginHost::new(EngineSettings { cache_dir: Some(cache), ..EngineSettings::default() }).expect("engine")
     }))
 }
 
@@ -28,13 +24,7 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
 
 /// Bench options for tests: quiet, one repeat unless the config says.
 pub fn options(run_dir: std::path::PathBuf) -> memlab::bench::BenchOptions {
-    memlab::bench::BenchOptions {
-        run_dir,
-        keep_segments: false,
-        log_flushes: false,
-        intervals: false,
-        repeats: None,
-    }
+    memlab::bench::BenchOptions { run_dir, keep_segments: false, log_flushes: false, intervals: false, repeats: None }
 }
 
 /// A host with the sandbox's limits on: a 2 s deadline, a 256 MiB cap.
@@ -54,8 +44,5 @@ pub fn strict_host() -> Arc<PluginHost> {
 
 /// The hostile test plugin (`plugins/test-hostile`).
 pub fn hostile_plugin() -> String {
-    std::path::Path::new(env!("MEMLAB_TEST_PLUGINS"))
-        .join("hostile.wasm")
-        .display()
-        .to_string()
+    std::path::Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm").display().to_string()
 }

@@ -1,7 +1,7 @@
 //! `heap`: every row is its own allocation from the guest's global
 //! allocator (unslabbed), reserved from the pool one row at a time.
 
-use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stats};
+use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stats, reserve_rows};
 
 /// One heap allocation per row.
 #[derive(Debug, Default)]
@@ -35,21 +35,11 @@ impl Allocator for HeapAllocator {
         Ok(self.rows.len() as u64 - 1)
     }
 
-    fn store_batch(
-        &mut self,
-        pool: &mut dyn Pool,
-        rows: &Packed,
-        refs: &mut Vec<u64>,
-    ) -> Result<(), Error> {
-        self.costs.clear();
-        for record in rows.iter() {
-            self.costs
-                .push(RowView::decode(record)?.as_bytes().len() as u64 + OVERHEAD);
-        }
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
         // Still one reservation per row, in one crossing.
-        pool.reserve_each(&self.costs)?;
+        reserve_rows(pool, rows, &mut self.costs, |row, costs| costs.push(row.as_bytes().len() as u64 + OVERHEAD))?;
+        self.reserved += self.costs.iter().sum::<u64>();
         for record in rows.iter() {
-            self.reserved += record.len() as u64 + OVERHEAD;
             self.used += record.len() as u64;
             self.rows.push(record.into());
             refs.push(self.rows.len() as u64 - 1);
@@ -62,11 +52,7 @@ impl Allocator for HeapAllocator {
             .ok()
             .and_then(|i| self.rows.get(i))
             .map(|row| &row[..])
-            .ok_or_else(|| {
-                Error::Corrupt(format!(
-                    "ref {reference} was not returned by this allocator"
-                ))
-            })
+            .ok_or_else(|| Error::Corrupt(format!("ref {reference} was not returned by this allocator")))
     }
 
     fn stats(&self) -> Stats {

@@ -24,35 +24,18 @@ impl Allocator for NullAllocator {
         Ok(self.rows)
     }
 
-    fn store_batch(
-        &mut self,
-        _pool: &mut dyn Pool,
-        rows: &Packed,
-        refs: &mut Vec<u64>,
-    ) -> Result<(), Error> {
+    fn store_batch(&mut self, _pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
         refs.extend(self.rows + 1..=self.rows + rows.len() as u64);
         self.rows += rows.len() as u64;
         Ok(())
     }
 
     fn load(&self, reference: u64) -> Result<&[u8], Error> {
-        Err(Error::Other(format!(
-            "the null allocator keeps nothing (ref {reference})"
-        )))
+        Err(Error::Other(format!("the null allocator keeps nothing (ref {reference})")))
     }
 
     fn stats(&self) -> Stats {
-        [
-            "bytes-used",
-            "bytes-reserved",
-            "regions",
-            "reservations",
-            "waste",
-        ]
-        .iter()
-        .map(|k| (k.to_string(), 0))
-        .chain([("rows".to_string(), self.rows)])
-        .collect()
+        ["bytes-used", "bytes-reserved", "regions", "reservations", "waste"].iter().map(|k| (k.to_string(), 0)).chain([("rows".to_string(), self.rows)]).collect()
     }
 }
 

@@ -15,9 +15,7 @@ impl Allocator for PerCellAllocator {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn create(params: &mut Params) -> Result<Self, Error> {
-        Ok(PerCellAllocator {
-            store: ChunkStore::from_param(params, "chunk_size", 1 << 20, 64..=1 << 30)?,
-        })
+        Ok(PerCellAllocator { store: ChunkStore::from_param(params, "chunk_size", 1 << 20, 64..=1 << 30)? })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
@@ -29,12 +27,7 @@ impl Allocator for PerCellAllocator {
         Ok(self.store.push(row.as_bytes()))
     }
 
-    fn store_batch(
-        &mut self,
-        pool: &mut dyn Pool,
-        rows: &Packed,
-        refs: &mut Vec<u64>,
-    ) -> Result<(), Error> {
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
         self.store.store_batch(pool, rows, refs, cell_reservations)
     }
 

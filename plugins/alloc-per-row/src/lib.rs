@@ -15,26 +15,16 @@ impl Allocator for PerRowAllocator {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn create(params: &mut Params) -> Result<Self, Error> {
-        Ok(PerRowAllocator {
-            store: ChunkStore::from_param(params, "chunk_size", 1 << 20, 64..=1 << 30)?,
-        })
+        Ok(PerRowAllocator { store: ChunkStore::from_param(params, "chunk_size", 1 << 20, 64..=1 << 30)? })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
-        self.store
-            .reserve(pool, ChunkStore::footprint(row.as_bytes().len()) as u64)?;
+        self.store.reserve(pool, ChunkStore::footprint(row.as_bytes().len()) as u64)?;
         Ok(self.store.push(row.as_bytes()))
     }
 
-    fn store_batch(
-        &mut self,
-        pool: &mut dyn Pool,
-        rows: &Packed,
-        refs: &mut Vec<u64>,
-    ) -> Result<(), Error> {
-        self.store.store_batch(pool, rows, refs, |row, sizes| {
-            sizes.push(ChunkStore::footprint(row.as_bytes().len()) as u64)
-        })
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+        self.store.store_batch(pool, rows, refs, |row, sizes| sizes.push(ChunkStore::footprint(row.as_bytes().len()) as u64))
     }
 
     fn load(&self, reference: u64) -> Result<&[u8], Error> {

@@ -16,9 +16,7 @@ impl Allocator for RegionAllocator {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
     fn create(params: &mut Params) -> Result<Self, Error> {
-        Ok(RegionAllocator {
-            store: ChunkStore::from_param(params, "region_size", 1 << 20, 4096..=1 << 30)?,
-        })
+        Ok(RegionAllocator { store: ChunkStore::from_param(params, "region_size", 1 << 20, 4096..=1 << 30)? })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {

@@ -35,53 +35,32 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
 pub(crate) fn get_varint(bytes: &[u8], at: &mut usize) -> Result<u64, Error> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
-        let byte = *bytes
-            .get(*at)
-            .ok_or_else(|| corrupt(format_args!("varint runs past byte {at}")))?;
+        let byte = *bytes.get(*at).ok_or_else(|| corrupt(format_args!("varint runs past byte {at}")))?;
         *at += 1;
         value |= u64::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
             return Ok(value);
         }
     }
-    Err(corrupt(format_args!(
-        "varint longer than 10 bytes before byte {at}"
-    )))
+    Err(corrupt(format_args!("varint longer than 10 bytes before byte {at}")))
 }
 
 pub(crate) fn get_u32(bytes: &[u8], at: usize) -> Result<u32, Error> {
-    let b = bytes
-        .get(at..at.saturating_add(4))
-        .ok_or_else(|| corrupt(format_args!("truncated at byte {at}")))?;
+    let b = bytes.get(at..at.saturating_add(4)).ok_or_else(|| corrupt(format_args!("truncated at byte {at}")))?;
     Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 pub(crate) fn get_u64(bytes: &[u8], at: usize) -> Result<u64, Error> {
-    let b = bytes
-        .get(at..at.saturating_add(8))
-        .ok_or_else(|| corrupt(format_args!("truncated at byte {at}")))?;
+    let b = bytes.get(at..at.saturating_add(8)).ok_or_else(|| corrupt(format_args!("truncated at byte {at}")))?;
     let mut a = [0u8; 8];
     a.copy_from_slice(b);
     Ok(u64::from_le_bytes(a))
 }
 
 /// `len` bytes at `*at`, moving `*at` past them.
-pub(crate) fn take<'a>(
-    bytes: &'a [u8],
-    at: &mut usize,
-    len: u64,
-    what: &str,
-) -> Result<&'a [u8], Error> {
-    let end = usize::try_from(len)
-        .ok()
-        .and_then(|len| at.checked_add(len))
-        .filter(|&end| end <= bytes.len());
-    let end = end.ok_or_else(|| {
-        corrupt(format_args!(
-            "{what} of {len} bytes at {at} overruns {}",
-            bytes.len()
-        ))
-    })?;
+pub(crate) fn take<'a>(bytes: &'a [u8], at: &mut usize, len: u64, what: &str) -> Result<&'a [u8], Error> {
+    let end = usize::try_from(len).ok().and_then(|len| at.checked_add(len)).filter(|&end| end <= bytes.len());
+    let end = end.ok_or_else(|| corrupt(format_args!("{what} of {len} bytes at {at} overruns {}", bytes.len())))?;
     let taken = &bytes[*at..end];
     *at = end;
     Ok(taken)

@@ -42,19 +42,16 @@ impl BlockWriter {
         for restart in &self.restarts {
             self.block.extend_from_slice(&restart.to_le_bytes());
         }
-        self.block
-            .extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
+        self.block.extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
         let crc = crc32fast::hash(&self.block);
         self.block.extend_from_slice(&crc.to_le_bytes());
         self.checksum.update(&self.block);
         out.extend_from_slice(&self.block);
 
-        self.index
-            .extend_from_slice(&(self.first_key.len() as u32).to_le_bytes());
+        self.index.extend_from_slice(&(self.first_key.len() as u32).to_le_bytes());
         self.index.extend_from_slice(&self.first_key);
         self.index.extend_from_slice(&self.offset.to_le_bytes());
-        self.index
-            .extend_from_slice(&(self.block.len() as u32).to_le_bytes());
+        self.index.extend_from_slice(&(self.block.len() as u32).to_le_bytes());
         self.offset += self.block.len() as u64;
         self.blocks += 1;
         self.block.clear();
@@ -72,14 +69,10 @@ impl Serializer for BlockWriter {
         let block_size: usize = params.get("block_size", 4096)?;
         let restart_interval: usize = params.get("restart_interval", 16)?;
         if !(256..=1 << 24).contains(&block_size) {
-            return Err(Error::BadParam(format!(
-                "block_size {block_size} is outside 256..=16777216"
-            )));
+            return Err(Error::BadParam(format!("block_size {block_size} is outside 256..=16777216")));
         }
         if !(1..=1024).contains(&restart_interval) {
-            return Err(Error::BadParam(format!(
-                "restart_interval {restart_interval} is outside 1..=1024"
-            )));
+            return Err(Error::BadParam(format!("restart_interval {restart_interval} is outside 1..=1024")));
         }
         Ok(BlockWriter {
             block_size,
@@ -112,11 +105,7 @@ impl Serializer for BlockWriter {
             self.since_restart = 0;
             0
         } else {
-            self.last_key
-                .iter()
-                .zip(key)
-                .take_while(|(a, b)| a == b)
-                .count()
+            self.last_key.iter().zip(key).take_while(|(a, b)| a == b).count()
         };
         put_varint(&mut self.block, shared as u64);
         put_varint(&mut self.block, (key.len() - shared) as u64);
@@ -145,10 +134,7 @@ impl Serializer for BlockWriter {
         tail.extend_from_slice(&MAGIC.to_le_bytes());
         debug_assert_eq!(tail.len() - footer_at, FOOTER);
         let checksum = u64::from(std::mem::take(&mut self.checksum).finalize());
-        Ok(Finished {
-            index: std::mem::take(&mut self.index),
-            meta: self.meta.finish(checksum),
-        })
+        Ok(Finished { index: std::mem::take(&mut self.index), meta: self.meta.finish(checksum) })
     }
 
     fn stats(&self) -> Stats {

@@ -41,20 +41,13 @@ impl Block {
 
 /// Decodes the entry at `*at`, rebuilding its key in `key` from the
 /// previous one; returns the row and moves `*at` past the entry.
-fn decode_entry<'a>(
-    entries: &'a [u8],
-    at: &mut usize,
-    key: &mut Vec<u8>,
-) -> Result<&'a [u8], Error> {
+fn decode_entry<'a>(entries: &'a [u8], at: &mut usize, key: &mut Vec<u8>) -> Result<&'a [u8], Error> {
     let entry_at = *at;
     let shared = get_varint(entries, at)?;
     let unshared = get_varint(entries, at)?;
     let row_len = get_varint(entries, at)?;
     if shared > key.len() as u64 {
-        return Err(corrupt(format_args!(
-            "entry at {entry_at} shares {shared} bytes of a {}-byte key",
-            key.len()
-        )));
+        return Err(corrupt(format_args!("entry at {entry_at} shares {shared} bytes of a {}-byte key", key.len())));
     }
     key.truncate(shared as usize);
     key.extend_from_slice(take(entries, at, unshared, "key")?);
@@ -76,42 +69,27 @@ impl BlockReader {
             let len = get_u32(index, at + 8)? as usize;
             at += 12;
             if offset != expect as u64 || len < BLOCK_TRAILER || expect + len > body_len {
-                return Err(corrupt(format_args!(
-                    "index entry {i}: block at {offset} of {len} bytes does not follow block end {expect}"
-                )));
+                return Err(corrupt(format_args!("index entry {i}: block at {offset} of {len} bytes does not follow block end {expect}")));
             }
             let bytes = &data[expect..expect + len];
             let stored = get_u32(bytes, len - 4)?;
             let crc = crc32fast::hash(&bytes[..len - 4]);
             if crc != stored {
-                return Err(corrupt(format_args!(
-                    "block {i} at {offset}: crc32 {crc:#010x} != stored {stored:#010x}"
-                )));
+                return Err(corrupt(format_args!("block {i} at {offset}: crc32 {crc:#010x} != stored {stored:#010x}")));
             }
             let restarts = get_u32(bytes, len - 8)? as usize;
             let entries_len = restarts
                 .checked_mul(4)
                 .and_then(|r| (len - BLOCK_TRAILER).checked_sub(r))
-                .ok_or_else(|| {
-                    corrupt(format_args!(
-                        "block {i}: {restarts} restarts do not fit in {len} bytes"
-                    ))
-                })?;
-            blocks.push(Block {
-                first_key,
-                start: expect,
-                entries_end: expect + entries_len,
-                restarts,
-            });
+                .ok_or_else(|| corrupt(format_args!("block {i}: {restarts} restarts do not fit in {len} bytes")))?;
+            blocks.push(Block { first_key, start: expect, entries_end: expect + entries_len, restarts });
             expect += len;
         }
         if at != index.len() {
             return Err(corrupt("trailing bytes in the index"));
         }
         if expect != body_len {
-            return Err(corrupt(format_args!(
-                "blocks end at {expect} but the footer starts at {body_len}"
-            )));
+            return Err(corrupt(format_args!("blocks end at {expect} but the footer starts at {body_len}")));
         }
         Ok(blocks)
     }
@@ -133,11 +111,7 @@ impl BlockReader {
                 hi = mid;
             }
         }
-        let mut at = if b.restarts == 0 {
-            0
-        } else {
-            b.restart(&self.data, lo)?
-        };
+        let mut at = if b.restarts == 0 { 0 } else { b.restart(&self.data, lo)? };
         key.clear();
         while at < entries.len() {
             let row = decode_entry(entries, &mut at, &mut key)?;
@@ -157,43 +131,28 @@ impl SegmentReader for BlockReader {
         // The writer's parameters come along; the format carries its own.
         let _: usize = params.get("block_size", 4096)?;
         let _: usize = params.get("restart_interval", 16)?;
-        let body_len = data.len().checked_sub(FOOTER).ok_or_else(|| {
-            corrupt(format_args!(
-                "{} bytes is shorter than the footer",
-                data.len()
-            ))
-        })?;
+        let body_len = data
+            .len()
+            .checked_sub(FOOTER)
+            .ok_or_else(|| corrupt(format_args!("{} bytes is shorter than the footer", data.len())))?;
         let footer = &data[body_len..];
         if get_u64(footer, 24)? != MAGIC {
             return Err(corrupt("bad magic"));
         }
         let (footer_crc, stored) = (crc32fast::hash(&footer[..20]), get_u32(footer, 20)?);
         if footer_crc != stored {
-            return Err(corrupt(format_args!(
-                "footer crc32 {footer_crc:#010x} != stored {stored:#010x}"
-            )));
+            return Err(corrupt(format_args!("footer crc32 {footer_crc:#010x} != stored {stored:#010x}")));
         }
         let (index_crc, stored) = (crc32fast::hash(&index), get_u32(footer, 16)?);
         if index_crc != stored {
-            return Err(corrupt(format_args!(
-                "index crc32 {index_crc:#010x} != stored {stored:#010x}"
-            )));
+            return Err(corrupt(format_args!("index crc32 {index_crc:#010x} != stored {stored:#010x}")));
         }
         let blocks = Self::parse_index(&index, body_len, &data)?;
         let stored_blocks = get_u64(&data, body_len)?;
         if stored_blocks != blocks.len() as u64 {
-            return Err(corrupt(format_args!(
-                "footer says {stored_blocks} blocks, index has {}",
-                blocks.len()
-            )));
+            return Err(corrupt(format_args!("footer says {stored_blocks} blocks, index has {}", blocks.len())));
         }
-        Ok(BlockReader {
-            data,
-            blocks,
-            block: 0,
-            at: 0,
-            key: Vec::new(),
-        })
+        Ok(BlockReader { data, blocks, block: 0, at: 0, key: Vec::new() })
     }
 
     fn next(&mut self, max_bytes: usize, out: &mut Packed) -> Result<(), Error> {
@@ -215,9 +174,7 @@ impl SegmentReader for BlockReader {
     }
 
     fn get(&self, key: &[u8], out: &mut Packed) -> Result<(), Error> {
-        let b = self
-            .blocks
-            .partition_point(|b| b.first_key.as_slice() <= key);
+        let b = self.blocks.partition_point(|b| b.first_key.as_slice() <= key);
         let found = match b.checked_sub(1) {
             Some(b) => self.find_in_block(&self.blocks[b], key)?,
             None => None,

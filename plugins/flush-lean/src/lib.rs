@@ -31,17 +31,11 @@ impl Serializer for LeanWriter {
 
     fn finish(&mut self, tail: &mut Vec<u8>) -> Result<Finished, Error> {
         let (index, checksum) = self.file.finish(tail);
-        Ok(Finished {
-            index,
-            meta: self.meta.finish(checksum),
-        })
+        Ok(Finished { index, meta: self.meta.finish(checksum) })
     }
 
     fn stats(&self) -> Stats {
-        vec![
-            ("rows".into(), self.meta.rows()),
-            ("bytes".into(), self.file.bytes()),
-        ]
+        vec![("rows".into(), self.meta.rows()), ("bytes".into(), self.file.bytes())]
     }
 }
 

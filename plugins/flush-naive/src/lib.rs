@@ -3,9 +3,7 @@
 //! partition key copied per partition), and each row is re-encoded cell by
 //! cell through a scratch buffer of its own. Writes the `rowfile` format.
 
-use memlab_sdk::{
-    Error, Finished, FlushRecord, Params, SegmentMeta, Serializer, Stats, encode_row,
-};
+use memlab_sdk::{Error, Finished, FlushRecord, Params, SegmentMeta, Serializer, Stats, encode_row};
 use rowfile::{RowFileReader, RowFileWriter};
 
 /// Writes one segment, the slow way.
@@ -48,14 +46,7 @@ impl Serializer for NaiveWriter {
         m.tombstones += u64::from(row.tombstone);
         m.rows += 1;
         let mut scratch = Vec::new();
-        encode_row(
-            &mut scratch,
-            row.partition,
-            row.clustering,
-            row.timestamp,
-            row.tombstone,
-            row.cells(),
-        );
+        encode_row(&mut scratch, row.partition, row.clustering, row.timestamp, row.tombstone, row.cells());
         self.scratch_buffers += 1;
         self.file.append(record.key, &scratch, out);
         Ok(())

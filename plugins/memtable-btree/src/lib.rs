@@ -34,11 +34,7 @@ const ENTRY_OVERHEAD: u64 = 48;
 
 impl BTreeMemtable {
     fn entry<'a>(key: &'a [u8], slot: &Slot) -> Entry<'a> {
-        Entry {
-            key,
-            timestamp: slot.timestamp,
-            reference: slot.reference,
-        }
+        Entry { key, timestamp: slot.timestamp, reference: slot.reference }
     }
 }
 
@@ -52,10 +48,7 @@ impl Memtable for BTreeMemtable {
     }
 
     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
-        let slot = Slot {
-            timestamp: entry.timestamp,
-            reference: entry.reference,
-        };
+        let slot = Slot { timestamp: entry.timestamp, reference: entry.reference };
         match self.map.get_mut(entry.key) {
             Some(old) => {
                 if entry.timestamp >= old.timestamp {
@@ -71,9 +64,7 @@ impl Memtable for BTreeMemtable {
     }
 
     fn get(&self, key: &[u8]) -> Option<Entry<'_>> {
-        self.map
-            .get_key_value(key)
-            .map(|(k, slot)| Self::entry(k, slot))
+        self.map.get_key_value(key).map(|(k, slot)| Self::entry(k, slot))
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
@@ -81,11 +72,7 @@ impl Memtable for BTreeMemtable {
             return;
         }
         let upper = end.map_or(Bound::Unbounded, Bound::Excluded);
-        for (key, slot) in self
-            .map
-            .range::<[u8], _>((Bound::Included(start), upper))
-            .take(limit)
-        {
+        for (key, slot) in self.map.range::<[u8], _>((Bound::Included(start), upper)).take(limit) {
             out.push_with(|buf| Self::entry(key, slot).encode(buf));
         }
     }
@@ -116,10 +103,7 @@ impl Memtable for BTreeMemtable {
         let entries = self.map.len() as u64;
         vec![
             ("entries".into(), entries),
-            (
-                "index-bytes".into(),
-                self.key_bytes + entries * ENTRY_OVERHEAD,
-            ),
+            ("index-bytes".into(), self.key_bytes + entries * ENTRY_OVERHEAD),
         ]
     }
 }

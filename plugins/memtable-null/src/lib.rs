@@ -42,11 +42,7 @@ impl Memtable for NullMemtable {
     fn next(&self, _position: &mut (), _max_bytes: usize, _out: &mut Packed) {}
 
     fn stats(&self) -> Stats {
-        vec![
-            ("entries".into(), 0),
-            ("index-bytes".into(), 0),
-            ("inserted".into(), self.inserted),
-        ]
+        vec![("entries".into(), 0), ("index-bytes".into(), 0), ("inserted".into(), self.inserted)]
     }
 }
 

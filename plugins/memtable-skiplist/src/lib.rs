@@ -53,27 +53,15 @@ impl SkipList {
 
     fn entry(&self, node: u32) -> Entry<'_> {
         let at = node as usize;
-        Entry {
-            key: self.key(node),
-            timestamp: self.u64_at(at),
-            reference: self.u64_at(at + 8),
-        }
+        Entry { key: self.key(node), timestamp: self.u64_at(at), reference: self.u64_at(at + 8) }
     }
 
-    fn allocate(
-        &mut self,
-        key: &[u8],
-        timestamp: u64,
-        reference: u64,
-        height: usize,
-    ) -> Result<u32, Error> {
+    fn allocate(&mut self, key: &[u8], timestamp: u64, reference: u64, height: usize) -> Result<u32, Error> {
         let at = self.arena.len();
-        let offset =
-            u32::try_from(at).map_err(|_| Error::Other("skiplist arena passed 4 GiB".into()))?;
+        let offset = u32::try_from(at).map_err(|_| Error::Other("skiplist arena passed 4 GiB".into()))?;
         self.arena.extend_from_slice(&timestamp.to_le_bytes());
         self.arena.extend_from_slice(&reference.to_le_bytes());
-        self.arena
-            .extend_from_slice(&(key.len() as u32).to_le_bytes());
+        self.arena.extend_from_slice(&(key.len() as u32).to_le_bytes());
         self.arena.extend_from_slice(&[height as u8, 0, 0, 0]);
         self.arena.resize(at + NEXT_AT + 4 * height, 0);
         self.arena.extend_from_slice(key);
@@ -126,12 +114,7 @@ impl Memtable for SkipList {
     fn create(params: &mut Params) -> Result<Self, Error> {
         let seed: u64 = params.get("seed", 0x5eed)?;
         let capacity: usize = params.get("arena_capacity", 1 << 20)?;
-        let mut list = SkipList {
-            arena: Vec::with_capacity(capacity),
-            height: 1,
-            rng: seed | 1,
-            entries: 0,
-        };
+        let mut list = SkipList { arena: Vec::with_capacity(capacity), height: 1, rng: seed | 1, entries: 0 };
         list.allocate(&[], 0, 0, MAX_HEIGHT)?;
         Ok(list)
     }
@@ -191,10 +174,7 @@ impl Memtable for SkipList {
     }
 
     fn stats(&self) -> Stats {
-        vec![
-            ("entries".into(), self.entries),
-            ("index-bytes".into(), self.arena.len() as u64),
-        ]
+        vec![("entries".into(), self.entries), ("index-bytes".into(), self.arena.len() as u64)]
     }
 }
 

@@ -32,11 +32,7 @@ impl Cursor {
         let mut depth = 0;
         while ptr != NONE {
             let rest = &start[depth..];
-            let mut frame = Frame {
-                ptr,
-                key_len: cursor.key.len(),
-                step: 0,
-            };
+            let mut frame = Frame { ptr, key_len: cursor.key.len(), step: 0 };
             let mut descend = None;
             match trie.node(ptr) {
                 // A leaf under a non-empty rest spells a proper prefix of
@@ -80,9 +76,7 @@ impl Cursor {
                 _ => {}
             }
             cursor.stack.push(frame);
-            let Some((child, consumed)) = descend else {
-                break;
-            };
+            let Some((child, consumed)) = descend else { break };
             ptr = child;
             depth += consumed;
         }
@@ -128,19 +122,11 @@ impl Cursor {
             frame.step += 1;
             if child != NONE {
                 let key_len = self.key.len();
-                self.stack.push(Frame {
-                    ptr: child,
-                    key_len,
-                    step: 0,
-                });
+                self.stack.push(Frame { ptr: child, key_len, step: 0 });
                 continue;
             }
             let stamp = trie.entries[(leaf & !LEAF) as usize];
-            return Some(Entry {
-                key: &self.key,
-                timestamp: stamp.timestamp,
-                reference: stamp.reference,
-            });
+            return Some(Entry { key: &self.key, timestamp: stamp.timestamp, reference: stamp.reference });
         }
     }
 }

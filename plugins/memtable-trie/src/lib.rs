@@ -53,21 +53,10 @@ struct Stamp {
 #[derive(Debug, Clone, Copy)]
 enum Node {
     Leaf,
-    Chain {
-        p: usize,
-        bytes: (usize, usize),
-    },
-    Sparse {
-        p: usize,
-        labels: usize,
-        count: usize,
-    },
-    Dense {
-        p: usize,
-    },
-    Prefix {
-        p: usize,
-    },
+    Chain { p: usize, bytes: (usize, usize) },
+    Sparse { p: usize, labels: usize, count: usize },
+    Dense { p: usize },
+    Prefix { p: usize },
 }
 
 impl Trie {
@@ -79,15 +68,8 @@ impl Trie {
         let hdr = self.nodes[p];
         let extent = (hdr >> 8) as usize;
         match hdr & 0xff {
-            CHAIN => Node::Chain {
-                p,
-                bytes: (self.nodes[p + 1] as usize, extent),
-            },
-            SPARSE => Node::Sparse {
-                p,
-                labels: self.nodes[p + 1] as usize,
-                count: extent,
-            },
+            CHAIN => Node::Chain { p, bytes: (self.nodes[p + 1] as usize, extent) },
+            SPARSE => Node::Sparse { p, labels: self.nodes[p + 1] as usize, count: extent },
             DENSE => Node::Dense { p },
             _ => Node::Prefix { p },
         }
@@ -101,13 +83,7 @@ impl Trie {
         &self.bytes[labels..labels + count]
     }
 
-    fn alloc(
-        &mut self,
-        kind: u32,
-        extent: usize,
-        words: &[u32],
-        more_zeroes: usize,
-    ) -> Result<u32, Error> {
+    fn alloc(&mut self, kind: u32, extent: usize, words: &[u32], more_zeroes: usize) -> Result<u32, Error> {
         let p = self.nodes.len();
         if p + 1 + words.len() + more_zeroes >= LEAF as usize {
             return Err(Error::Other("trie node buffer passed 8 GiB".into()));
@@ -130,10 +106,7 @@ impl Trie {
         if index >= LEAF {
             return Err(Error::Other("trie holds 2^31 entries already".into()));
         }
-        self.entries.push(Stamp {
-            timestamp: entry.timestamp,
-            reference: entry.reference,
-        });
+        self.entries.push(Stamp { timestamp: entry.timestamp, reference: entry.reference });
         Ok(LEAF | index)
     }
 
@@ -151,23 +124,12 @@ impl Trie {
         let stamp = &mut self.entries[(leaf & !LEAF) as usize];
         // Equal timestamps: the later insert wins (WIT memtable contract 2).
         if entry.timestamp >= stamp.timestamp {
-            *stamp = Stamp {
-                timestamp: entry.timestamp,
-                reference: entry.reference,
-            };
+            *stamp = Stamp { timestamp: entry.timestamp, reference: entry.reference };
         }
     }
 
     /// Splits chain `p` after its first `common` bytes, where `key` leaves it.
-    fn split_chain(
-        &mut self,
-        slot: usize,
-        p: usize,
-        chain: (usize, usize),
-        common: usize,
-        key_rest: &[u8],
-        entry: &Entry<'_>,
-    ) -> Result<(), Error> {
+    fn split_chain(&mut self, slot: usize, p: usize, chain: (usize, usize), common: usize, key_rest: &[u8], entry: &Entry<'_>) -> Result<(), Error> {
         let (offset, len) = chain;
         let child = self.nodes[p + 2];
         let leaf = self.new_leaf(entry)?;
@@ -175,16 +137,8 @@ impl Trie {
             let below = self.alloc(CHAIN, len - common, &[(offset + common) as u32, child], 0)?;
             self.alloc(PREFIX, 0, &[leaf, below], 0)?
         } else {
-            let old_tail = if common + 1 < len {
-                self.alloc(
-                    CHAIN,
-                    len - common - 1,
-                    &[(offset + common + 1) as u32, child],
-                    0,
-                )?
-            } else {
-                child
-            };
+            let old_tail =
+                if common + 1 < len { self.alloc(CHAIN, len - common - 1, &[(offset + common + 1) as u32, child], 0)? } else { child };
             let new_tail = self.new_tail(&key_rest[common + 1..], leaf)?;
             let (old_label, new_label) = (self.bytes[offset + common], key_rest[common]);
             let (labels, children) = if old_label < new_label {
@@ -193,12 +147,7 @@ impl Trie {
                 ([new_label, old_label], [new_tail, old_tail])
             };
             let at = self.alloc_bytes(&[labels[0], labels[1], 0, 0, 0, 0]);
-            self.alloc(
-                SPARSE,
-                2,
-                &[at, children[0], children[1]],
-                SPARSE_CAPACITY - 2,
-            )?
+            self.alloc(SPARSE, 2, &[at, children[0], children[1]], SPARSE_CAPACITY - 2)?
         };
         if common > 0 {
             // Keep the chain as the shared head, now shorter.
@@ -213,14 +162,7 @@ impl Trie {
     }
 
     /// Adds child `label` to a full sparse node by rewriting it dense.
-    fn grow_dense(
-        &mut self,
-        slot: usize,
-        p: usize,
-        labels: usize,
-        label: u8,
-        child: u32,
-    ) -> Result<(), Error> {
+    fn grow_dense(&mut self, slot: usize, p: usize, labels: usize, label: u8, child: u32) -> Result<(), Error> {
         let dense = self.alloc(DENSE, 0, &[], 256)? as usize;
         for i in 0..SPARSE_CAPACITY {
             let b = self.bytes[labels + i] as usize;
@@ -243,13 +185,7 @@ impl Memtable for Trie {
         let capacity: usize = params.get("node_capacity", 1 << 18)?;
         let mut nodes = Vec::with_capacity(capacity.max(1));
         nodes.push(NONE);
-        Ok(Trie {
-            nodes,
-            bytes: Vec::with_capacity(capacity),
-            entries: Vec::new(),
-            kinds: [0; 5],
-            dead_words: 0,
-        })
+        Ok(Trie { nodes, bytes: Vec::with_capacity(capacity), entries: Vec::new(), kinds: [0; 5], dead_words: 0 })
     }
 
     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
@@ -306,11 +242,9 @@ impl Memtable for Trie {
                     if count == SPARSE_CAPACITY {
                         return self.grow_dense(slot, p, labels, label, child);
                     }
-                    self.bytes
-                        .copy_within(labels + at..labels + count, labels + at + 1);
+                    self.bytes.copy_within(labels + at..labels + count, labels + at + 1);
                     self.bytes[labels + at] = label;
-                    self.nodes
-                        .copy_within(p + 2 + at..p + 2 + count, p + 3 + at);
+                    self.nodes.copy_within(p + 2 + at..p + 2 + count, p + 3 + at);
                     self.nodes[p + 2 + at] = child;
                     self.nodes[p] = SPARSE | ((count + 1) as u32) << 8;
                     return Ok(());
@@ -345,10 +279,7 @@ impl Memtable for Trie {
                 }
                 Node::Sparse { p, labels, count } => {
                     let label = *rest.first()?;
-                    let at = self
-                        .labels(labels, count)
-                        .iter()
-                        .position(|&b| b == label)?;
+                    let at = self.labels(labels, count).iter().position(|&b| b == label)?;
                     ptr = self.nodes[p + 2 + at];
                     depth += 1;
                 }
@@ -359,19 +290,13 @@ impl Memtable for Trie {
             }
         };
         let stamp = self.entries[(leaf & !LEAF) as usize];
-        Some(Entry {
-            key,
-            timestamp: stamp.timestamp,
-            reference: stamp.reference,
-        })
+        Some(Entry { key, timestamp: stamp.timestamp, reference: stamp.reference })
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
         let mut cursor = Cursor::seek(self, start);
         for _ in 0..limit {
-            let Some(entry) = cursor.advance(self) else {
-                break;
-            };
+            let Some(entry) = cursor.advance(self) else { break };
             if end.is_some_and(|end| entry.key >= end) {
                 break;
             }
@@ -393,8 +318,7 @@ impl Memtable for Trie {
     }
 
     fn stats(&self) -> Stats {
-        let index_bytes =
-            self.nodes.len() * 4 + self.bytes.len() + self.entries.len() * size_of::<Stamp>();
+        let index_bytes = self.nodes.len() * 4 + self.bytes.len() + self.entries.len() * size_of::<Stamp>();
         vec![
             ("entries".into(), self.entries.len() as u64),
             ("index-bytes".into(), index_bytes as u64),

@@ -29,11 +29,7 @@ impl VectorMemtable {
     }
 
     fn entry(&self, item: &Item) -> Entry<'_> {
-        Entry {
-            key: self.key(item),
-            timestamp: item.timestamp,
-            reference: item.reference,
-        }
+        Entry { key: self.key(item), timestamp: item.timestamp, reference: item.reference }
     }
 
     /// Before the freeze: the winner for each key in range, by a full pass.
@@ -56,8 +52,7 @@ impl VectorMemtable {
     }
 
     fn first_at_or_after(&self, key: &[u8]) -> usize {
-        self.items
-            .partition_point(|item| compare_keys(self.key(item), key).is_lt())
+        self.items.partition_point(|item| compare_keys(self.key(item), key).is_lt())
     }
 }
 
@@ -68,34 +63,20 @@ impl Memtable for VectorMemtable {
 
     fn create(params: &mut Params) -> Result<Self, Error> {
         let capacity: usize = params.get("capacity", 1 << 16)?;
-        Ok(VectorMemtable {
-            keys: Vec::with_capacity(capacity * 32),
-            items: Vec::with_capacity(capacity),
-            frozen: false,
-        })
+        Ok(VectorMemtable { keys: Vec::with_capacity(capacity * 32), items: Vec::with_capacity(capacity), frozen: false })
     }
 
     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
-        let key_at = u32::try_from(self.keys.len())
-            .map_err(|_| Error::Other("vector key arena passed 4 GiB".into()))?;
+        let key_at = u32::try_from(self.keys.len()).map_err(|_| Error::Other("vector key arena passed 4 GiB".into()))?;
         self.keys.extend_from_slice(entry.key);
-        self.items.push(Item {
-            key_at,
-            key_len: entry.key.len() as u32,
-            timestamp: entry.timestamp,
-            reference: entry.reference,
-        });
+        self.items.push(Item { key_at, key_len: entry.key.len() as u32, timestamp: entry.timestamp, reference: entry.reference });
         Ok(())
     }
 
     fn get(&self, key: &[u8]) -> Option<Entry<'_>> {
         if self.frozen {
             let i = self.first_at_or_after(key);
-            return self
-                .items
-                .get(i)
-                .filter(|item| self.key(item) == key)
-                .map(|item| self.entry(item));
+            return self.items.get(i).filter(|item| self.key(item) == key).map(|item| self.entry(item));
         }
         let mut best: Option<&Item> = None;
         for item in &self.items {
@@ -109,11 +90,7 @@ impl Memtable for VectorMemtable {
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
         if self.frozen {
             let from = self.first_at_or_after(start);
-            for item in self.items[from..]
-                .iter()
-                .take_while(|i| end.is_none_or(|end| self.key(i) < end))
-                .take(limit)
-            {
+            for item in self.items[from..].iter().take_while(|i| end.is_none_or(|end| self.key(i) < end)).take(limit) {
                 out.push_with(|buf| self.entry(item).encode(buf));
             }
             return;
@@ -158,16 +135,9 @@ impl Memtable for VectorMemtable {
     }
 
     fn stats(&self) -> Stats {
-        let entries = if self.frozen {
-            self.items.len()
-        } else {
-            self.winners(&[], None).len()
-        };
+        let entries = if self.frozen { self.items.len() } else { self.winners(&[], None).len() };
         let index = self.keys.capacity() + self.items.capacity() * size_of::<Item>();
-        vec![
-            ("entries".into(), entries as u64),
-            ("index-bytes".into(), index as u64),
-        ]
+        vec![("entries".into(), entries as u64), ("index-bytes".into(), index as u64)]
     }
 }
 

@@ -35,19 +35,12 @@ pub struct Checksum {
 
 impl Default for Checksum {
     fn default() -> Self {
-        Checksum {
-            state: 0xcbf2_9ce4_8422_2325,
-            pending: [0; 8],
-            pending_len: 0,
-            bytes: 0,
-        }
+        Checksum { state: 0xcbf2_9ce4_8422_2325, pending: [0; 8], pending_len: 0, bytes: 0 }
     }
 }
 
 fn fold(state: u64, word: u64) -> u64 {
-    (state ^ word)
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .rotate_left(29)
+    (state ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
 }
 
 impl Checksum {
@@ -96,13 +89,7 @@ pub struct RowFileWriter {
 
 impl Default for RowFileWriter {
     fn default() -> Self {
-        RowFileWriter {
-            records: 0,
-            offset: 0,
-            checksum: Checksum::default(),
-            index: 0u32.to_le_bytes().to_vec(),
-            index_count: 0,
-        }
+        RowFileWriter { records: 0, offset: 0, checksum: Checksum::default(), index: 0u32.to_le_bytes().to_vec(), index_count: 0 }
     }
 }
 
@@ -110,8 +97,7 @@ impl RowFileWriter {
     /// Appends one record to `out`.
     pub fn append(&mut self, key: &[u8], row: &[u8], out: &mut Vec<u8>) {
         if self.records.is_multiple_of(INDEX_EVERY) {
-            self.index
-                .extend_from_slice(&(key.len() as u32).to_le_bytes());
+            self.index.extend_from_slice(&(key.len() as u32).to_le_bytes());
             self.index.extend_from_slice(key);
             self.index.extend_from_slice(&self.offset.to_le_bytes());
             self.index_count += 1;
@@ -165,19 +151,14 @@ fn read_u32(bytes: &[u8], at: usize) -> Result<u32, Error> {
 }
 
 fn read_u64(bytes: &[u8], at: usize) -> Result<u64, Error> {
-    let b = bytes
-        .get(at..at.saturating_add(8))
-        .ok_or_else(|| corrupt(format_args!("truncated at byte {at}")))?;
+    let b = bytes.get(at..at.saturating_add(8)).ok_or_else(|| corrupt(format_args!("truncated at byte {at}")))?;
     let mut a = [0u8; 8];
     a.copy_from_slice(b);
     Ok(u64::from_le_bytes(a))
 }
 
 fn slice(bytes: &[u8], at: usize, len: usize, what: &str) -> Result<(), Error> {
-    at.checked_add(len)
-        .filter(|&end| end <= bytes.len())
-        .map(|_| ())
-        .ok_or_else(|| corrupt(format_args!("{what} at {at} overruns")))
+    at.checked_add(len).filter(|&end| end <= bytes.len()).map(|_| ()).ok_or_else(|| corrupt(format_args!("{what} at {at} overruns")))
 }
 
 impl RowFileReader {
@@ -199,10 +180,7 @@ impl RowFileReader {
 impl SegmentReader for RowFileReader {
     fn open(_params: &mut Params, data: Vec<u8>, index: Vec<u8>) -> Result<Self, Error> {
         if data.len() < TRAILER {
-            return Err(corrupt(format_args!(
-                "{} bytes is shorter than the trailer",
-                data.len()
-            )));
+            return Err(corrupt(format_args!("{} bytes is shorter than the trailer", data.len())));
         }
         let body_len = data.len() - TRAILER;
         if read_u64(&data, body_len + 16)? != MAGIC {
@@ -214,10 +192,7 @@ impl SegmentReader for RowFileReader {
         sum.update(&index);
         let stored = read_u64(&data, body_len + 8)?;
         if sum.value() != stored {
-            return Err(corrupt(format_args!(
-                "checksum {:#x} != stored {stored:#x}",
-                sum.value()
-            )));
+            return Err(corrupt(format_args!("checksum {:#x} != stored {stored:#x}", sum.value())));
         }
         let count = read_u32(&index, 0)? as usize;
         let mut entries = Vec::with_capacity(count.min(index.len() / 12));
@@ -238,12 +213,7 @@ impl SegmentReader for RowFileReader {
         if at != index.len() {
             return Err(corrupt("trailing bytes in the index"));
         }
-        Ok(RowFileReader {
-            data,
-            body_len,
-            index: entries,
-            position: 0,
-        })
+        Ok(RowFileReader { data, body_len, index: entries, position: 0 })
     }
 
     fn next(&mut self, max_bytes: usize, out: &mut Packed) -> Result<(), Error> {

@@ -30,11 +30,7 @@ impl SortedMeta {
         self.last_clustering.clear();
         self.last_clustering.extend_from_slice(row.clustering);
         let m = &mut self.meta;
-        m.min_timestamp = if m.rows == 0 {
-            row.timestamp
-        } else {
-            m.min_timestamp.min(row.timestamp)
-        };
+        m.min_timestamp = if m.rows == 0 { row.timestamp } else { m.min_timestamp.min(row.timestamp) };
         m.max_timestamp = m.max_timestamp.max(row.timestamp);
         m.tombstones += u64::from(row.tombstone);
         m.rows += 1;
@@ -56,9 +52,7 @@ impl SortedMeta {
 
     /// Folds the finished partition's last clustering into the bounds.
     fn close_partition(&mut self) {
-        if self.meta.rows > 0
-            && self.last_clustering.as_slice() > self.meta.max_clustering.as_slice()
-        {
+        if self.meta.rows > 0 && self.last_clustering.as_slice() > self.meta.max_clustering.as_slice() {
             self.meta.max_clustering.clone_from(&self.last_clustering);
         }
     }

@@ -7,19 +7,26 @@ pub trait Pool {
     /// Accounts each of `sizes` as its own reservation, as that many
     /// `reserve` calls would, but crossing into the host once. On refusal
     /// none of them stays reserved.
-    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
-        let mut granted = 0;
-        for &bytes in sizes {
-            if let Err(refused) = self.reserve(bytes) {
-                self.release(granted);
-                return Err(refused);
-            }
-            granted += bytes;
-        }
-        Ok(())
-    }
+    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error>;
     /// Gives `bytes` back early.
     fn release(&mut self, bytes: u64);
+}
+
+/// Checks every row of a batch and makes all its reservations with one
+/// `Pool::reserve_each`: `reservations` pushes, for one row, the sizes an
+/// allocator's `store` would reserve one by one. `sizes` is scratch space,
+/// left holding what was reserved.
+pub fn reserve_rows(
+    pool: &mut dyn Pool,
+    rows: &Packed,
+    sizes: &mut Vec<u64>,
+    mut reservations: impl FnMut(&RowView<'_>, &mut Vec<u64>),
+) -> Result<(), Error> {
+    sizes.clear();
+    for record in rows.iter() {
+        reservations(&RowView::decode(record)?, sizes);
+    }
+    pool.reserve_each(sizes)
 }
 
 /// Where row bytes live: WIT `allocator`, in plain Rust.
@@ -38,12 +45,7 @@ pub trait Allocator: Sized + 'static {
 
     /// Stores a batch; override to reserve for the batch in one crossing
     /// (see `ChunkStore::store_batch`).
-    fn store_batch(
-        &mut self,
-        pool: &mut dyn Pool,
-        rows: &Packed,
-        refs: &mut Vec<u64>,
-    ) -> Result<(), Error> {
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
         for record in rows.iter() {
             refs.push(self.store(pool, RowView::decode(record)?)?);
         }

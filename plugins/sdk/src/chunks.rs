@@ -1,4 +1,4 @@
-use crate::{Error, Packed, Params, Pool, RowView, Stats};
+use crate::{Error, Packed, Params, Pool, RowView, Stats, reserve_rows};
 
 /// Rows bump-allocated into chunks, each row behind its `u32` length,
 /// with the pool reservations made for them counted. A ref is
@@ -21,31 +21,15 @@ const LEN_PREFIX: usize = 4;
 impl ChunkStore {
     /// Chunks of `chunk_size` bytes; a larger row gets a chunk of its own.
     pub fn new(chunk_size: usize) -> Self {
-        ChunkStore {
-            chunk_size,
-            chunks: Vec::new(),
-            used: 0,
-            reserved: 0,
-            reservations: 0,
-            sizes: Vec::new(),
-        }
+        ChunkStore { chunk_size, chunks: Vec::new(), used: 0, reserved: 0, reservations: 0, sizes: Vec::new() }
     }
 
     /// A store whose chunk size is the parameter `name` (default
     /// `default`), refused outside `range`.
-    pub fn from_param(
-        params: &mut Params,
-        name: &str,
-        default: usize,
-        range: std::ops::RangeInclusive<usize>,
-    ) -> Result<Self, Error> {
+    pub fn from_param(params: &mut Params, name: &str, default: usize, range: std::ops::RangeInclusive<usize>) -> Result<Self, Error> {
         let size: usize = params.get(name, default)?;
         if !range.contains(&size) {
-            return Err(Error::BadParam(format!(
-                "`{name}` = {size} is outside {}..={}",
-                range.start(),
-                range.end()
-            )));
+            return Err(Error::BadParam(format!("`{name}` = {size} is outside {}..={}", range.start(), range.end())));
         }
         Ok(ChunkStore::new(size))
     }
@@ -58,37 +42,19 @@ impl ChunkStore {
         Ok(())
     }
 
-    /// Stores a batch with one crossing into the host: `reservations`
-    /// lists, for each row, the pool reservations an allocator's `store`
-    /// would make one by one; they are all made with `Pool::reserve_each`,
-    /// still one pool operation each. On refusal nothing of the batch is
-    /// kept.
+    /// Stores a batch with one crossing into the host (`reserve_rows`):
+    /// still one pool operation per reservation `store` would make. On
+    /// refusal nothing of the batch is kept.
     pub fn store_batch(
         &mut self,
         pool: &mut dyn Pool,
         rows: &Packed,
         refs: &mut Vec<u64>,
-        mut reservations: impl FnMut(&RowView<'_>, &mut Vec<u64>),
+        reservations: impl FnMut(&RowView<'_>, &mut Vec<u64>),
     ) -> Result<(), Error> {
-        let mut sizes = std::mem::take(&mut self.sizes);
-        sizes.clear();
-        let mut checked = Ok(());
-        for record in rows.iter() {
-            match RowView::decode(record) {
-                Ok(row) => reservations(&row, &mut sizes),
-                Err(e) => {
-                    checked = Err(e);
-                    break;
-                }
-            }
-        }
-        let reserved = checked.and_then(|()| pool.reserve_each(&sizes));
-        if reserved.is_ok() {
-            self.reserved += sizes.iter().sum::<u64>();
-            self.reservations += sizes.len() as u64;
-        }
-        self.sizes = sizes;
-        reserved?;
+        reserve_rows(pool, rows, &mut self.sizes, reservations)?;
+        self.reserved += self.sizes.iter().sum::<u64>();
+        self.reservations += self.sizes.len() as u64;
         for record in rows.iter() {
             refs.push(self.push(record));
         }
@@ -104,10 +70,7 @@ impl ChunkStore {
     /// `None` when the row fits the current chunk.
     pub fn next_chunk(&self, len: usize) -> Option<usize> {
         let need = Self::footprint(len);
-        let fits = self
-            .chunks
-            .last()
-            .is_some_and(|c| c.capacity() - c.len() >= need);
+        let fits = self.chunks.last().is_some_and(|c| c.capacity() - c.len() >= need);
         (!fits).then(|| need.max(self.chunk_size))
     }
 
@@ -128,15 +91,8 @@ impl ChunkStore {
 
     /// The row behind `reference`.
     pub fn get(&self, reference: u64) -> Result<&[u8], Error> {
-        let bad = || {
-            Error::Corrupt(format!(
-                "ref {reference:#x} was not returned by this allocator"
-            ))
-        };
-        let chunk = self
-            .chunks
-            .get((reference >> 32) as usize)
-            .ok_or_else(bad)?;
+        let bad = || Error::Corrupt(format!("ref {reference:#x} was not returned by this allocator"));
+        let chunk = self.chunks.get((reference >> 32) as usize).ok_or_else(bad)?;
         let offset = (reference & 0xffff_ffff) as usize;
         let prefix = chunk.get(offset..offset + LEN_PREFIX).ok_or_else(bad)?;
         let len = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;

@@ -22,9 +22,7 @@ pub fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
             return ((x >> shift) as u8).cmp(&((y >> shift) as u8));
         }
     }
-    ac.remainder()
-        .cmp(bc.remainder())
-        .then(a.len().cmp(&b.len()))
+    ac.remainder().cmp(bc.remainder()).then(a.len().cmp(&b.len()))
 }
 
 #[cfg(test)]
@@ -49,6 +47,10 @@ mod tests {
             b"b".to_vec(),
             b"abcdefgha".to_vec(),
             b"abcdefghb".to_vec(),
+            // The first differing byte decides, not the lowest differing
+            // bit's neighbourhood: 0x80 vs 0x00, then 0x00 vs 0x01.
+            vec![0x80, 0, 0, 0, 0, 0, 0, 0],
+            vec![0, 1, 0, 0, 0, 0, 0, 0],
         ];
         for a in &keys {
             for b in &keys {

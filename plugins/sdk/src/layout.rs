@@ -24,11 +24,7 @@ impl<'a> Entry<'a> {
         let mut r = Reader::new(record, "entry");
         let timestamp = r.u64()?;
         let reference = r.u64()?;
-        Ok(Entry {
-            key: r.rest(),
-            timestamp,
-            reference,
-        })
+        Ok(Entry { key: r.rest(), timestamp, reference })
     }
 
     /// Appends the entry record to `out`.
@@ -94,15 +90,7 @@ impl<'a> RowView<'a> {
         if tombstone && cell_count != 0 {
             return Err(corrupt("row tombstone carries cells"));
         }
-        let view = RowView {
-            bytes,
-            partition,
-            clustering,
-            timestamp,
-            tombstone,
-            cell_count,
-            cells,
-        };
+        let view = RowView { bytes, partition, clustering, timestamp, tombstone, cell_count, cells };
         let mut seen = 0u16;
         let mut last_column = None;
         let mut walk = Reader::new(cells, "cell");
@@ -111,19 +99,13 @@ impl<'a> RowView<'a> {
             let len = walk.u32()? as usize;
             walk.take(len)?;
             if last_column.is_some_and(|last| column <= last) {
-                return Err(corrupt(format_args!(
-                    "cell column {column} is out of order"
-                )));
+                return Err(corrupt(format_args!("cell column {column} is out of order")));
             }
             last_column = Some(column);
-            seen = seen
-                .checked_add(1)
-                .ok_or_else(|| corrupt("too many cells"))?;
+            seen = seen.checked_add(1).ok_or_else(|| corrupt("too many cells"))?;
         }
         if seen != cell_count {
-            return Err(corrupt(format_args!(
-                "row says {cell_count} cells but holds {seen}"
-            )));
+            return Err(corrupt(format_args!("row says {cell_count} cells but holds {seen}")));
         }
         Ok(view)
     }
@@ -264,11 +246,7 @@ impl<'a> Reader<'a> {
     #[cold]
     #[inline(never)]
     fn short(&self, n: usize) -> Error {
-        corrupt(format_args!(
-            "{} needs {n} more bytes but has {}",
-            self.what,
-            self.rest.len()
-        ))
+        corrupt(format_args!("{} needs {n} more bytes but has {}", self.what, self.rest.len()))
     }
 
     #[inline(always)]
@@ -312,16 +290,7 @@ mod tests {
     #[test]
     fn row_round_trips_and_rejects_truncation() {
         let mut out = Vec::new();
-        let cells = [
-            Cell {
-                column: 0,
-                value: b"a",
-            },
-            Cell {
-                column: 3,
-                value: b"xyz",
-            },
-        ];
+        let cells = [Cell { column: 0, value: b"a" }, Cell { column: 3, value: b"xyz" }];
         encode_row(&mut out, b"pk", b"ck", 7, false, cells);
         let row = RowView::decode(&out).expect("valid row");
         assert_eq!(row.partition, b"pk");
@@ -329,10 +298,7 @@ mod tests {
         assert_eq!(row.timestamp, 7);
         assert_eq!(row.cells().collect::<Vec<_>>(), cells);
         for cut in 0..out.len() {
-            assert!(
-                RowView::decode(&out[..cut]).is_err(),
-                "truncated at {cut} must fail"
-            );
+            assert!(RowView::decode(&out[..cut]).is_err(), "truncated at {cut} must fail");
         }
     }
 }

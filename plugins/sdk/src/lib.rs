@@ -30,7 +30,7 @@ mod packed;
 mod params;
 mod serializer;
 
-pub use allocator::{Allocator, Pool};
+pub use allocator::{Allocator, Pool, reserve_rows};
 pub use chunks::ChunkStore;
 pub use compare::compare_keys;
 pub use error::Error;

@@ -18,10 +18,7 @@ impl Packed {
 
     /// An empty batch with room for `records` records of `bytes` in all.
     pub fn with_capacity(records: usize, bytes: usize) -> Self {
-        Packed {
-            data: Vec::with_capacity(bytes),
-            ends: Vec::with_capacity(records),
-        }
+        Packed { data: Vec::with_capacity(bytes), ends: Vec::with_capacity(records) }
     }
 
     /// Checks that `ends` never decreases and stays within `data`.
@@ -29,18 +26,12 @@ impl Packed {
         let mut prev = 0u32;
         for (i, &end) in ends.iter().enumerate() {
             if end < prev {
-                return Err(corrupt(format_args!(
-                    "packed end {i} ({end}) is before end {} ({prev})",
-                    i.wrapping_sub(1)
-                )));
+                return Err(corrupt(format_args!("packed end {i} ({end}) is before end {} ({prev})", i.wrapping_sub(1))));
             }
             prev = end;
         }
         if prev as usize > data.len() {
-            return Err(corrupt(format_args!(
-                "packed ends reach {prev} but data has {} bytes",
-                data.len()
-            )));
+            return Err(corrupt(format_args!("packed ends reach {prev} but data has {} bytes", data.len())));
         }
         Ok(Packed { data, ends })
     }

@@ -28,11 +28,7 @@ impl Params {
     /// Wraps the parameters as written in config.
     pub fn new(given: Vec<(String, String)>) -> Self {
         let taken = vec![false; given.len()];
-        Params {
-            given,
-            taken,
-            applied: Vec::new(),
-        }
+        Params { given, taken, applied: Vec::new() }
     }
 
     /// Takes `name`, or `default` when it is not given.
@@ -62,11 +58,7 @@ impl Params {
             return Err(Error::BadParam(format!(
                 "unknown parameter `{}` (known: {})",
                 self.given[i].0,
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
             )));
         }
         Ok(self.applied)

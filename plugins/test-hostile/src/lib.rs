@@ -85,12 +85,7 @@ impl Memtable for Hostile {
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after: u64 = params.get("after", 0)?;
-        Ok(Hostile {
-            mode,
-            after,
-            inserts: 0,
-            entries: BTreeMap::new(),
-        })
+        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new() })
     }
 
     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
@@ -105,21 +100,14 @@ impl Memtable for Hostile {
             Some(slot) if entry.timestamp < slot.0 => {}
             Some(slot) => *slot = (entry.timestamp, entry.reference),
             None => {
-                self.entries
-                    .insert(entry.key.to_vec(), (entry.timestamp, entry.reference));
+                self.entries.insert(entry.key.to_vec(), (entry.timestamp, entry.reference));
             }
         }
         Ok(())
     }
 
     fn get<'a>(&'a self, key: &'a [u8]) -> Option<Entry<'a>> {
-        self.entries
-            .get_key_value(key)
-            .map(|(k, &(timestamp, reference))| Entry {
-                key: k,
-                timestamp,
-                reference,
-            })
+        self.entries.get_key_value(key).map(|(k, &(timestamp, reference))| Entry { key: k, timestamp, reference })
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
@@ -127,14 +115,7 @@ impl Memtable for Hostile {
             if end.is_some_and(|end| k.as_slice() >= end) {
                 break;
             }
-            out.push_with(|buf| {
-                Entry {
-                    key: k,
-                    timestamp,
-                    reference,
-                }
-                .encode(buf)
-            });
+            out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
         }
     }
 
@@ -147,26 +128,12 @@ impl Memtable for Hostile {
             // 16 MiB of entries, whatever was asked.
             let key = vec![b'h'; 1 << 20];
             for _ in 0..16 {
-                out.push_with(|buf| {
-                    Entry {
-                        key: &key,
-                        timestamp: 1,
-                        reference: 0,
-                    }
-                    .encode(buf)
-                });
+                out.push_with(|buf| Entry { key: &key, timestamp: 1, reference: 0 }.encode(buf));
             }
             return;
         }
         for (k, &(timestamp, reference)) in self.entries.iter().skip(*position) {
-            out.push_with(|buf| {
-                Entry {
-                    key: k,
-                    timestamp,
-                    reference,
-                }
-                .encode(buf)
-            });
+            out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
             *position += 1;
             if out.data_len() >= max_bytes {
                 break;
@@ -175,10 +142,7 @@ impl Memtable for Hostile {
     }
 
     fn stats(&self) -> Stats {
-        vec![
-            ("entries".into(), self.entries.len() as u64),
-            ("index-bytes".into(), 0),
-        ]
+        vec![("entries".into(), self.entries.len() as u64), ("index-bytes".into(), 0)]
     }
 }
 

@@ -54,18 +54,13 @@ pub struct ArenaResource<T> {
 impl<T: Allocator> wit::GuestArena for ArenaResource<T> {
     fn create(params: Vec<(String, String)>) -> Result<wit::Arena, wit_types::Error> {
         let (arena, description) = super::construct(T::NAME, T::VERSION, params, T::create)?;
-        Ok(wit::Arena::new(ArenaResource {
-            arena: RefCell::new(arena),
-            description,
-        }))
+        Ok(wit::Arena::new(ArenaResource { arena: RefCell::new(arena), description }))
     }
 
     fn store(&self, rows: wit_types::Packed) -> Result<Vec<u64>, wit_types::Error> {
         let rows = packed_in(rows)?;
         let mut refs = Vec::with_capacity(rows.len());
-        self.arena
-            .borrow_mut()
-            .store_batch(&mut HostPool, &rows, &mut refs)?;
+        self.arena.borrow_mut().store_batch(&mut HostPool, &rows, &mut refs)?;
         Ok(refs)
     }
 

@@ -42,14 +42,8 @@ pub struct CursorResource<T: Memtable> {
 impl<T: Memtable> wit::GuestMemtable for MemtableResource<T> {
     fn create(params: Vec<(String, String)>) -> Result<wit::Memtable, wit_types::Error> {
         let (table, description) = super::construct(T::NAME, T::VERSION, params, T::create)?;
-        let state = State {
-            table,
-            frozen: false,
-            description,
-        };
-        Ok(wit::Memtable::new(MemtableResource {
-            state: Rc::new(RefCell::new(state)),
-        }))
+        let state = State { table, frozen: false, description };
+        Ok(wit::Memtable::new(MemtableResource { state: Rc::new(RefCell::new(state)) }))
     }
 
     fn insert(&self, entries: wit_types::Packed) -> Result<(), wit_types::Error> {
@@ -77,10 +71,7 @@ impl<T: Memtable> wit::GuestMemtable for MemtableResource<T> {
 
     fn scan(&self, start: Vec<u8>, end: Option<Vec<u8>>, limit: u32) -> wit_types::Packed {
         let mut out = Packed::new();
-        self.state
-            .borrow()
-            .table
-            .scan(&start, end.as_deref(), limit as usize, &mut out);
+        self.state.borrow().table.scan(&start, end.as_deref(), limit as usize, &mut out);
         packed_out(out)
     }
 
@@ -92,10 +83,7 @@ impl<T: Memtable> wit::GuestMemtable for MemtableResource<T> {
         }
         let position = RefCell::new(state.table.cursor());
         drop(state);
-        wit::Cursor::new(CursorResource {
-            state: Rc::clone(&self.state),
-            position,
-        })
+        wit::Cursor::new(CursorResource { state: Rc::clone(&self.state), position })
     }
 
     fn describe(&self) -> wit_types::Description {
@@ -111,11 +99,7 @@ impl<T: Memtable> wit::GuestCursor for CursorResource<T> {
     fn next(&self, max_bytes: u32) -> wit_types::Packed {
         let mut out = Packed::new();
         let state = self.state.borrow();
-        state.table.next(
-            &mut self.position.borrow_mut(),
-            max_bytes as usize,
-            &mut out,
-        );
+        state.table.next(&mut self.position.borrow_mut(), max_bytes as usize, &mut out);
         packed_out(out)
     }
 }

@@ -22,14 +22,7 @@ fn construct<T>(
     let mut params = Params::new(given);
     let value = build(&mut params)?;
     let applied = params.finish()?;
-    Ok((
-        value,
-        Description {
-            name: name.to_string(),
-            version: version.to_string(),
-            params: applied,
-        },
-    ))
+    Ok((value, Description { name: name.to_string(), version: version.to_string(), params: applied }))
 }
 
 fn packed_in(data: Vec<u8>, ends: Vec<u32>) -> Result<Packed, Error> {
@@ -64,11 +57,7 @@ macro_rules! types_glue {
         }
 
         fn description_out(d: &$crate::Description) -> wit_types::Description {
-            wit_types::Description {
-                name: d.name.clone(),
-                version: d.version.clone(),
-                params: d.params.clone(),
-            }
+            wit_types::Description { name: d.name.clone(), version: d.version.clone(), params: d.params.clone() }
         }
     };
 }

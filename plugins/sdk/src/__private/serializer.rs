@@ -40,10 +40,7 @@ impl<T: Serializer> WriterResource<T> {
 impl<T: Serializer> wit::GuestWriter for WriterResource<T> {
     fn create(params: Vec<(String, String)>) -> Result<wit::Writer, wit_types::Error> {
         let (writer, description) = super::construct(T::NAME, T::VERSION, params, T::create)?;
-        Ok(wit::Writer::new(WriterResource {
-            writer: RefCell::new(Some(writer)),
-            description,
-        }))
+        Ok(wit::Writer::new(WriterResource { writer: RefCell::new(Some(writer)), description }))
     }
 
     fn write(&self, records: wit_types::Packed) -> Result<Vec<u8>, wit_types::Error> {
@@ -84,11 +81,7 @@ impl<T: Serializer> wit::GuestWriter for WriterResource<T> {
     }
 
     fn stats(&self) -> Vec<(String, u64)> {
-        self.writer
-            .borrow()
-            .as_ref()
-            .map(Serializer::stats)
-            .unwrap_or_default()
+        self.writer.borrow().as_ref().map(Serializer::stats).unwrap_or_default()
     }
 }
 
@@ -97,24 +90,16 @@ pub struct ReaderResource<R> {
 }
 
 impl<R: SegmentReader> wit::GuestReader for ReaderResource<R> {
-    fn open(
-        params: Vec<(String, String)>,
-        data: Vec<u8>,
-        index: Vec<u8>,
-    ) -> Result<wit::Reader, wit_types::Error> {
+    fn open(params: Vec<(String, String)>, data: Vec<u8>, index: Vec<u8>) -> Result<wit::Reader, wit_types::Error> {
         let mut params = Params::new(params);
         let reader = R::open(&mut params, data, index)?;
         params.finish()?;
-        Ok(wit::Reader::new(ReaderResource {
-            reader: RefCell::new(reader),
-        }))
+        Ok(wit::Reader::new(ReaderResource { reader: RefCell::new(reader) }))
     }
 
     fn next(&self, max_bytes: u32) -> Result<wit_types::Packed, wit_types::Error> {
         let mut out = Packed::new();
-        self.reader
-            .borrow_mut()
-            .next(max_bytes as usize, &mut out)?;
+        self.reader.borrow_mut().next(max_bytes as usize, &mut out)?;
         Ok(packed_out(out))
     }
 
