@@ -1,6 +1,7 @@
 //! The boundary, measured with criterion: what one call costs by batch
 //! size, `list<list<u8>>` against the packed `list<u8>, list<u32>`, and a
-//! wasm shard against its native twin on the same rows.
+//! wasm shard against its native twin on the same rows, and what a new
+//! generation's shard costs to start.
 //!
 //! `cargo bench -p memlab --bench boundary`
 
@@ -92,9 +93,24 @@ fn wasm_vs_native(c: &mut Criterion) {
     group.finish();
 }
 
+/// P5: what starting a shard's new generation costs (a store, two
+/// instances, `create` of each), wasm against the native twins.
+fn generation_start(c: &mut Criterion) {
+    let host = host();
+    let allocator = host.load_as("per-row", Kind::Allocator).expect("per-row");
+    let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
+    let mut group = c.benchmark_group("new generation, one shard + per-row");
+    for name in ["skiplist", "trie", "vector"] {
+        let memtable = host.load_as(name, Kind::Memtable).expect("memtable");
+        group.bench_function(BenchmarkId::new("wasm", name), |b| b.iter(|| host.shard(&memtable, &[], &allocator, &[], Arc::clone(&pool), 0).expect("shard")));
+        group.bench_function(BenchmarkId::new("native", name), |b| b.iter(|| NativeShard::new(name, &[], "per-row", &[], Arc::clone(&pool), 0).expect("native shard")));
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = boundary;
     config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = abi_shapes, wasm_vs_native
+    targets = abi_shapes, wasm_vs_native, generation_start
 }
 criterion_main!(boundary);

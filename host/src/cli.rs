@@ -145,7 +145,8 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
     };
     let deadline = deadline_ms.or(config.bench.call_deadline_ms).filter(|ms| *ms > 0.0).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
-    let host = PluginHost::new(EngineSettings { call_deadline: deadline, ..EngineSettings::default() })?;
+    let settings = EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(&config), ..EngineSettings::default() };
+    let host = PluginHost::new(settings)?;
     let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let run_dir = out.join(format!("{name}-{stamp}"));

@@ -193,6 +193,29 @@ fn spectrum(h: &Histogram<u64>) -> Vec<(f64, u64)> {
     points
 }
 
+/// Largest pool of instance slots a bench reserves (4 GiB of address
+/// space each); a config that could need more allocates on demand.
+const MAX_INSTANCE_SLOTS: u64 = 8192;
+
+/// Instance slots for the pooling allocator that cover every wasm variant
+/// of `config`: two per shard for the live generation and each frozen one
+/// the budget can hold (one per cleanup threshold), plus serializers and
+/// readers. 0 (on demand) when that is more than `MAX_INSTANCE_SLOTS`.
+pub fn instance_slots(config: &BenchConfig) -> u32 {
+    let needed = config
+        .variants
+        .iter()
+        .filter(|v| v.runtime == crate::config::Runtime::Wasm)
+        .map(|v| {
+            let generations = (1.0 / v.threshold()).ceil() as u64 + 1;
+            v.shards as u64 * 2 * generations + 2 * v.flush_writers as u64 + 16
+        })
+        .max()
+        .unwrap_or(0)
+        .max(u64::from(crate::plugin::DEFAULT_INSTANCE_SLOTS));
+    if needed > MAX_INSTANCE_SLOTS { 0 } else { needed as u32 }
+}
+
 /// Runs every variant of `config`, `repeats` times interleaved. A failed
 /// run is reported as such and the next one still runs.
 pub fn run(host: &Arc<PluginHost>, config: &BenchConfig, options: &BenchOptions, mut progress: impl FnMut(&str)) -> Result<BenchResult, StreamFileError> {

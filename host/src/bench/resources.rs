@@ -13,6 +13,19 @@ pub struct Resources {
     /// Peak resident set size during the run (the high-water mark is
     /// reset at the start where the kernel allows it).
     pub peak_rss: u64,
+    /// Resident set size when the run started: the binary, the engine,
+    /// and what the harness holds across runs (the verifier's expected
+    /// state). `peak_rss - start_rss` is what the run itself added.
+    #[serde(default)]
+    pub start_rss: u64,
+}
+
+impl Resources {
+    /// Memory the run added beyond its memtable budget: the overhead of
+    /// the write path, flush and sandbox (negative when under budget).
+    pub fn beyond_budget(&self, budget: u64) -> i64 {
+        self.peak_rss as i64 - self.start_rss as i64 - budget as i64
+    }
 }
 
 /// Clock ticks per second of `/proc/self/stat` (USER_HZ, 100 on Linux).
@@ -28,11 +41,11 @@ fn cpu() -> (Duration, Duration) {
     (ticks(11), ticks(12))
 }
 
-fn peak_rss() -> u64 {
+fn status_bytes(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
 }
@@ -41,6 +54,7 @@ fn peak_rss() -> u64 {
 pub(super) struct Meter {
     user: Duration,
     system: Duration,
+    start_rss: u64,
 }
 
 impl Meter {
@@ -48,11 +62,11 @@ impl Meter {
         // "5" resets the peak RSS to the current RSS (Linux 4.0+).
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         let (user, system) = cpu();
-        Meter { user, system }
+        Meter { user, system, start_rss: status_bytes("VmRSS:") }
     }
 
     pub(super) fn stop(self) -> Resources {
         let (user, system) = cpu();
-        Resources { user_cpu: user.saturating_sub(self.user), system_cpu: system.saturating_sub(self.system), peak_rss: peak_rss() }
+        Resources { user_cpu: user.saturating_sub(self.user), system_cpu: system.saturating_sub(self.system), peak_rss: status_bytes("VmHWM:"), start_rss: self.start_rss }
     }
 }

@@ -136,7 +136,13 @@ fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::co
     plugin
         .pre
         .instantiate(&mut caller.store)
-        .map_err(|e| PluginError::Instantiate { plugin: plugin.name.clone(), detail: format!("{e:#}") })
+        .map_err(|e| {
+            let mut detail = format!("{e:#}");
+            if detail.contains("maximum concurrent") {
+                detail.push_str(" (the pooling allocator's instance slots: every shard holds two per live or flushing generation)");
+            }
+            PluginError::Instantiate { plugin: plugin.name.clone(), detail }
+        })
 }
 
 fn load_failed(plugin: &Plugin, e: wasmtime::Error) -> PluginError {

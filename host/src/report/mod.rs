@@ -135,9 +135,10 @@ pub fn summary(v: &VariantResult) -> String {
         (
             "Memtable switches",
             format!(
-                "{} (the last is the drain at the end); a new generation took {:.0} us per shard",
+                "{} (the last is the drain at the end); a new generation took {:.0} us per shard ({:.0} us of CPU)",
                 v.counters.switches,
-                v.counters.generation_start_ns as f64 / 1e3 / v.counters.generation_shards.max(1) as f64
+                v.counters.generation_start_ns as f64 / 1e3 / v.counters.generation_shards.max(1) as f64,
+                v.counters.generation_start_cpu_ns as f64 / 1e3 / v.counters.generation_shards.max(1) as f64
             ),
         ),
         (
@@ -243,10 +244,13 @@ pub fn summary(v: &VariantResult) -> String {
     rows.push((
         "Resources",
         format!(
-            "cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB",
+            "cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB, {:.1} MiB above the run's start, {:.1} MiB beyond the {:.0} MiB memtable budget",
             v.resources.user_cpu.as_secs_f64(),
             v.resources.system_cpu.as_secs_f64(),
-            mib(v.resources.peak_rss)
+            mib(v.resources.peak_rss),
+            mib(v.resources.peak_rss.saturating_sub(v.resources.start_rss)),
+            beyond_budget_mib(v),
+            mib(v.variant.memtable_space)
         ),
     ));
     for (name, value) in rows {
@@ -316,7 +320,7 @@ pub fn interval_rates(runs: &[&VariantResult]) -> Vec<f64> {
 
 type Figure = (&'static str, fn(&VariantResult) -> f64);
 
-const FIGURES: [Figure; 12] = [
+const FIGURES: [Figure; 13] = [
     ("op rate (op/s)", |v| Rates::of(v).ops),
     ("row rate (row/s)", |v| Rates::of(v).rows),
     ("latency mean (ms)", |v| v.latency.mean / 1e6),
@@ -329,7 +333,13 @@ const FIGURES: [Figure; 12] = [
     ("contended puts", |v| v.counters.contended as f64),
     ("boundary calls", |v| v.boundary.calls as f64),
     ("peak RSS (MiB)", |v| mib(v.resources.peak_rss)),
+    ("RSS beyond budget (MiB)", beyond_budget_mib),
 ];
+
+/// What the run added to RSS beyond its memtable budget (issue 6's P7).
+fn beyond_budget_mib(v: &VariantResult) -> f64 {
+    v.resources.beyond_budget(v.variant.memtable_space) as f64 / (1024.0 * 1024.0)
+}
 
 fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
     runs.iter().copied().filter(|r| r.failure.is_none()).collect()
@@ -439,9 +449,13 @@ pub fn against_baseline(baseline: &BenchResult, run: &BenchResult) -> String {
 /// The sandbox's limits as a run had them.
 pub fn engine_line(settings: &crate::plugin::EngineSettings) -> String {
     format!(
-        "Sandbox: epoch deadline {} per call; memory cap {:.0} MiB per instance; wasm stack {:.1} MiB",
+        "Sandbox: epoch deadline {} per call; memory cap {:.0} MiB per instance; wasm stack {:.1} MiB; {}",
         settings.call_deadline.map_or("off".to_string(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3)),
         mib(settings.memory_cap),
-        mib(settings.stack_limit as u64)
+        mib(settings.stack_limit as u64),
+        match settings.instance_slots {
+            0 => "instances allocated on demand".to_string(),
+            n => format!("pooling allocator, {n} instance slots"),
+        }
     )
 }

@@ -5,6 +5,7 @@
 
 use memlab::bench;
 use memlab::config::BenchConfig;
+use memlab::plugin::{EngineSettings, PluginHost};
 
 use crate::support::{host, options, scratch};
 
@@ -56,6 +57,9 @@ fn every_variant_flushes_and_reads_back_the_streams_final_state() {
         assert_eq!(v.errors, 0);
         assert_eq!(v.rows, 30_000);
         assert!(v.counters.switches >= 3, "{}: a 1 MiB budget must switch often", v.variant.name);
+        assert!(v.counters.generation_start_cpu_ns > 0 && v.counters.generation_start_ns > 0, "{}: generation start is timed", v.variant.name);
+        // The run's own memory is measured from its start (Linux /proc).
+        assert!(v.resources.start_rss > 0 && v.resources.peak_rss >= v.resources.start_rss, "{:?}", v.resources);
         assert!(v.flushes.iter().map(|f| f.rows).sum::<u64>() >= 30_000 / 2);
         assert_eq!(v.fingerprint, first.fingerprint, "the stream differs between variants");
         let verified = v.verified.expect("verified");
@@ -108,4 +112,47 @@ fn the_default_config_parses() {
     let shape: Vec<(&str, usize, &str)> =
         config.variants.iter().map(|v| (v.memtable.as_str(), v.shards, v.allocator.as_str())).collect();
     assert_eq!(shape, [("skiplist", 1, "per-cell"), ("skiplist", 1, "per-row"), ("trie", 32, "per-cell"), ("trie", 32, "per-row")]);
+}
+
+/// The pooling allocator (warm slots reused across generations) and
+/// on-demand allocation must give the same run: a slot reused by the next
+/// generation starts from a clean memory image.
+#[test]
+fn pooled_and_on_demand_instances_end_in_the_same_state() {
+    let config = BenchConfig::parse("pipeline test", CONFIG).expect("config");
+    let on_demand = PluginHost::new(EngineSettings { instance_slots: 0, cache_dir: None, ..EngineSettings::default() }).expect("engine");
+    let pooled = PluginHost::new(EngineSettings { instance_slots: 64, cache_dir: None, ..EngineSettings::default() }).expect("engine");
+    let a = bench::run(&on_demand, &config, &options(scratch("on-demand")), |_| {}).expect("bench");
+    let b = bench::run(&pooled, &config, &options(scratch("pooled")), |_| {}).expect("bench");
+    for (x, y) in a.variants.iter().zip(&b.variants) {
+        assert_eq!((&x.failure, &y.failure), (&None, &None), "{}", x.variant.name);
+        assert!(y.counters.switches >= 3 && y.counters.generation_shards > 0, "{}: generations must be started in reused slots", y.variant.name);
+        assert_eq!(x.verified.expect("verified").digest, y.verified.expect("verified").digest, "{}", x.variant.name);
+    }
+}
+
+/// More live instances than slots is a plugin error that says so, not a
+/// panic or a hang.
+#[test]
+fn too_few_instance_slots_is_a_clear_error() {
+    let config = BenchConfig::parse("pipeline test", CONFIG).expect("config");
+    // wasm-4x2 needs 8 instances for its first generation alone.
+    let host = PluginHost::new(EngineSettings { instance_slots: 4, cache_dir: None, ..EngineSettings::default() }).expect("engine");
+    let result = bench::run(&host, &config, &options(scratch("few-slots")), |_| {}).expect("bench");
+    let failure = result.variants[1].failure.as_deref().expect("wasm-4x2 cannot start");
+    assert!(failure.contains("btree") || failure.contains("per-row"), "names the plugin: {failure}");
+    assert!(failure.contains("limit"), "says which limit: {failure}");
+}
+
+#[test]
+fn a_bench_reserves_slots_for_every_generation_its_budget_can_hold() {
+    let mut config = BenchConfig::parse("pipeline test", CONFIG).expect("config");
+    assert_eq!(bench::instance_slots(&config), memlab::plugin::DEFAULT_INSTANCE_SLOTS, "small configs keep the default");
+    // 256 shards, switched at a quarter of the budget: 4 frozen + 1 live.
+    config.variants[1].shards = 256;
+    config.variants[1].cleanup_threshold = Some(0.25);
+    assert_eq!(bench::instance_slots(&config), 256 * 2 * 5 + 2 * 2 + 16);
+    // Beyond what is sensible to reserve: on demand.
+    config.variants[1].shards = 1024;
+    assert_eq!(bench::instance_slots(&config), 0);
 }
