@@ -198,16 +198,17 @@ fn spectrum(h: &Histogram<u64>) -> Vec<(f64, u64)> {
 const MAX_INSTANCE_SLOTS: u64 = 8192;
 
 /// Instance slots for the pooling allocator that cover every wasm variant
-/// of `config`: two per shard for the live generation and each frozen one
-/// the budget can hold (one per cleanup threshold), plus serializers and
-/// readers. 0 (on demand) when that is more than `MAX_INSTANCE_SLOTS`.
+/// of `config`: two per shard for the live generation, each frozen one the
+/// budget can hold (one per cleanup threshold) and the spare started ahead,
+/// plus serializers and readers. 0 (on demand) when that is more than
+/// `MAX_INSTANCE_SLOTS`.
 pub fn instance_slots(config: &BenchConfig) -> u32 {
     let needed = config
         .variants
         .iter()
         .filter(|v| v.runtime == crate::config::Runtime::Wasm)
         .map(|v| {
-            let generations = (1.0 / v.threshold()).ceil() as u64 + 1;
+            let generations = (1.0 / v.threshold()).ceil() as u64 + 2;
             v.shards as u64 * 2 * generations + 2 * v.flush_writers as u64 + 16
         })
         .max()
@@ -281,6 +282,7 @@ fn run_variant(
         Err(e) => return failed(variant, e.to_string()),
     };
     let descriptions = path.with_shard(0, |s| s.describe()).ok().map(|(m, a)| vec![m, a]).unwrap_or_default();
+    path.prepare_next_generation();
     let setup = setup_started.elapsed();
 
     let threads = stream.threads();
@@ -310,9 +312,11 @@ fn run_variant(
             .map(|_| {
                 let rx = jobs_rx.clone();
                 let (pool, serializer) = (&pool, &strategies.serializer);
-                let (flushes, failure, stop, description) = (&flushes, &failure, &stop, &serializer_description);
+                let (flushes, failure, stop, description, path) = (&flushes, &failure, &stop, &serializer_description, &path);
                 scope.spawn(move || {
                     for job in rx {
+                        // A switch just happened: the next one is furthest away.
+                        path.prepare_next_generation();
                         match flush::flush(job, serializer.as_ref(), dir, pool, run_started) {
                             Ok(report) => {
                                 if options.log_flushes {

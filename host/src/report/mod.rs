@@ -135,10 +135,12 @@ pub fn summary(v: &VariantResult) -> String {
         (
             "Memtable switches",
             format!(
-                "{} (the last is the drain at the end); a new generation took {:.0} us per shard ({:.0} us of CPU)",
+                "{} (the last is the drain at the end); a new generation took {:.1} us per shard on the switching writer ({} of {} shards started ahead by a flush writer); starting a shard cost {:.0} us of CPU",
                 v.counters.switches,
                 v.counters.generation_start_ns as f64 / 1e3 / v.counters.generation_shards.max(1) as f64,
-                v.counters.generation_start_cpu_ns as f64 / 1e3 / v.counters.generation_shards.max(1) as f64
+                v.counters.generation_ahead_shards,
+                v.counters.generation_shards,
+                v.counters.generation_start_cpu_ns as f64 / 1e3 / v.counters.generation_started_shards.max(1) as f64
             ),
         ),
         (

@@ -85,14 +85,21 @@ pub struct WriteCounters {
     pub groups: u64,
     /// Time client batches waited in a group's queue, summed.
     pub coalesce_wait_ns: u64,
-    /// Time spent creating fresh generations' shards (instantiation).
+    /// Time switching writers spent getting fresh generations' shards:
+    /// taking the ones a flush writer started ahead, or else starting them.
     pub generation_start_ns: u64,
-    /// Shards created for fresh generations.
+    /// Shards switched in as fresh generations.
     pub generation_shards: u64,
-    /// CPU time of the switching thread while it created them: the wall
-    /// time above also counts the time it was not running.
+    /// CPU time spent starting shards (instantiation and `create`), by
+    /// writers or ahead of time by flush writers.
     #[serde(default)]
     pub generation_start_cpu_ns: u64,
+    /// Shards started, ahead of time or not.
+    #[serde(default)]
+    pub generation_started_shards: u64,
+    /// Shards switched in that a flush writer had started ahead.
+    #[serde(default)]
+    pub generation_ahead_shards: u64,
 }
 
 /// The live generation of every shard, and the machinery to switch it.
@@ -120,6 +127,10 @@ pub struct WritePath {
     generation_start_ns: AtomicU64,
     generation_shards: AtomicU64,
     generation_start_cpu_ns: AtomicU64,
+    generation_started_shards: AtomicU64,
+    generation_ahead_shards: AtomicU64,
+    /// The next generation's shards, started ahead by a flush writer.
+    spare: Mutex<Option<Vec<Box<dyn ShardStrategies>>>>,
 }
 
 impl WritePath {
@@ -154,6 +165,9 @@ impl WritePath {
             generation_start_ns: AtomicU64::new(0),
             generation_shards: AtomicU64::new(0),
             generation_start_cpu_ns: AtomicU64::new(0),
+            generation_started_shards: AtomicU64::new(0),
+            generation_ahead_shards: AtomicU64::new(0),
+            spare: Mutex::new(None),
         })
     }
 
@@ -228,14 +242,17 @@ impl WritePath {
     fn switch(&self, replace: bool) -> Result<(), PluginError> {
         let fresh = if replace {
             let started = Instant::now();
-            let cpu_started = cpu_time::ThreadTime::try_now().ok();
-            let fresh = (0..self.shards.len()).map(|i| (self.factory)(i).map(Some)).collect::<Result<Vec<_>, _>>()?;
+            let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let fresh = match spare {
+                Some(shards) => {
+                    self.generation_ahead_shards.fetch_add(shards.len() as u64, Ordering::Relaxed);
+                    shards
+                }
+                None => self.start_generation()?,
+            };
             self.generation_start_ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            if let Some(cpu) = cpu_started {
-                self.generation_start_cpu_ns.fetch_add(cpu.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            }
             self.generation_shards.fetch_add(self.shards.len() as u64, Ordering::Relaxed);
-            fresh
+            fresh.into_iter().map(Some).collect::<Vec<_>>()
         } else {
             (0..self.shards.len()).map(|_| None).collect()
         };
@@ -268,6 +285,38 @@ impl WritePath {
         Ok(())
     }
 
+    /// Starts a fresh shard of every index, counting its CPU time.
+    fn start_generation(&self) -> Result<Vec<Box<dyn ShardStrategies>>, PluginError> {
+        let cpu_started = cpu_time::ThreadTime::try_now().ok();
+        let fresh = (0..self.shards.len()).map(|i| (self.factory)(i)).collect::<Result<Vec<_>, _>>()?;
+        if let Some(cpu) = cpu_started {
+            self.generation_start_cpu_ns.fetch_add(cpu.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+        self.generation_started_shards.fetch_add(fresh.len() as u64, Ordering::Relaxed);
+        Ok(fresh)
+    }
+
+    /// Starts the next generation's shards ahead of the switch that needs
+    /// them; flush writers call it between jobs, so a switch only swaps
+    /// them in (RocksDB and Cassandra create the new memtable on the
+    /// switching thread, but theirs cost no instantiation). No-op once
+    /// drained or when a spare is ready; an error is left for the switch,
+    /// which starts the generation itself and reports it.
+    pub fn prepare_next_generation(&self) {
+        if self.jobs.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+            return;
+        }
+        // Another flush writer already at it: nothing to add.
+        let mut spare = match self.spare.try_lock() {
+            Ok(spare) => spare,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return,
+        };
+        if spare.is_none() {
+            *spare = self.start_generation().ok();
+        }
+    }
+
     /// Freezes whatever is live, queues it for flush and closes the flush
     /// queue; no generation follows. Called once, after the writers stop.
     pub fn drain(&self) -> Result<(), PluginError> {
@@ -295,6 +344,8 @@ impl WritePath {
             generation_start_ns: self.generation_start_ns.load(Ordering::Relaxed),
             generation_shards: self.generation_shards.load(Ordering::Relaxed),
             generation_start_cpu_ns: self.generation_start_cpu_ns.load(Ordering::Relaxed),
+            generation_started_shards: self.generation_started_shards.load(Ordering::Relaxed),
+            generation_ahead_shards: self.generation_ahead_shards.load(Ordering::Relaxed),
         }
     }
 }

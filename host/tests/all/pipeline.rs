@@ -57,7 +57,10 @@ fn every_variant_flushes_and_reads_back_the_streams_final_state() {
         assert_eq!(v.errors, 0);
         assert_eq!(v.rows, 30_000);
         assert!(v.counters.switches >= 3, "{}: a 1 MiB budget must switch often", v.variant.name);
-        assert!(v.counters.generation_start_cpu_ns > 0 && v.counters.generation_start_ns > 0, "{}: generation start is timed", v.variant.name);
+        assert!(v.counters.generation_start_cpu_ns > 0 && v.counters.generation_started_shards > 0, "{}: generation start is timed", v.variant.name);
+        // The spare started at setup serves the first switch at least.
+        assert!(v.counters.generation_ahead_shards >= v.variant.shards as u64, "{}: {:?}", v.variant.name, v.counters);
+        assert!(v.counters.generation_ahead_shards <= v.counters.generation_shards);
         // The run's own memory is measured from its start (Linux /proc).
         assert!(v.resources.start_rss > 0 && v.resources.peak_rss >= v.resources.start_rss, "{:?}", v.resources);
         assert!(v.flushes.iter().map(|f| f.rows).sum::<u64>() >= 30_000 / 2);
@@ -148,10 +151,11 @@ fn too_few_instance_slots_is_a_clear_error() {
 fn a_bench_reserves_slots_for_every_generation_its_budget_can_hold() {
     let mut config = BenchConfig::parse("pipeline test", CONFIG).expect("config");
     assert_eq!(bench::instance_slots(&config), memlab::plugin::DEFAULT_INSTANCE_SLOTS, "small configs keep the default");
-    // 256 shards, switched at a quarter of the budget: 4 frozen + 1 live.
+    // 256 shards, switched at a quarter of the budget: 4 frozen + 1 live
+    // + 1 spare.
     config.variants[1].shards = 256;
     config.variants[1].cleanup_threshold = Some(0.25);
-    assert_eq!(bench::instance_slots(&config), 256 * 2 * 5 + 2 * 2 + 16);
+    assert_eq!(bench::instance_slots(&config), 256 * 2 * 6 + 2 * 2 + 16);
     // Beyond what is sensible to reserve: on demand.
     config.variants[1].shards = 1024;
     assert_eq!(bench::instance_slots(&config), 0);
