@@ -37,7 +37,8 @@ struct ShardSlot {
 
 /// Spins before parking: a shard's critical section is one or two plugin
 /// calls (a few µs), while parking and being woken again costs tens of µs
-/// here, more than the wait itself.
+/// here. Measured on 8 shards, 2 writers: lock wait halved. Yielding
+/// instead of spinning made it worse (the flush thread takes the core).
 fn spin_then_lock(mutex: &Mutex<ShardSlot>) -> MutexGuard<'_, ShardSlot> {
     const SPINS: u32 = 1 << 14;
     for _ in 0..SPINS {
