@@ -94,15 +94,19 @@ fn wasm_vs_native(c: &mut Criterion) {
 }
 
 /// P5: what starting a shard's new generation costs (a store, two
-/// instances, `create` of each), wasm against the native twins.
+/// instances, `create` of each) and dropping it again: wasm with the
+/// pooling allocator, wasm allocating on demand, and the native twins.
 fn generation_start(c: &mut Criterion) {
-    let host = host();
-    let allocator = host.load_as("per-row", Kind::Allocator).expect("per-row");
+    let pooled = host();
+    let on_demand = PluginHost::new(EngineSettings { instance_slots: 0, ..EngineSettings::default() }).expect("engine");
     let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
     let mut group = c.benchmark_group("new generation, one shard + per-row");
     for name in ["skiplist", "trie", "vector"] {
-        let memtable = host.load_as(name, Kind::Memtable).expect("memtable");
-        group.bench_function(BenchmarkId::new("wasm", name), |b| b.iter(|| host.shard(&memtable, &[], &allocator, &[], Arc::clone(&pool), 0).expect("shard")));
+        for (label, host) in [("wasm pooled", &pooled), ("wasm on demand", &on_demand)] {
+            let memtable = host.load_as(name, Kind::Memtable).expect("memtable");
+            let allocator = host.load_as("per-row", Kind::Allocator).expect("per-row");
+            group.bench_function(BenchmarkId::new(label, name), |b| b.iter(|| host.shard(&memtable, &[], &allocator, &[], Arc::clone(&pool), 0).expect("shard")));
+        }
         group.bench_function(BenchmarkId::new("native", name), |b| b.iter(|| NativeShard::new(name, &[], "per-row", &[], Arc::clone(&pool), 0).expect("native shard")));
     }
     group.finish();
