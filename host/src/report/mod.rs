@@ -12,9 +12,9 @@ use crate::bench::{BenchResult, VariantResult};
 use crate::flush::mib;
 
 fn thousands(n: f64) -> String {
-    let whole = n.round() as u64;
+    let whole = n.round().abs() as u64;
     let digits = whole.to_string();
-    let mut out = String::new();
+    let mut out = String::from(if n.round() < 0.0 { "-" } else { "" });
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
@@ -460,4 +460,17 @@ pub fn engine_line(settings: &crate::plugin::EngineSettings) -> String {
             n => format!("pooling allocator, {n} instance slots"),
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn thousands_groups_digits_and_keeps_the_sign() {
+        assert_eq!(thousands(1_234_567.4), "1,234,567");
+        assert_eq!(thousands(-235.2), "-235");
+        assert_eq!(thousands(-1_000.0), "-1,000");
+        assert_eq!(thousands(0.0), "0");
+    }
 }
