@@ -83,6 +83,24 @@ fn pooling(settings: &EngineSettings) -> wasmtime::PoolingAllocationConfig {
     pooling
 }
 
+fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, PluginError> {
+    let mut config = wasmtime::Config::new();
+    config
+        .concurrency_support(false)
+        .cranelift_opt_level(wasmtime::OptLevel::Speed)
+        .wasm_component_model(true)
+        .max_wasm_stack(settings.stack_limit)
+        .epoch_interruption(settings.call_deadline.is_some());
+    if settings.instance_slots > 0 {
+        config.allocation_strategy(pooling(settings));
+    }
+    // Names guest functions for `perf` and callgrind (/tmp/perf-PID.map).
+    if std::env::var_os("MEMLAB_PERF_MAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
+    wasmtime::Engine::new(&config).map_err(|e| PluginError::Engine(format!("{e:#}")))
+}
+
 /// A wasmtime engine plus the linker that offers memlab's own interfaces
 /// and nothing else.
 pub struct PluginHost {
@@ -100,23 +118,17 @@ impl std::fmt::Debug for PluginHost {
 
 impl PluginHost {
     /// Builds the engine: no WASI, `concurrency_support` off (it costs
-    /// ~600 ns a call), Cranelift at opt level Speed.
-    pub fn new(settings: EngineSettings) -> Result<Arc<Self>, PluginError> {
-        let mut config = wasmtime::Config::new();
-        config
-            .concurrency_support(false)
-            .cranelift_opt_level(wasmtime::OptLevel::Speed)
-            .wasm_component_model(true)
-            .max_wasm_stack(settings.stack_limit)
-            .epoch_interruption(settings.call_deadline.is_some());
-        if settings.instance_slots > 0 {
-            config.allocation_strategy(pooling(&settings));
-        }
-        // Names guest functions for `perf` and callgrind (/tmp/perf-PID.map).
-        if std::env::var_os("MEMLAB_PERF_MAP").is_some() {
-            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
-        }
-        let engine = wasmtime::Engine::new(&config).map_err(|e| PluginError::Engine(format!("{e:#}")))?;
+    /// ~600 ns a call), Cranelift at opt level Speed. Where the pooling
+    /// allocator cannot reserve its address space (a `ulimit -v`, valgrind),
+    /// instances are allocated on demand instead, and `settings()` says so.
+    pub fn new(mut settings: EngineSettings) -> Result<Arc<Self>, PluginError> {
+        let engine = match engine(&settings) {
+            Err(_) if settings.instance_slots > 0 => {
+                settings.instance_slots = 0;
+                engine(&settings)?
+            }
+            built => built?,
+        };
         let mut linker = wasmtime::component::Linker::new(&engine);
         bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
             .map_err(|e| PluginError::Engine(format!("defining memlab's interfaces: {e:#}")))?;

@@ -160,3 +160,15 @@ fn a_bench_reserves_slots_for_every_generation_its_budget_can_hold() {
     config.variants[1].shards = 1024;
     assert_eq!(bench::instance_slots(&config), 0);
 }
+
+/// Where the pooling allocator cannot reserve its address space (here:
+/// far more slots than a 47-bit address space holds; in practice a
+/// `ulimit -v` or valgrind), the engine allocates on demand and says so.
+#[test]
+fn an_unreservable_pool_falls_back_to_on_demand_instances() {
+    let host = PluginHost::new(EngineSettings { instance_slots: 4_000_000, cache_dir: None, ..EngineSettings::default() }).expect("engine");
+    assert_eq!(host.settings().instance_slots, 0);
+    let config = BenchConfig::parse("pipeline test", CONFIG).expect("config");
+    let result = bench::run(&host, &config, &options(scratch("fallback")), |_| {}).expect("bench");
+    assert!(result.variants.iter().all(|v| v.failure.is_none() && v.verified.is_some()));
+}
