@@ -120,7 +120,9 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let mut writer = serializer(job.part).map_err(plugin)?;
     let memory_at_start = writer.guest_memory_bytes();
     let mut segment = SegmentWriter::create(dir, generation, job.part).map_err(|source| FlushError::Segment { generation, source })?;
-    let mut last_key: Option<Vec<u8>> = None;
+    // The previous key, for the order check; one buffer, reused.
+    let mut last_key: Vec<u8> = Vec::new();
+    let mut first = true;
     let mut records = Packed::new();
     for (shard, mut strategies) in job.shards {
         strategies.open_cursor().map_err(plugin)?;
@@ -137,10 +139,12 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
             let rows = strategies.load(decoded.iter().map(|e| e.reference).collect()).map_err(plugin)?;
             records.clear();
             for (entry, row) in decoded.iter().zip(rows.iter()) {
-                if last_key.as_deref().is_some_and(|last| entry.key <= last) {
+                if !first && entry.key <= last_key.as_slice() {
                     return Err(contract(format!("memtable cursor on shard {shard} returned keys out of order")));
                 }
-                last_key = Some(entry.key.to_vec());
+                first = false;
+                last_key.clear();
+                last_key.extend_from_slice(entry.key);
                 records.push_with(|buf| encode_flush_record(buf, entry.key, row));
             }
             report.rows += decoded.len() as u64;

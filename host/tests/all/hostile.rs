@@ -107,11 +107,18 @@ memtable = "{path}"
 memtable_params = {{ mode = "drop-row", after = 20 }}
 allocator = "per-row"
 serializer = "lean"
+
+[[variant]]
+name = "unsorted cursor"
+memtable = "{path}"
+memtable_params = {{ mode = "unsorted" }}
+allocator = "per-row"
+serializer = "lean"
 "#
     );
     let config = BenchConfig::parse("hostile.toml", &config).expect("config");
     let result = bench::run(&strict_host(), &config, &options(scratch("hostile-bench")), |_| {}).expect("bench");
-    let [loops, healthy, lossy] = &result.variants[..] else { panic!("three runs") };
+    let [loops, healthy, lossy, unsorted] = &result.variants[..] else { panic!("four runs") };
     let failure = loops.failure.as_deref().expect("the looping variant fails");
     assert!(failure.contains("deadline exceeded"), "{failure}");
     assert!(loops.verified.is_none());
@@ -120,6 +127,9 @@ serializer = "lean"
     // Nothing lost: verification catches the one dropped row.
     let failure = lossy.failure.as_deref().expect("the lossy variant fails verification");
     assert!(failure.contains("1 keys missing"), "{failure}");
+    // The flush checks the cursor's order: a segment is never written unsorted.
+    let failure = unsorted.failure.as_deref().expect("the unsorted cursor fails the flush");
+    assert!(failure.contains("out of order") && failure.contains("shard 0"), "{failure}");
     let table = memlab::report::comparison(&result);
     assert!(table.contains("FAILED"), "{table}");
     assert!(memlab::report::summary(loops).contains("not valid"), "failed figures must not be shown");

@@ -23,6 +23,7 @@ enum Mode {
     Panic,
     DeepRecursion,
     DropRow,
+    Unsorted,
 }
 
 /// The misbehaving memtable.
@@ -62,7 +63,7 @@ impl Hostile {
             Mode::DeepRecursion => {
                 black_box(recurse(0, black_box(u64::MAX)));
             }
-            Mode::None | Mode::HugeReturn | Mode::DropRow => {}
+            Mode::None | Mode::HugeReturn | Mode::DropRow | Mode::Unsorted => {}
         }
     }
 }
@@ -82,6 +83,7 @@ impl Memtable for Hostile {
             "panic" => Mode::Panic,
             "deep-recursion" => Mode::DeepRecursion,
             "drop-row" => Mode::DropRow,
+            "unsorted" => Mode::Unsorted,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after: u64 = params.get("after", 0)?;
@@ -129,6 +131,14 @@ impl Memtable for Hostile {
             let key = vec![b'h'; 1 << 20];
             for _ in 0..16 {
                 out.push_with(|buf| Entry { key: &key, timestamp: 1, reference: 0 }.encode(buf));
+            }
+            return;
+        }
+        if self.mode == Mode::Unsorted {
+            // Every entry at once, newest key first.
+            for (k, &(timestamp, reference)) in self.entries.iter().rev().skip(*position) {
+                out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
+                *position += 1;
             }
             return;
         }
