@@ -45,8 +45,8 @@ pub struct EngineSettings {
     /// Where precompiled components are cached; `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
     /// Component instances the pooling allocator keeps slots for (a shard
-    /// holds two per live or flushing generation); 0 allocates each
-    /// instance's memory on demand instead.
+    /// holds two per generation: live, flushing, or started ahead); 0
+    /// allocates each instance's memory on demand instead.
     pub instance_slots: u32,
 }
 

@@ -132,17 +132,7 @@ pub fn summary(v: &VariantResult) -> String {
                 v.counters.coalesce_wait_ns as f64 / 1e3 / v.partitions.max(1) as f64
             ) },
         ),
-        (
-            "Memtable switches",
-            format!(
-                "{} (the last is the drain at the end); a new generation took {:.1} us per shard on the switching writer ({} of {} shards started ahead by a flush writer); starting a shard cost {:.0} us of CPU",
-                v.counters.switches,
-                v.counters.generation_start_ns as f64 / 1e3 / v.counters.generation_shards.max(1) as f64,
-                v.counters.generation_ahead_shards,
-                v.counters.generation_shards,
-                v.counters.generation_start_cpu_ns as f64 / 1e3 / v.counters.generation_started_shards.max(1) as f64
-            ),
-        ),
+        ("Memtable switches", switches_line(&v.counters)),
         (
             "Contended puts",
             format!(
@@ -243,18 +233,14 @@ pub fn summary(v: &VariantResult) -> String {
             rows.insert(9, (latency_label(kind), line));
         }
     }
-    rows.push((
-        "Resources",
-        format!(
-            "cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB, {:.1} MiB above the run's start, {:.1} MiB beyond the {:.0} MiB memtable budget",
-            v.resources.user_cpu.as_secs_f64(),
-            v.resources.system_cpu.as_secs_f64(),
-            mib(v.resources.peak_rss),
-            mib(v.resources.peak_rss.saturating_sub(v.resources.start_rss)),
-            beyond_budget_mib(v),
-            mib(v.variant.memtable_space)
-        ),
-    ));
+    let r = &v.resources;
+    let mut resources = format!("cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB", r.user_cpu.as_secs_f64(), r.system_cpu.as_secs_f64(), mib(r.peak_rss));
+    // Runs saved before the start was recorded have none.
+    if r.start_rss > 0 {
+        let added = mib(r.peak_rss.saturating_sub(r.start_rss));
+        let _ = write!(resources, ", {added:.1} MiB above the run's start, {:.1} MiB beyond the {:.0} MiB memtable budget", beyond_budget_mib(v), mib(v.variant.memtable_space));
+    }
+    rows.push(("Resources", resources));
     for (name, value) in rows {
         let _ = writeln!(s, "{name:<26}: {value}");
     }
@@ -337,6 +323,26 @@ const FIGURES: [Figure; 13] = [
     ("peak RSS (MiB)", |v| mib(v.resources.peak_rss)),
     ("RSS beyond budget (MiB)", beyond_budget_mib),
 ];
+
+fn switches_line(c: &crate::write_path::WriteCounters) -> String {
+    let per_shard = |ns: u64, shards: u64| ns as f64 / 1e3 / shards.max(1) as f64;
+    let mut line = format!(
+        "{} (the last is the drain at the end); a new generation took {:.1} us per shard on the switching writer",
+        c.switches,
+        per_shard(c.generation_start_ns, c.generation_shards)
+    );
+    // Runs saved before generations were started ahead have no CPU figure.
+    if c.generation_started_shards > 0 {
+        let _ = write!(
+            line,
+            " ({} of {} shards started ahead by a flush writer); starting a shard cost {:.0} us of CPU",
+            c.generation_ahead_shards,
+            c.generation_shards,
+            per_shard(c.generation_start_cpu_ns, c.generation_started_shards)
+        );
+    }
+    line
+}
 
 /// What the run added to RSS beyond its memtable budget (issue 6's P7).
 fn beyond_budget_mib(v: &VariantResult) -> f64 {
