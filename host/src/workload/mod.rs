@@ -153,10 +153,16 @@ pub enum Stream {
 }
 
 impl Stream {
-    /// The stream a profile describes (loading its `stream` file if set).
+    /// The stream a profile describes (loading its `stream` file if set,
+    /// generating it all first if `materialize`).
     pub fn of(profile: &Profile) -> Result<Stream, StreamFileError> {
         match &profile.stream {
             Some(path) => Ok(Stream::Replayed(std::sync::Arc::new(StreamFile::read(path)?))),
+            None if profile.materialize => {
+                let name = std::path::Path::new("(materialized stream)");
+                let (bytes, _) = stream_file::encode_stream(profile, name)?;
+                Ok(Stream::Replayed(std::sync::Arc::new(StreamFile::parse(name, bytes)?)))
+            }
             None => Ok(Stream::Generated(Box::new(profile.clone()))),
         }
     }

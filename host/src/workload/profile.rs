@@ -49,6 +49,12 @@ pub struct Profile {
     /// Replay this stream file (`memlab stream`) instead of generating.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<PathBuf>,
+    /// Generate the whole stream into memory before the clock starts and
+    /// replay it, so that the timed part is the write path without the
+    /// generator (the same bytes and fingerprint; ~150 bytes of memory per
+    /// seed-profile row, held across runs).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub materialize: bool,
 }
 
 /// Which partitions ops touch.
@@ -146,6 +152,7 @@ impl Default for Profile {
             tombstone_ratio: 0.0,
             read_probe: 10_000,
             stream: None,
+            materialize: false,
         }
     }
 }

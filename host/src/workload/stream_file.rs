@@ -48,6 +48,14 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// Generates `profile`'s stream into `path`; returns its fingerprint and op count.
 pub fn write_stream_file(profile: &Profile, path: &Path) -> Result<(Fingerprint, u64), StreamFileError> {
+    let (out, fingerprint) = encode_stream(profile, path)?;
+    std::fs::write(path, &out).map_err(|source| StreamFileError::Io { path: path.display().to_string(), source })?;
+    Ok((fingerprint, profile.ops))
+}
+
+/// Generates `profile`'s stream in the stream file layout; `path` names it
+/// in errors.
+pub fn encode_stream(profile: &Profile, path: &Path) -> Result<(Vec<u8>, Fingerprint), StreamFileError> {
     let unusable = |what: &str| StreamFileError::Unusable { path: path.display().to_string(), what: what.to_string() };
     if profile.duration.is_some() {
         return Err(unusable("a stream file needs a count (`ops`), not a `duration`"));
@@ -55,7 +63,8 @@ pub fn write_stream_file(profile: &Profile, path: &Path) -> Result<(Fingerprint,
     if profile.stream.is_some() {
         return Err(unusable("the profile already replays a stream file"));
     }
-    let json = serde_json::to_vec(profile).map_err(|e| unusable(&e.to_string()))?;
+    // The frozen profile is what it generates, not how it was held.
+    let json = serde_json::to_vec(&Profile { materialize: false, ..profile.clone() }).map_err(|e| unusable(&e.to_string()))?;
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
@@ -93,8 +102,7 @@ pub fn write_stream_file(profile: &Profile, path: &Path) -> Result<(Fingerprint,
     let fingerprint = Fingerprint::combine(&parts);
     out.extend_from_slice(&fingerprint.0.to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
-    std::fs::write(path, &out).map_err(|source| StreamFileError::Io { path: path.display().to_string(), source })?;
-    Ok((fingerprint, profile.ops))
+    Ok((out, fingerprint))
 }
 
 /// A bounds-checked cursor that names the byte it failed at.
@@ -225,8 +233,9 @@ impl StreamFile {
                     for _ in 0..c.u32("row count")? {
                         op.rows.push(c.bytes("row")?);
                     }
-                    let first = op.rows.get(0).and_then(|r| RowView::decode(r).ok());
-                    op.partition = first.map(|r| r.partition.to_vec()).unwrap_or_default();
+                    if let Some(first) = op.rows.get(0).and_then(|r| RowView::decode(r).ok()) {
+                        op.partition.extend_from_slice(first.partition);
+                    }
                 }
                 OpKind::Read => {
                     op.partition.extend_from_slice(c.bytes("partition key")?);

@@ -120,6 +120,29 @@ fn a_stream_file_replays_the_generated_stream() {
     assert_eq!(replayed.variants[0].verified.expect("verified").digest, generated.variants[0].verified.expect("verified").digest);
 }
 
+/// `materialize = true` generates the stream before the clock and replays
+/// it: the same ops, fingerprint and final state as generating on the fly.
+#[test]
+fn a_materialized_stream_is_the_generated_stream() {
+    let config = WORKLOAD.to_string() + &variant("generated", "") + &variant("native", "runtime = \"native\"");
+    let generated = run(&config, "materialize-generated");
+    let materialized = run(&config.replacen("[workload]\n", "[workload]\nmaterialize = true\n", 1), "materialize-replayed");
+    for (g, m) in generated.variants.iter().zip(&materialized.variants) {
+        assert_eq!(m.failure, None, "{}", m.variant.name);
+        assert_eq!(m.fingerprint, g.fingerprint, "{}", m.variant.name);
+        assert_eq!(m.op_counts, g.op_counts, "{}", m.variant.name);
+        assert_eq!(m.verified.expect("verified").digest, g.verified.expect("verified").digest, "{}", m.variant.name);
+    }
+    let mut held = profile();
+    held.materialize = true;
+    assert!(matches!(Stream::of(&held), Ok(Stream::Replayed(_))), "materialized up front, not generated in the run");
+    let mut timed = profile();
+    timed.materialize = true;
+    timed.duration = Some(std::time::Duration::from_secs(1));
+    let error = Stream::of(&timed).expect_err("a timed run has no stream to generate up front").to_string();
+    assert!(error.contains("materialized stream") && error.contains("duration"), "{error}");
+}
+
 #[test]
 fn a_damaged_stream_file_is_refused_naming_file_and_byte() {
     let dir = scratch("stream-damage");
