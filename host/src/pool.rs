@@ -186,7 +186,6 @@ impl MemoryPool {
         self.budget
     }
 
-
     /// Compare-and-swap conflicts so far (`cas-loop` only).
     pub fn cas_retries(&self) -> u64 {
         self.cas_retries.load(Ordering::Relaxed)

@@ -139,7 +139,7 @@ fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::co
         .map_err(|e| {
             let mut detail = format!("{e:#}");
             if detail.contains("maximum concurrent") {
-                detail.push_str(" (the pooling allocator's instance slots: every shard holds two per live or flushing generation)");
+                detail.push_str(" (the pooling allocator's instance slots: every shard holds two per generation, live, flushing or started ahead)");
             }
             PluginError::Instantiate { plugin: plugin.name.clone(), detail }
         })

@@ -111,7 +111,6 @@ impl Generator {
             op.rows.push_with(|buf| encode_row(buf, &op.partition, &self.clustering, timestamp, tombstone, cells));
         }
     }
-
 }
 
 #[cfg(test)]

@@ -233,8 +233,9 @@ impl StreamFile {
                     for _ in 0..c.u32("row count")? {
                         op.rows.push(c.bytes("row")?);
                     }
-                    if let Some(first) = op.rows.get(0).and_then(|r| RowView::decode(r).ok()) {
-                        op.partition.extend_from_slice(first.partition);
+                    // The keys are enough: `parse` validated every row.
+                    if let Some((partition, _, _)) = op.rows.get(0).and_then(|r| RowView::keys(r).ok()) {
+                        op.partition.extend_from_slice(partition);
                     }
                 }
                 OpKind::Read => {
