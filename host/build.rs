@@ -4,29 +4,65 @@
 //! itself (`RUSTUP_AUTO_INSTALL=0`), this adds it and says so.
 
 use std::env;
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, exit};
 
 const TARGET: &str = "wasm32-unknown-unknown";
 
-/// (crate, kind, name as config spells it)
-const BUNDLED: &[(&str, &str, &str)] = &[
-    ("memtable-btree", "Memtable", "btree"),
-    ("memtable-skiplist", "Memtable", "skiplist"),
-    ("memtable-trie", "Memtable", "trie"),
-    ("memtable-vector", "Memtable", "vector"),
-    ("memtable-null", "Memtable", "null"),
-    ("alloc-per-row", "Allocator", "per-row"),
-    ("alloc-per-cell", "Allocator", "per-cell"),
-    ("alloc-region", "Allocator", "region"),
-    ("alloc-heap", "Allocator", "heap"),
-    ("alloc-null", "Allocator", "null"),
-    ("flush-naive", "Serializer", "naive"),
-    ("flush-lean", "Serializer", "lean"),
-    ("flush-block", "Serializer", "block"),
-];
+/// A bundled strategy: a plugin crate the host depends on.
+struct Bundled {
+    krate: String,
+    /// `Memtable`, `Allocator` or `Serializer`.
+    kind: &'static str,
+}
+
+/// The registry's table: every `[dependencies]` entry of host/Cargo.toml
+/// whose crate declares `[package.metadata.memlab] kind`. The dependency
+/// line is the one place a bundled strategy is listed.
+fn bundled(manifest_dir: &Path) -> Vec<Bundled> {
+    let manifest = read_toml(&manifest_dir.join("Cargo.toml"));
+    let mut bundled = Vec::new();
+    let deps = manifest.get("dependencies").and_then(toml::Value::as_table).cloned().unwrap_or_default();
+    for (krate, spec) in &deps {
+        let Some(path) = spec.get("path").and_then(toml::Value::as_str) else { continue };
+        let plugin_manifest = manifest_dir.join(path).join("Cargo.toml");
+        let plugin = read_toml(&plugin_manifest);
+        let kind = plugin.get("package").and_then(|p| p.get("metadata")).and_then(|m| m.get("memlab")).and_then(|m| m.get("kind"));
+        let Some(kind) = kind else { continue };
+        let kind = match kind.as_str() {
+            Some("memtable") => "Memtable",
+            Some("allocator") => "Allocator",
+            Some("serializer") => "Serializer",
+            _ => fail(&format!("{}: [package.metadata.memlab] kind must be \"memtable\", \"allocator\" or \"serializer\"", plugin_manifest.display())),
+        };
+        bundled.push(Bundled { krate: krate.clone(), kind });
+    }
+    let order = |kind: &str| ["Memtable", "Allocator", "Serializer"].iter().position(|k| *k == kind);
+    bundled.sort_by(|a, b| (order(a.kind), &a.krate).cmp(&(order(b.kind), &b.krate)));
+    bundled
+}
+
+fn read_toml(path: &Path) -> toml::Table {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| fail(&format!("reading {}: {e}", path.display())));
+    text.parse().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())))
+}
+
+/// One row of the generated registry table.
+fn registry_row(b: &Bundled, component_path: &Path) -> String {
+    let strategy = format!("{}::MemlabStrategy", b.krate.replace('-', "_"));
+    let (trait_name, twin) = match b.kind {
+        "Memtable" => ("Memtable", format!("Twin::Memtable(native::memtable::<{strategy}>)")),
+        "Allocator" => ("Allocator", format!("Twin::Allocator(native::allocator::<{strategy}>)")),
+        _ => ("Serializer", format!("Twin::Serializer {{ writer: native::writer::<{strategy}>, reader: native::reader::<{strategy}> }}")),
+    };
+    format!(
+        "    Bundled {{ name: <{strategy} as memlab_sdk::{trait_name}>::NAME, kind: Kind::{}, crate_name: {:?}, component: include_bytes!({:?}), twin: {twin} }},\n",
+        b.kind,
+        b.krate,
+        component_path.display().to_string()
+    )
+}
 
 /// (crate, file name): plugins for the sandbox tests, built the same way
 /// but not embedded; tests find them under `MEMLAB_TEST_PLUGINS`.
@@ -41,6 +77,7 @@ fn main() {
     // The plugin profile lives in the workspace manifest.
     println!("cargo:rerun-if-changed={}", workspace.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display());
     provenance(&workspace);
 
     ensure_target();
@@ -48,23 +85,19 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"))
         .join("wasm-plugins");
-    build_plugins(&workspace, &target_dir);
+    let bundled = bundled(&manifest_dir);
+    build_plugins(&workspace, &target_dir, &bundled);
 
     let mut table = String::from("&[\n");
-    for (krate, kind, name) in BUNDLED {
-        let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
+    for b in &bundled {
+        let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", b.krate.replace('-', "_")));
         let component = componentize(&module_path);
-        let component_path = out_dir.join(format!("{krate}.component.wasm"));
+        let component_path = out_dir.join(format!("{}.component.wasm", b.krate));
         fs::write(&component_path, component).unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
-        writeln!(
-            table,
-            "    Bundled {{ name: {name:?}, kind: Kind::{kind}, crate_name: {krate:?}, component: include_bytes!({:?}) }},",
-            component_path.display().to_string()
-        )
-        .expect("writing to a String");
+        table.push_str(&registry_row(b, &component_path));
     }
     table.push(']');
-    fs::write(out_dir.join("bundled.rs"), table).unwrap_or_else(|e| fail(&format!("writing bundled.rs: {e}")));
+    fs::write(out_dir.join("registry.rs"), table).unwrap_or_else(|e| fail(&format!("writing registry.rs: {e}")));
     for (krate, name) in TEST_PLUGINS {
         let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
         let component_path = out_dir.join(format!("{name}.wasm"));
@@ -115,13 +148,13 @@ fn ensure_target() {
     }
 }
 
-fn build_plugins(workspace: &Path, target_dir: &Path) {
+fn build_plugins(workspace: &Path, target_dir: &Path, bundled: &[Bundled]) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace)
         .args(["build", "--profile", "plugin", "--target", TARGET, "--target-dir"])
         .arg(target_dir);
-    for krate in BUNDLED.iter().map(|b| b.0).chain(TEST_PLUGINS.iter().map(|t| t.0)) {
+    for krate in bundled.iter().map(|b| b.krate.as_str()).chain(TEST_PLUGINS.iter().map(|t| t.0)) {
         cmd.args(["-p", krate]);
     }
     // The outer build's flags, jobserver and target are for the host.

@@ -10,11 +10,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use memlab::native::NativeShard;
-use memlab::plugin::{EngineSettings, Kind, PluginHost};
+use memlab::native;
+use memlab::plugin::{EngineSettings, PluginHost};
+use memlab::seam::Kind;
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab::router::{RoutedBatch, Router};
-use memlab::strategy::ShardStrategies;
+use memlab::seam::Shard;
 use memlab_sdk::{Cell, Packed, encode_row};
 
 const BATCHES: [usize; 4] = [1, 10, 100, 1000];
@@ -50,7 +51,7 @@ fn abi_shapes(c: &mut Criterion) {
 
 /// Writes `iters` batches of `n` fresh rows into `shard` as the write path
 /// does (store, then insert); returns the time taken.
-fn write_batches(shard: &mut dyn ShardStrategies, n: usize, iters: u64, salt: &mut u64) -> Duration {
+fn write_batches(shard: &mut Shard, n: usize, iters: u64, salt: &mut u64) -> Duration {
     let router = Router::new(1);
     let mut batch = RoutedBatch::default();
     let mut elapsed = Duration::ZERO;
@@ -85,7 +86,7 @@ fn wasm_vs_native(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("native", n), &n, |b, &n| {
             b.iter_custom(|iters| {
                 let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
-                let mut shard = NativeShard::new("skiplist", &[], "per-row", &[], pool, 0).expect("native shard");
+                let mut shard = native::shard("skiplist", &[], "per-row", &[], pool, 0).expect("native shard");
                 write_batches(&mut shard, n, iters, &mut salt)
             })
         });
@@ -107,7 +108,7 @@ fn generation_start(c: &mut Criterion) {
             let allocator = host.load_as("per-row", Kind::Allocator).expect("per-row");
             group.bench_function(BenchmarkId::new(label, name), |b| b.iter(|| host.shard(&memtable, &[], &allocator, &[], Arc::clone(&pool), 0).expect("shard")));
         }
-        group.bench_function(BenchmarkId::new("native", name), |b| b.iter(|| NativeShard::new(name, &[], "per-row", &[], Arc::clone(&pool), 0).expect("native shard")));
+        group.bench_function(BenchmarkId::new("native", name), |b| b.iter(|| native::shard(name, &[], "per-row", &[], Arc::clone(&pool), 0).expect("native shard")));
     }
     group.finish();
 }

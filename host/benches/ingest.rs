@@ -11,10 +11,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use memlab::native::NativeShard;
-use memlab::plugin::{Kind, PluginHost};
+use memlab::native;
+use memlab::plugin::PluginHost;
+use memlab::seam::Kind;
 use memlab::pool::{MemoryPool, PoolMode};
-use memlab::strategy::ShardStrategies;
+use memlab::seam::Shard;
 use memlab::workload::SplitMix;
 use memlab_sdk::{Cell, Entry, Packed, encode_row};
 
@@ -76,7 +77,7 @@ fn stream(rows: u64, clustered: bool) -> Vec<Batch> {
     batches
 }
 
-fn ingest(shard: &mut dyn ShardStrategies, batches: &mut [Batch]) -> Duration {
+fn ingest(shard: &mut Shard, batches: &mut [Batch]) -> Duration {
     let started = Instant::now();
     for batch in batches.iter_mut() {
         let refs = shard.store_rows(&mut batch.rows).expect("store");
@@ -117,19 +118,15 @@ fn main() {
             for memtable in memtables {
                 for wasm in [true, false] {
                     let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
-                    let mut shard: Box<dyn ShardStrategies> = if wasm {
+                    let mut shard: Shard = if wasm {
                         let plugin = host.load_as(memtable, Kind::Memtable).expect("memtable");
-                        Box::new(
-                            host.shard(&plugin, &[], &allocator, &[], pool, 0)
-                                .expect("shard"),
-                        )
+                        host.shard(&plugin, &[], &allocator, &[], pool, 0)
+                                .expect("shard")
                     } else {
-                        Box::new(
-                            NativeShard::new(memtable, &[], "per-row", &[], pool, 0)
-                                .expect("native shard"),
-                        )
+                        native::shard(memtable, &[], "per-row", &[], pool, 0)
+                                .expect("native shard")
                     };
-                    let took = ingest(shard.as_mut(), &mut batches);
+                    let took = ingest(&mut shard, &mut batches);
                     let name = format!("{memtable} {}", if wasm { "wasm" } else { "native" });
                     let rate = rows as f64 / took.as_secs_f64();
                     match seen.iter_mut().find(|(n, _)| *n == name) {

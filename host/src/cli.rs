@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use crate::bench::{self, BenchOptions, BenchResult};
 use crate::config::{BenchConfig, DEFAULT_CONFIG};
 use crate::plugin::{self, EngineSettings, PluginHost};
-use crate::{bundled, report};
+use crate::{registry, report};
 
 /// Try out the write path of an LSM engine, with its strategies as
 /// sandboxed WebAssembly components.
@@ -102,13 +102,13 @@ pub enum CliError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
-    Plugin(#[from] plugin::PluginError),
+    Plugin(#[from] crate::seam::SeamError),
     #[error(transparent)]
     Stream(#[from] crate::workload::StreamFileError),
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("{path}: not a memlab run: {detail}")]
-    BadRun { path: String, detail: String },
+    #[error(transparent)]
+    Record(#[from] crate::record::RecordError),
     #[error("{0} of {1} runs failed")]
     VariantsFailed(usize, usize),
     #[error("{plugin}: {failed} of {total} properties failed")]
@@ -124,8 +124,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
 }
 
 fn read_run(path: &Path) -> Result<BenchResult, CliError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
-    serde_json::from_slice(&bytes).map_err(|e| CliError::BadRun { path: path.display().to_string(), detail: e.to_string() })
+    Ok(BenchResult::load(path)?)
 }
 
 /// `memlab bench`'s flags.
@@ -160,12 +159,11 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     print!("{}", report::comparison(&result));
     std::fs::create_dir_all(&run_dir).map_err(io(&run_dir))?;
     let json = run_dir.join("run.json");
-    let text = serde_json::to_string_pretty(&result).map_err(|e| CliError::BadRun { path: json.display().to_string(), detail: e.to_string() })?;
-    std::fs::write(&json, text).map_err(io(&json))?;
+    result.save(&json)?;
     let html = run_dir.join("report.html");
     std::fs::write(&html, report::html::render(&result)).map_err(io(&html))?;
     println!("\nSaved: {} and {}", json.display(), html.display());
-    let failed = result.variants.iter().filter(|v| v.failure.is_some()).count();
+    let failed = result.variants.iter().filter(|v| v.failure().is_some()).count();
     if failed > 0 {
         return Err(CliError::VariantsFailed(failed, result.variants.len()));
     }
@@ -216,7 +214,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::List => {
             let host: Arc<PluginHost> = PluginHost::new(EngineSettings::default())?;
-            for b in bundled::all() {
+            for b in registry::all() {
                 let plugin = host.load(b.name)?;
                 println!("{:<12} {:<11} {:<8} {}", b.name, b.kind.to_string(), env!("CARGO_PKG_VERSION"), plugin.sha256);
             }

@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 
 use memlab_sdk::{Entry, Packed, encode_flush_record};
 
-use crate::plugin::PluginError;
 use crate::segment::{SegmentError, SegmentWriter};
-use crate::strategy::{Boundary, FlushStrategy};
+use crate::seam::{self, Boundary, SeamError};
 use crate::pool::MemoryPool;
 use crate::write_path::FlushJob;
 
@@ -17,13 +16,13 @@ use crate::write_path::FlushJob;
 const CURSOR_CHUNK: u32 = 256 << 10;
 
 /// Creates the serializer for one flush (the argument is the part).
-pub type SerializerFactory = dyn Fn(usize) -> Result<Box<dyn FlushStrategy>, PluginError> + Send + Sync;
+pub type SerializerFactory = dyn Fn(usize) -> Result<seam::Serializer, SeamError> + Send + Sync;
 
 /// A flush that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FlushError {
     #[error("flush of generation {generation}: {source}")]
-    Plugin { generation: u64, source: PluginError },
+    Plugin { generation: u64, source: SeamError },
     #[error("flush of generation {generation}: {source}")]
     Segment { generation: u64, source: SegmentError },
     #[error("flush of generation {generation}: {detail}")]
@@ -124,7 +123,8 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let mut last_key: Vec<u8> = Vec::new();
     let mut first = true;
     let mut records = Packed::new();
-    for (shard, mut strategies) in job.shards {
+    for mut strategies in job.shards {
+        let shard = strategies.index();
         strategies.open_cursor().map_err(plugin)?;
         loop {
             let entries = strategies.next_entries(CURSOR_CHUNK).map_err(plugin)?;

@@ -8,7 +8,7 @@
 //! only module that touches wasmtime.
 
 pub mod bench;
-pub mod bundled;
+pub mod registry;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -19,10 +19,11 @@ pub mod native;
 pub mod plugin;
 pub mod pool;
 pub mod read_probe;
+pub mod record;
 pub mod report;
 pub mod router;
 pub mod segment;
-pub mod strategy;
+pub mod seam;
 pub mod verify;
 pub mod workload;
 pub mod write_path;

@@ -1,101 +1,174 @@
 //! Native twins: the bundled strategies' plain-Rust logic linked into the
-//! host, run through the same `ShardStrategies` interface as the wasm
-//! components, so the sandbox's price shows on one stream in one run.
+//! host and driven through the SDK's `twin` instances, the same batch
+//! loops the wasm export glue runs. `seam` checks and meters them as it
+//! does the components, so the sandbox's price shows on one stream in one
+//! run. The registry (`registry`) lists which twins exist.
 
 use std::sync::Arc;
 
-use memlab_sdk::{
-    Allocator, Description, Error, Finished, Memtable, Packed, Params, Pool, SegmentReader, Serializer, Stats,
-};
+use memlab_sdk::twin::{ArenaInstance, MemtableInstance, ReaderInstance, WriterInstance};
+use memlab_sdk::{Allocator, Description, Error, Finished, Memtable, Packed, Pool, SegmentReader, Serializer, Stats};
 
-use crate::plugin::PluginError;
-use crate::strategy::{Boundary, FlushStrategy, SegmentReading, ShardStrategies};
 use crate::pool::MemoryPool;
+use crate::registry::{self, Twin};
+use crate::seam::{self, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
 
-fn construct<T>(
-    name: &str,
-    version: &str,
-    given: &[(String, String)],
-    build: impl FnOnce(&mut Params) -> Result<T, Error>,
-) -> Result<(T, Description), Error> {
-    let mut params = Params::new(given.to_vec());
-    let value = build(&mut params)?;
-    let applied = params.finish()?;
-    Ok((value, Description { name: name.into(), version: version.into(), params: applied }))
-}
+type Params = Vec<(String, String)>;
 
-trait MemtableOps: Send {
+/// A native memtable, its cursor position held beside it.
+pub trait MemtableTwin: Send {
+    /// See `MemtableInstance::insert`.
     fn insert(&mut self, entries: &Packed) -> Result<(), Error>;
-    fn get(&self, key: &[u8], out: &mut Packed);
-    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed);
+    /// See `MemtableInstance::get`.
+    fn get(&self, keys: &Packed, out: &mut Packed);
+    /// See `MemtableInstance::scan`.
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32, out: &mut Packed);
+    /// Freezes and opens (or reopens) the cursor.
     fn open_cursor(&mut self);
-    fn next(&mut self, max_bytes: usize, out: &mut Packed) -> Result<(), Error>;
+    /// The open cursor's next entries.
+    fn next(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Error>;
+    /// What `create` applied.
+    fn description(&self) -> Description;
+    /// Counters.
     fn stats(&self) -> Stats;
 }
 
 struct NativeMemtable<M: Memtable> {
-    table: M,
+    instance: MemtableInstance<M>,
     position: Option<M::Position>,
 }
 
-impl<M: Memtable + Send> MemtableOps for NativeMemtable<M>
+impl<M: Memtable + Send> MemtableTwin for NativeMemtable<M>
 where
     M::Position: Send,
 {
     fn insert(&mut self, entries: &Packed) -> Result<(), Error> {
-        if self.position.is_some() {
-            return Err(Error::InvalidState("insert after a cursor was opened".into()));
-        }
-        self.table.insert_batch(entries)
+        self.instance.insert(entries)
     }
 
-    fn get(&self, key: &[u8], out: &mut Packed) {
-        match self.table.get(key) {
-            Some(entry) => out.push_with(|buf| entry.encode(buf)),
-            None => out.push(&[]),
-        }
+    fn get(&self, keys: &Packed, out: &mut Packed) {
+        self.instance.get(keys, out);
     }
 
-    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
-        self.table.scan(start, end, limit, out);
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32, out: &mut Packed) {
+        self.instance.scan(start, end, limit, out);
     }
 
     fn open_cursor(&mut self) {
-        if self.position.is_none() {
-            self.table.freeze();
-        }
-        self.position = Some(self.table.cursor());
+        self.position = Some(self.instance.cursor());
     }
 
-    fn next(&mut self, max_bytes: usize, out: &mut Packed) -> Result<(), Error> {
+    fn next(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Error> {
         let position = self.position.as_mut().ok_or_else(|| Error::InvalidState("no cursor is open".into()))?;
-        self.table.next(position, max_bytes, out);
+        self.instance.next(position, max_bytes, out);
         Ok(())
     }
 
+    fn description(&self) -> Description {
+        self.instance.description().clone()
+    }
+
     fn stats(&self) -> Stats {
-        self.table.stats()
+        self.instance.stats()
     }
 }
 
-trait AllocatorOps: Send {
-    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error>;
-    fn load(&self, reference: u64) -> Result<&[u8], Error>;
+/// Creates the native twin of memtable `M`.
+pub fn memtable<M: Memtable + Send>(params: Params) -> Result<Box<dyn MemtableTwin>, Error>
+where
+    M::Position: Send,
+{
+    Ok(Box::new(NativeMemtable::<M> { instance: MemtableInstance::create(params)?, position: None }))
+}
+
+/// A native allocator.
+pub trait AllocatorTwin: Send {
+    /// See `ArenaInstance::store`.
+    fn store(&mut self, pool: &mut dyn Pool, rows: &Packed) -> Result<Vec<u64>, Error>;
+    /// See `ArenaInstance::load`.
+    fn load(&self, refs: &[u64], out: &mut Packed) -> Result<(), Error>;
+    /// What `create` applied.
+    fn description(&self) -> Description;
+    /// Counters.
     fn stats(&self) -> Stats;
 }
 
-impl<A: Allocator + Send> AllocatorOps for A {
-    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
-        Allocator::store_batch(self, pool, rows, refs)
+impl<A: Allocator + Send> AllocatorTwin for ArenaInstance<A> {
+    fn store(&mut self, pool: &mut dyn Pool, rows: &Packed) -> Result<Vec<u64>, Error> {
+        ArenaInstance::store(self, pool, rows)
     }
 
-    fn load(&self, reference: u64) -> Result<&[u8], Error> {
-        Allocator::load(self, reference)
+    fn load(&self, refs: &[u64], out: &mut Packed) -> Result<(), Error> {
+        ArenaInstance::load(self, refs, out)
+    }
+
+    fn description(&self) -> Description {
+        ArenaInstance::description(self).clone()
     }
 
     fn stats(&self) -> Stats {
-        Allocator::stats(self)
+        ArenaInstance::stats(self)
     }
+}
+
+/// Creates the native twin of allocator `A`.
+pub fn allocator<A: Allocator + Send>(params: Params) -> Result<Box<dyn AllocatorTwin>, Error> {
+    Ok(Box::new(ArenaInstance::<A>::create(params)?))
+}
+
+/// A native serializer's writer.
+pub trait WriterTwin: Send {
+    /// See `WriterInstance::write`.
+    fn write(&mut self, records: &Packed, out: &mut Vec<u8>) -> Result<(), Error>;
+    /// See `WriterInstance::finish`.
+    fn finish(&mut self, tail: &mut Vec<u8>) -> Result<Finished, Error>;
+    /// What `create` applied.
+    fn description(&self) -> Description;
+}
+
+impl<S: Serializer + Send> WriterTwin for WriterInstance<S> {
+    fn write(&mut self, records: &Packed, out: &mut Vec<u8>) -> Result<(), Error> {
+        WriterInstance::write(self, records, out)
+    }
+
+    fn finish(&mut self, tail: &mut Vec<u8>) -> Result<Finished, Error> {
+        WriterInstance::finish(self, tail)
+    }
+
+    fn description(&self) -> Description {
+        WriterInstance::description(self).clone()
+    }
+}
+
+/// Creates the native twin of serializer `S`'s writer.
+pub fn writer<S: Serializer + Send>(params: Params) -> Result<Box<dyn WriterTwin>, Error> {
+    Ok(Box::new(WriterInstance::<S>::create(params)?))
+}
+
+/// A native segment reader.
+pub trait ReaderTwin: Send {
+    /// See `ReaderInstance::next`.
+    fn next(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Error>;
+    /// See `ReaderInstance::get`.
+    fn get(&self, keys: &Packed, out: &mut Packed) -> Result<(), Error>;
+}
+
+impl<R: SegmentReader + Send> ReaderTwin for ReaderInstance<R> {
+    fn next(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Error> {
+        ReaderInstance::next(self, max_bytes, out)
+    }
+
+    fn get(&self, keys: &Packed, out: &mut Packed) -> Result<(), Error> {
+        ReaderInstance::get(self, keys, out)
+    }
+}
+
+/// Opens a segment with the native twin of serializer `S`'s reader.
+pub fn reader<S: Serializer>(params: Params, data: Vec<u8>, index: Vec<u8>) -> Result<Box<dyn ReaderTwin>, Error>
+where
+    S::Reader: Send,
+{
+    Ok(Box::new(ReaderInstance::<S::Reader>::open(params, data, index)?))
 }
 
 /// The host pool, as a native allocator sees it.
@@ -123,166 +196,91 @@ impl Pool for NativePool {
     }
 }
 
-/// A native strategy and what it says of itself.
-type Built<T> = Result<(Box<T>, Description), Error>;
-
-fn new_memtable(name: &str, params: &[(String, String)]) -> Option<Built<dyn MemtableOps>> {
-    fn make<M: Memtable + Send>(params: &[(String, String)]) -> Built<dyn MemtableOps>
-    where
-        M::Position: Send,
-    {
-        let (table, d) = construct(M::NAME, M::VERSION, params, M::create)?;
-        Ok((Box::new(NativeMemtable::<M> { table, position: None }), d))
-    }
-    Some(match name {
-        "btree" => make::<memtable_btree::BTreeMemtable>(params),
-        "skiplist" => make::<memtable_skiplist::SkipList>(params),
-        "trie" => make::<memtable_trie::Trie>(params),
-        "vector" => make::<memtable_vector::VectorMemtable>(params),
-        "null" => make::<memtable_null::NullMemtable>(params),
-        _ => return None,
-    })
+fn twin(name: &str, kind: Kind) -> Result<&'static Twin, SeamError> {
+    registry::find_kind(name, kind).map(|b| &b.twin).ok_or_else(|| SeamError::NoTwin { plugin: name.into() })
 }
 
-fn new_allocator(name: &str, params: &[(String, String)]) -> Option<Built<dyn AllocatorOps>> {
-    fn make<A: Allocator + Send>(params: &[(String, String)]) -> Built<dyn AllocatorOps> {
-        let (arena, d) = construct(A::NAME, A::VERSION, params, A::create)?;
-        Ok((Box::new(arena), d))
-    }
-    Some(match name {
-        "per-row" => make::<alloc_per_row::PerRowAllocator>(params),
-        "per-cell" => make::<alloc_per_cell::PerCellAllocator>(params),
-        "region" => make::<alloc_region::RegionAllocator>(params),
-        "heap" => make::<alloc_heap::HeapAllocator>(params),
-        "null" => make::<alloc_null::NullAllocator>(params),
-        _ => return None,
-    })
-}
-
-fn no_twin(name: &str, shard: usize) -> PluginError {
-    PluginError::Contract {
-        plugin: name.into(),
-        operation: "create".into(),
-        shard,
-        detail: "no native twin with this name (only bundled strategies have one)".into(),
-    }
+fn created(plugin: &str, operation: &str, shard: usize) -> impl FnOnce(Error) -> SeamError {
+    move |error| SeamError::Guest { plugin: plugin.into(), operation: operation.into(), shard, error }
 }
 
 /// A shard's native memtable and allocator.
-pub struct NativeShard {
-    names: (String, String),
-    shard: usize,
-    memtable: Box<dyn MemtableOps>,
-    allocator: Box<dyn AllocatorOps>,
-    descriptions: (Description, Description),
+struct NativeShard {
+    memtable: Box<dyn MemtableTwin>,
+    allocator: Box<dyn AllocatorTwin>,
     pool: NativePool,
-    boundary: Boundary,
 }
 
-impl NativeShard {
-    /// Creates a shard's native twins.
-    pub fn new(
-        memtable: &str,
-        memtable_params: &[(String, String)],
-        allocator: &str,
-        allocator_params: &[(String, String)],
-        pool: Arc<MemoryPool>,
-        shard: usize,
-    ) -> Result<Self, PluginError> {
-        let guest = |plugin: &str, operation: &str, e: Error| PluginError::Guest {
-            plugin: plugin.into(),
-            operation: operation.into(),
-            shard,
-            error: e.to_string(),
-        };
-        let (m, md) = new_memtable(memtable, memtable_params)
-            .ok_or_else(|| no_twin(memtable, shard))?
-            .map_err(|e| guest(memtable, "memtable.create", e))?;
-        let (a, ad) = new_allocator(allocator, allocator_params)
-            .ok_or_else(|| no_twin(allocator, shard))?
-            .map_err(|e| guest(allocator, "arena.create", e))?;
-        Ok(NativeShard {
-            names: (memtable.into(), allocator.into()),
-            shard,
-            memtable: m,
-            allocator: a,
-            descriptions: (md, ad),
-            pool: NativePool { pool, reserved: 0 },
-            boundary: Boundary::default(),
-        })
-    }
-
-    fn fail(&self, memtable: bool, operation: &str, e: Error) -> PluginError {
-        let plugin = if memtable { &self.names.0 } else { &self.names.1 };
-        PluginError::Guest { plugin: plugin.clone(), operation: operation.into(), shard: self.shard, error: e.to_string() }
-    }
-
-    fn count(&mut self, bytes_in: usize) {
-        self.boundary.calls += 1;
-        self.boundary.bytes_in += bytes_in as u64;
-    }
+/// Creates a shard's native twins, checked and metered by the seam.
+pub fn shard(
+    memtable: &str,
+    memtable_params: &[(String, String)],
+    allocator: &str,
+    allocator_params: &[(String, String)],
+    pool: Arc<MemoryPool>,
+    shard: usize,
+) -> Result<seam::Shard, SeamError> {
+    let (Twin::Memtable(new_memtable), Twin::Allocator(new_allocator)) = (twin(memtable, Kind::Memtable)?, twin(allocator, Kind::Allocator)?) else {
+        return Err(SeamError::Host { operation: "native twin".into(), detail: "the registry lists a twin under the wrong kind".into() });
+    };
+    let m = new_memtable(memtable_params.to_vec()).map_err(created(memtable, "memtable.create", shard))?;
+    let a = new_allocator(allocator_params.to_vec()).map_err(created(allocator, "arena.create", shard))?;
+    let runtime = NativeShard { memtable: m, allocator: a, pool: NativePool { pool, reserved: 0 } };
+    Ok(seam::Shard::new(Box::new(runtime), memtable, allocator, shard))
 }
 
-impl ShardStrategies for NativeShard {
-    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, PluginError> {
-        self.count(rows.data_len());
-        let mut refs = Vec::with_capacity(rows.len());
-        self.allocator
-            .store_batch(&mut self.pool, rows, &mut refs)
-            .map_err(|e| self.fail(false, "arena.store", e))?;
-        Ok(refs)
+impl ShardRuntime for NativeShard {
+    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
+        self.allocator.store(&mut self.pool, rows).map_err(Fault::Guest)
     }
 
-    fn insert(&mut self, entries: &mut Packed) -> Result<(), PluginError> {
-        self.count(entries.data_len());
-        self.memtable.insert(entries).map_err(|e| self.fail(true, "memtable.insert", e))
+    fn insert(&mut self, entries: &mut Packed) -> Result<(), Fault> {
+        self.memtable.insert(entries).map_err(Fault::Guest)
     }
 
-    fn get(&mut self, keys: Packed) -> Result<Packed, PluginError> {
-        self.count(keys.data_len());
+    fn get(&mut self, keys: Packed) -> Result<Packed, Fault> {
         let mut out = Packed::new();
-        for key in keys.iter() {
-            self.memtable.get(key, &mut out);
-        }
+        self.memtable.get(&keys, &mut out);
         Ok(out)
     }
 
-    fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, PluginError> {
-        self.count(start.len());
+    fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault> {
         let mut out = Packed::new();
-        self.memtable.scan(start, end, limit as usize, &mut out);
+        self.memtable.scan(start, end, limit, &mut out);
         Ok(out)
     }
 
-    fn open_cursor(&mut self) -> Result<(), PluginError> {
-        self.count(0);
+    fn open_cursor(&mut self) -> Result<(), Fault> {
         self.memtable.open_cursor();
         Ok(())
     }
 
-    fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, PluginError> {
-        self.count(4);
+    fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, Fault> {
         let mut out = Packed::new();
-        self.memtable.next(max_bytes as usize, &mut out).map_err(|e| self.fail(true, "cursor.next", e))?;
+        self.memtable.next(max_bytes, &mut out).map_err(Fault::Guest)?;
         Ok(out)
     }
 
-    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, PluginError> {
-        self.count(8 * refs.len());
+    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
         let mut out = Packed::with_capacity(refs.len(), refs.len() * 128);
-        for reference in refs {
-            let row = self.allocator.load(reference).map_err(|e| self.fail(false, "arena.load", e))?;
-            out.push(row);
-        }
+        self.allocator.load(&refs, &mut out).map_err(Fault::Guest)?;
         Ok(out)
     }
 
-    fn stats(&mut self) -> Result<(Stats, Stats), PluginError> {
-        Ok((self.memtable.stats(), self.allocator.stats()))
+    fn memtable_stats(&mut self) -> Result<Stats, Fault> {
+        Ok(self.memtable.stats())
     }
 
-    fn describe(&mut self) -> Result<(Description, Description), PluginError> {
-        Ok(self.descriptions.clone())
+    fn allocator_stats(&mut self) -> Result<Stats, Fault> {
+        Ok(self.allocator.stats())
+    }
+
+    fn describe_memtable(&mut self) -> Result<Description, Fault> {
+        Ok(self.memtable.description())
+    }
+
+    fn describe_allocator(&mut self) -> Result<Description, Fault> {
+        Ok(self.allocator.description())
     }
 
     fn reserved_bytes(&self) -> u64 {
@@ -292,118 +290,62 @@ impl ShardStrategies for NativeShard {
     fn guest_memory_bytes(&self) -> u64 {
         0
     }
-
-    fn boundary(&self) -> Boundary {
-        self.boundary
-    }
 }
 
-/// A native serializer.
-pub struct NativeSerializer<S: Serializer> {
-    writer: Option<S>,
-    description: Description,
-    boundary: Boundary,
+struct NativeWriter(Box<dyn WriterTwin>);
+
+/// Creates the native twin of serializer `name`, checked and metered.
+pub fn serializer(name: &str, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
+    let Twin::Serializer { writer, .. } = twin(name, Kind::Serializer)? else {
+        return Err(SeamError::NoTwin { plugin: name.into() });
+    };
+    let w = writer(params.to_vec()).map_err(created(name, "writer.create", shard))?;
+    Ok(seam::Serializer::new(Box::new(NativeWriter(w)), name, shard))
 }
 
-fn serializer_error(name: &str, operation: &str, e: Error) -> PluginError {
-    PluginError::Guest { plugin: name.into(), operation: operation.into(), shard: 0, error: e.to_string() }
-}
-
-/// Creates the native twin of serializer `name`.
-pub fn serializer(name: &str, params: &[(String, String)]) -> Result<Box<dyn FlushStrategy>, PluginError> {
-    fn make<S: Serializer + Send>(name: &str, params: &[(String, String)]) -> Result<Box<dyn FlushStrategy>, PluginError> {
-        let (writer, description) =
-            construct(S::NAME, S::VERSION, params, S::create).map_err(|e| serializer_error(name, "writer.create", e))?;
-        Ok(Box::new(NativeSerializer { writer: Some(writer), description, boundary: Boundary::default() }))
-    }
-    match name {
-        "naive" => make::<flush_naive::NaiveWriter>(name, params),
-        "lean" => make::<flush_lean::LeanWriter>(name, params),
-        "block" => make::<flush_block::BlockWriter>(name, params),
-        _ => Err(no_twin(name, 0)),
-    }
-}
-
-impl<S: Serializer + Send> FlushStrategy for NativeSerializer<S> {
-    fn write(&mut self, records: Packed) -> Result<Vec<u8>, PluginError> {
-        self.boundary.calls += 1;
-        self.boundary.bytes_in += records.data_len() as u64;
-        let name = &self.description.name;
-        let writer = self
-            .writer
-            .as_mut()
-            .ok_or_else(|| serializer_error(name, "writer.write", Error::InvalidState("writer already finished".into())))?;
+impl SerializerRuntime for NativeWriter {
+    fn write(&mut self, records: Packed) -> Result<Vec<u8>, Fault> {
         let mut out = Vec::with_capacity(records.data_len() + records.data_len() / 4);
-        for record in records.iter() {
-            let record = memlab_sdk::FlushRecord::decode(record).map_err(|e| serializer_error(name, "writer.write", e))?;
-            writer.write(record, &mut out).map_err(|e| serializer_error(name, "writer.write", e))?;
-        }
+        self.0.write(&records, &mut out).map_err(Fault::Guest)?;
         Ok(out)
     }
 
-    fn finish(&mut self) -> Result<(Vec<u8>, Finished), PluginError> {
-        self.boundary.calls += 1;
-        let name = &self.description.name;
-        let mut writer = self
-            .writer
-            .take()
-            .ok_or_else(|| serializer_error(name, "writer.finish", Error::InvalidState("writer already finished".into())))?;
+    fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {
         let mut tail = Vec::new();
-        let finished = writer.finish(&mut tail).map_err(|e| serializer_error(name, "writer.finish", e))?;
+        let finished = self.0.finish(&mut tail).map_err(Fault::Guest)?;
         Ok((tail, finished))
     }
 
-    fn describe(&mut self) -> Result<Description, PluginError> {
-        Ok(self.description.clone())
+    fn describe(&mut self) -> Result<Description, Fault> {
+        Ok(self.0.description())
     }
 
     fn guest_memory_bytes(&self) -> u64 {
         0
     }
-
-    fn boundary(&self) -> Boundary {
-        self.boundary
-    }
 }
 
-struct NativeReader<R: SegmentReader> {
-    name: String,
-    reader: R,
-}
+struct NativeReader(Box<dyn ReaderTwin>);
 
 /// Opens a segment with the native twin of serializer `name`.
-pub fn reader(name: &str, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<Box<dyn SegmentReading>, PluginError> {
-    fn make<R: SegmentReader + Send>(
-        name: &str,
-        params: &[(String, String)],
-        data: &[u8],
-        index: &[u8],
-    ) -> Result<Box<dyn SegmentReading>, PluginError> {
-        let mut p = Params::new(params.to_vec());
-        let reader = R::open(&mut p, data.to_vec(), index.to_vec()).map_err(|e| serializer_error(name, "reader.open", e))?;
-        p.finish().map_err(|e| serializer_error(name, "reader.open", e))?;
-        Ok(Box::new(NativeReader { name: name.into(), reader }))
-    }
-    match name {
-        "naive" => make::<<flush_naive::NaiveWriter as Serializer>::Reader>(name, params, data, index),
-        "lean" => make::<<flush_lean::LeanWriter as Serializer>::Reader>(name, params, data, index),
-        "block" => make::<<flush_block::BlockWriter as Serializer>::Reader>(name, params, data, index),
-        _ => Err(no_twin(name, 0)),
-    }
+pub fn segment_reader(name: &str, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
+    let Twin::Serializer { reader, .. } = twin(name, Kind::Serializer)? else {
+        return Err(SeamError::NoTwin { plugin: name.into() });
+    };
+    let r = reader(params.to_vec(), data.to_vec(), index.to_vec()).map_err(created(name, "reader.open", 0))?;
+    Ok(seam::Reader::new(Box::new(NativeReader(r)), name))
 }
 
-impl<R: SegmentReader + Send> SegmentReading for NativeReader<R> {
-    fn next(&mut self, max_bytes: u32) -> Result<Packed, PluginError> {
+impl ReaderRuntime for NativeReader {
+    fn next(&mut self, max_bytes: u32) -> Result<Packed, Fault> {
         let mut out = Packed::new();
-        self.reader.next(max_bytes as usize, &mut out).map_err(|e| serializer_error(&self.name, "reader.next", e))?;
+        self.0.next(max_bytes, &mut out).map_err(Fault::Guest)?;
         Ok(out)
     }
 
-    fn get(&mut self, keys: Packed) -> Result<Packed, PluginError> {
+    fn get(&mut self, keys: Packed) -> Result<Packed, Fault> {
         let mut out = Packed::new();
-        for key in keys.iter() {
-            self.reader.get(key, &mut out).map_err(|e| serializer_error(&self.name, "reader.get", e))?;
-        }
+        self.0.get(&keys, &mut out).map_err(Fault::Guest)?;
         Ok(out)
     }
 }
@@ -416,7 +358,7 @@ mod tests {
     #[test]
     fn entries_survive_a_native_round_trip() {
         let pool = Arc::new(MemoryPool::new(1 << 20, Default::default()));
-        let mut shard = NativeShard::new("btree", &[], "per-row", &[], pool, 0).expect("twins exist");
+        let mut shard = shard("btree", &[], "per-row", &[], pool, 0).expect("twins exist");
         let mut entries = Packed::new();
         entries.push_with(|b| Entry { key: b"k", timestamp: 1, reference: 9 }.encode(b));
         shard.insert(&mut entries).expect("insert");

@@ -3,12 +3,11 @@
 //! reads slowest). Keys come from the stream itself, spread over threads
 //! and op indices, so every variant reads the same keys.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use memlab_sdk::{Entry, Packed};
+use memlab_sdk::RowView;
 
-use crate::plugin::PluginError;
-use crate::router::RoutedBatch;
+use crate::seam::SeamError;
 use crate::workload::{Op, OpKind, Stream};
 use crate::write_path::WritePath;
 
@@ -34,12 +33,10 @@ impl ReadProbe {
 }
 
 /// Looks up the first row of `count` ops of the stream, batched per shard.
-pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe, PluginError> {
-    let shards = path.router().shards();
-    let mut keys: Vec<Packed> = vec![Packed::new(); shards];
+pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe, SeamError> {
     let mut source = stream.ops();
-    let (mut op, mut routed) = (Op::default(), RoutedBatch::default());
-    let mut result = ReadProbe::default();
+    let mut op = Op::default();
+    let mut keys: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let threads = stream.threads() as u64;
     // A stream run for a duration has no fixed length: probe its first
     // `count` ops per thread's share.
@@ -51,33 +48,11 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe,
         if !source.op(thread, index, &mut op) || op.kind != OpKind::Insert {
             continue;
         }
-        routed.route(path.router(), &op.rows).map_err(|e| PluginError::Contract {
-            plugin: "memlab".into(),
-            operation: "read probe".into(),
-            shard: 0,
-            detail: e.to_string(),
-        })?;
-        let Some(entry) = routed.entries.get(0) else { continue };
-        keys[routed.shard].push(&entry[Entry::HEADER..]);
-        if keys[routed.shard].len() == KEYS_PER_CALL {
-            get(path, routed.shard, &mut keys[routed.shard], &mut result)?;
-        }
+        let Some(row) = op.rows.get(0) else { continue };
+        let (partition, clustering, _) =
+            RowView::keys(row).map_err(|e| SeamError::Host { operation: "read probe".into(), detail: e.to_string() })?;
+        keys.push((partition.to_vec(), clustering.to_vec()));
     }
-    for (shard, batch) in keys.iter_mut().enumerate() {
-        if !batch.is_empty() {
-            get(path, shard, batch, &mut result)?;
-        }
-    }
-    Ok(result)
-}
-
-fn get(path: &WritePath, shard: usize, keys: &mut Packed, result: &mut ReadProbe) -> Result<(), PluginError> {
-    let batch = std::mem::take(keys);
-    let n = batch.len() as u64;
-    let started = Instant::now();
-    let found = path.with_shard(shard, |s| s.get(batch))?;
-    result.elapsed += started.elapsed();
-    result.keys += n;
-    result.hits += found.iter().filter(|r| !r.is_empty()).count() as u64;
-    Ok(())
+    let (answers, elapsed) = path.get_many(keys.iter().map(|(p, c)| (p.as_slice(), c.as_slice())), KEYS_PER_CALL)?;
+    Ok(ReadProbe { keys: answers.len() as u64, hits: answers.iter().filter(|a| !a.is_empty()).count() as u64, elapsed })
 }

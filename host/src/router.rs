@@ -135,8 +135,9 @@ impl RoutedBatch {
     /// Writes the allocator's refs into the entries.
     pub fn set_refs(&mut self, refs: &[u64]) {
         self.entries.for_each_mut(|i, entry| {
-            if let (Some(reference), Some(field)) = (refs.get(i), entry.get_mut(8..16)) {
-                field.copy_from_slice(&reference.to_le_bytes());
+            if let Some(&reference) = refs.get(i) {
+                // `route` encoded every entry, header included.
+                let _ = Entry::set_reference(entry, reference);
             }
         });
     }

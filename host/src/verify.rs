@@ -8,17 +8,16 @@ use std::path::Path;
 
 use memlab_sdk::{FlushRecord, RowView};
 
-use crate::plugin::PluginError;
 use crate::router::{sort_key, token};
 use crate::segment::{self, LoadedSegment, SegmentError};
-use crate::strategy::SegmentReading;
+use crate::seam::{self, SeamError};
 use crate::workload::{Op, Stream};
 
 /// Key hash → (timestamp, row hash) of the newest version.
 pub type State = HashMap<u128, (u64, u128)>;
 
 /// Opens a reader on a loaded segment.
-pub type ReaderFactory<'a> = dyn Fn(&LoadedSegment) -> Result<Box<dyn SegmentReading>, PluginError> + Send + Sync + 'a;
+pub type ReaderFactory<'a> = dyn Fn(&LoadedSegment) -> Result<seam::Reader, SeamError> + Send + Sync + 'a;
 
 /// Why verification failed.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +25,7 @@ pub enum VerifyError {
     #[error("verify: {0}")]
     Segment(#[from] SegmentError),
     #[error("verify: reading {segment}: {source}")]
-    Plugin { segment: String, source: Box<PluginError> },
+    Plugin { segment: String, source: Box<SeamError> },
     #[error("verify: {segment} holds a bad record: {detail}")]
     Record { segment: String, detail: String },
     #[error("verify: {segment} read back {found} rows but its metadata says {expected}")]

@@ -6,12 +6,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use memlab_sdk::Packed;
 
 use super::histogram;
 use super::live::Live;
-use crate::plugin::PluginError;
-use crate::router::{RoutedBatch, sort_key, token};
+use crate::seam::SeamError;
+use crate::router::RoutedBatch;
 use crate::workload::{Fingerprint, Op, OpKind, Stream};
 use crate::write_path::WritePath;
 
@@ -47,8 +46,8 @@ pub(super) struct ClientOutcome {
 
 /// Fatal errors stop the variant: a trap, a broken contract, a poisoned
 /// instance. A plugin's own `error` (say, pool-full) only fails the op.
-pub(super) fn is_fatal(e: &PluginError) -> bool {
-    !matches!(e, PluginError::Guest { .. })
+pub(super) fn is_fatal(e: &SeamError) -> bool {
+    !matches!(e, SeamError::Guest { .. })
 }
 
 /// Runs client `thread` until its ops end, the deadline passes, or `stop`.
@@ -66,7 +65,7 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
     };
     let limit = stream.ops_for(thread);
     let mut source = stream.ops();
-    let (mut op, mut batch, mut key) = (Op::default(), RoutedBatch::default(), Vec::new());
+    let (mut op, mut batch) = (Op::default(), RoutedBatch::default());
     let started = Instant::now();
     let deadline = plan.duration.map(|d| started + d);
     for index in 0.. {
@@ -91,29 +90,17 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         let result = match op.kind {
             OpKind::Insert => batch
                 .route(path.router(), &op.rows)
-                .map_err(|e| PluginError::Contract { plugin: "memlab".into(), operation: "route".into(), shard: 0, detail: e.to_string() })
+                .map_err(|e| SeamError::Host { operation: "route".into(), detail: e.to_string() })
                 .and_then(|()| path.write(&mut batch))
                 .map(|()| op.rows.len() as u64),
-            OpKind::Read => {
-                let t = token(&op.partition);
-                key.clear();
-                sort_key(t, &op.partition, &op.clustering, &mut key);
-                let mut keys = Packed::new();
-                keys.push(&key);
-                path.with_shard(path.router().shard_of(t), |s| s.get(keys)).map(|found| {
-                    out.read_hits += found.iter().filter(|r| !r.is_empty()).count() as u64;
-                    0
-                })
-            }
-            OpKind::Scan => {
-                let t = token(&op.partition);
-                key.clear();
-                sort_key(t, &op.partition, &[], &mut key);
-                path.with_shard(path.router().shard_of(t), |s| s.scan(&key, None, op.limit)).map(|found| {
-                    out.scan_rows += found.len() as u64;
-                    0
-                })
-            }
+            OpKind::Read => path.get(&op.partition, &op.clustering).map(|found| {
+                out.read_hits += u64::from(found.is_some());
+                0
+            }),
+            OpKind::Scan => path.scan(&op.partition, op.limit).map(|found| {
+                out.scan_rows += found.len() as u64;
+                0
+            }),
         };
         let latency = intended.elapsed().as_nanos().max(1) as u64;
         let _ = out.histograms[op.kind as usize].record(latency);
@@ -130,7 +117,7 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
                 if is_fatal(&e) {
                     // A poisoned shard is the echo of a trap another client
                     // records: the trap is the failure to report.
-                    if !matches!(e, PluginError::Poisoned { .. }) {
+                    if !matches!(e, SeamError::Poisoned { .. }) {
                         failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
                     }
                     stop.store(true, Ordering::Relaxed);

@@ -9,31 +9,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{Latency, histogram};
+use super::histogram;
 use crate::pool::MemoryPool;
-
-/// One interval of a run.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-pub struct IntervalSample {
-    /// Seconds since the run started, at the interval's end.
-    pub at: f64,
-    /// The interval's length in seconds (the last one may be short).
-    pub secs: f64,
-    /// Ops completed in the interval.
-    pub ops: u64,
-    /// Rows inserted in the interval.
-    pub rows: u64,
-    /// Ops per second in the interval.
-    pub op_rate: f64,
-    /// Rows per second in the interval.
-    pub row_rate: f64,
-    /// Latency of the interval's ops.
-    pub latency: Latency,
-    /// Errors in the interval.
-    pub errors: u64,
-    /// Bytes the memory pool held at the interval's end.
-    pub memory: u64,
-}
+use crate::record::{IntervalSample, Latency};
 
 /// Counters shared by the clients and the sampler.
 pub(super) struct Live {

@@ -7,7 +7,7 @@ mod live;
 mod resources;
 mod strategies;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -15,20 +15,18 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-pub use live::IntervalSample;
-pub use resources::Resources;
+pub use crate::record::{BenchResult, IntervalSample, Latency, Resources, VariantResult};
 
 use crate::config::{BenchConfig, Variant};
 use crate::flush::{self, FlushReport};
-use crate::plugin::{Kind, PluginHost};
+use crate::plugin::PluginHost;
 use crate::pool::MemoryPool;
-use crate::read_probe::{self, ReadProbe};
-use crate::report::provenance::Provenance;
+use crate::read_probe;
+use crate::record::{Provenance, SCHEMA_VERSION};
 use crate::router::Router;
-use crate::strategy::Boundary;
-use crate::verify::{self, State, Verified};
+use crate::verify::{self, State};
 use crate::workload::{Fingerprint, OpKind, Stream, StreamFileError};
-use crate::write_path::{FlushJob, PathSettings, WriteCounters, WritePath};
+use crate::write_path::{FlushJob, PathSettings, WritePath};
 
 /// Where and how to run.
 #[derive(Debug, Clone)]
@@ -43,129 +41,6 @@ pub struct BenchOptions {
     pub intervals: bool,
     /// Overrides `bench.repeats`.
     pub repeats: Option<usize>,
-}
-
-/// Latency figures, in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-pub struct Latency {
-    /// Mean.
-    pub mean: f64,
-    /// Median.
-    pub p50: u64,
-    /// 95th percentile.
-    pub p95: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// Maximum.
-    pub max: u64,
-}
-
-impl Latency {
-    pub(crate) fn from(h: &Histogram<u64>) -> Self {
-        if h.is_empty() {
-            return Latency::default();
-        }
-        Latency {
-            mean: h.mean(),
-            p50: h.value_at_quantile(0.5),
-            p95: h.value_at_quantile(0.95),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-        }
-    }
-}
-
-/// A loaded plugin, as reports show it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct PluginInfo {
-    /// What it implements.
-    pub kind: Kind,
-    /// Its name or path.
-    pub name: String,
-    /// sha256 of the component ("native" for twins).
-    pub sha256: String,
-    /// Compile or cache-load time.
-    pub load: Duration,
-    /// Served by the precompiled cache.
-    pub cache_hit: bool,
-}
-
-/// A plugin's `describe()`: name, version, and the parameters it applied.
-pub type Described = (String, String, Vec<(String, String)>);
-
-/// Everything measured in one run of one variant.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct VariantResult {
-    /// The variant as configured.
-    pub variant: Variant,
-    /// Which repeat this run was (1-based).
-    pub repeat: usize,
-    /// Plugins used.
-    pub plugins: Vec<PluginInfo>,
-    /// What ran, as the plugins describe themselves.
-    pub descriptions: Vec<Described>,
-    /// Ops of every kind.
-    pub ops: u64,
-    /// Ops per kind (`insert`, `read`, `scan`).
-    pub op_counts: BTreeMap<String, u64>,
-    /// Rows inserted.
-    pub rows: u64,
-    /// Partitions written (one per insert op).
-    pub partitions: u64,
-    /// Ops that failed.
-    pub errors: u64,
-    /// Point reads that found their row in a live memtable.
-    pub read_hits: u64,
-    /// Rows the scans returned.
-    pub scan_rows: u64,
-    /// Time from the first op to the last.
-    pub elapsed: Duration,
-    /// Loading plugins and creating generation 0.
-    pub setup: Duration,
-    /// Latency of all ops; from the intended start under a target rate.
-    pub latency: Latency,
-    /// Latency per op kind that ran.
-    pub latencies: BTreeMap<String, Latency>,
-    /// (percentile, ns) of all ops, for the spectrum chart.
-    pub spectrum: Vec<(f64, u64)>,
-    /// Whether a target rate paced the ops.
-    pub paced: bool,
-    /// One sample per interval.
-    pub intervals: Vec<IntervalSample>,
-    /// Switches, contention, backpressure, coalescing.
-    pub counters: WriteCounters,
-    /// Every flush, in generation order.
-    pub flushes: Vec<FlushReport>,
-    /// Memtable counters, summed over all generations.
-    pub memtable_stats: BTreeMap<String, u64>,
-    /// Allocator counters, summed over all generations.
-    pub allocator_stats: BTreeMap<String, u64>,
-    /// Boundary traffic of shards and serializers.
-    pub boundary: Boundary,
-    /// The stream's fingerprint as this run's clients saw it.
-    pub fingerprint: String,
-    /// Point reads from the live memtables after the writes.
-    pub reads: ReadProbe,
-    /// CPU and memory of the process during the run.
-    pub resources: Resources,
-    /// What verification proved.
-    pub verified: Option<Verified>,
-    /// Why the run failed; its figures are then not valid.
-    pub failure: Option<String>,
-}
-
-/// The result of a whole bench.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct BenchResult {
-    /// Where, when and with what it ran.
-    pub provenance: Provenance,
-    /// The config as resolved.
-    pub config: BenchConfig,
-    /// Every run, in run order (repeats interleaved).
-    pub variants: Vec<VariantResult>,
 }
 
 pub(crate) fn histogram() -> Histogram<u64> {
@@ -241,15 +116,11 @@ pub fn run(host: &Arc<PluginHost>, config: &BenchConfig, options: &BenchOptions,
             variants.push(result);
         }
     }
-    Ok(BenchResult { provenance: Provenance::collect(host, config, &variants), config: config.clone(), variants })
+    Ok(BenchResult { schema: SCHEMA_VERSION, provenance: Provenance::collect(host, config, &variants), config: config.clone(), variants })
 }
 
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
-}
-
-fn failed(variant: &Variant, failure: String) -> VariantResult {
-    VariantResult { variant: variant.clone(), failure: Some(failure), ..VariantResult::default() }
 }
 
 fn run_variant(
@@ -267,7 +138,7 @@ fn run_variant(
     let pool = Arc::new(MemoryPool::new(variant.memtable_space, variant.pool));
     let strategies = match strategies::strategies(host, variant, &pool) {
         Ok(s) => s,
-        Err(e) => return failed(variant, e.to_string()),
+        Err(e) => return VariantResult::failed(variant, e.to_string()),
     };
     let (jobs_tx, jobs_rx) = crossbeam::channel::unbounded::<FlushJob>();
     let router = Router::new(variant.shards);
@@ -279,9 +150,9 @@ fn run_variant(
     };
     let path = match WritePath::new(router, strategies.shard, Arc::clone(&pool), settings, jobs_tx) {
         Ok(p) => p,
-        Err(e) => return failed(variant, e.to_string()),
+        Err(e) => return VariantResult::failed(variant, e.to_string()),
     };
-    let descriptions = path.with_shard(0, |s| s.describe()).ok().map(|(m, a)| vec![m, a]).unwrap_or_default();
+    let descriptions = path.describe().ok().map(|(m, a)| vec![m, a]).unwrap_or_default();
     path.prepare_next_generation();
     let setup = setup_started.elapsed();
 
@@ -372,8 +243,10 @@ fn run_variant(
         (outcomes, counters, reads.unwrap_or_default(), intervals, elapsed)
     });
 
-    let mut result = failed(variant, String::new());
-    result.failure = failure.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut result = VariantResult { variant: variant.clone(), ..VariantResult::default() };
+    if let Some(reason) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        result.fail(reason);
+    }
     result.resources = resources.stop();
     let mut all = histogram();
     let mut per_kind = [histogram(), histogram(), histogram()];
@@ -433,7 +306,7 @@ fn run_variant(
         result.boundary.add(f.serializer_boundary);
     }
     result.flushes = flushes;
-    if result.failure.is_none() && variant.verify {
+    if result.failure().is_none() && variant.verify {
         // Failed ops were never acknowledged, and a run for a duration
         // took as many ops as it had time for: the state holds exactly
         // the acknowledged ops taken.
@@ -449,7 +322,7 @@ fn run_variant(
             verify::read_back(dir, strategies.reader.as_ref()).and_then(|(found, read)| verify::compare(expected, &found, read));
         match verified {
             Ok(v) => result.verified = Some(v),
-            Err(e) => result.failure = Some(e.to_string()),
+            Err(e) => result.fail(e.to_string()),
         }
     }
     result

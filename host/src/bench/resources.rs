@@ -2,31 +2,7 @@
 //! elsewhere the figures read as zero).
 
 use std::time::Duration;
-
-/// CPU and memory of the whole process during one run.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-pub struct Resources {
-    /// User CPU time, all threads.
-    pub user_cpu: Duration,
-    /// System CPU time, all threads.
-    pub system_cpu: Duration,
-    /// Peak resident set size during the run (the high-water mark is
-    /// reset at the start where the kernel allows it).
-    pub peak_rss: u64,
-    /// Resident set size when the run started: the binary, the engine,
-    /// and what the harness holds across runs (the verifier's expected
-    /// state). `peak_rss - start_rss` is what the run itself added.
-    #[serde(default)]
-    pub start_rss: u64,
-}
-
-impl Resources {
-    /// Memory the run added beyond its memtable budget: the overhead of
-    /// the write path, flush and sandbox (negative when under budget).
-    pub fn beyond_budget(&self, budget: u64) -> i64 {
-        self.peak_rss as i64 - self.start_rss as i64 - budget as i64
-    }
-}
+use crate::record::Resources;
 
 /// Clock ticks per second of `/proc/self/stat` (USER_HZ, 100 on Linux).
 const TICKS: u64 = 100;

@@ -1,17 +1,18 @@
 //! Turns a variant's strategy names into factories: wasm components
-//! loaded through the plugin host, or the native twins.
+//! loaded through the plugin host, or the native twins. Either way the
+//! factories hand out the seam's checked types.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::PluginInfo;
 use crate::config::{Runtime, Variant, params};
 use crate::flush::SerializerFactory;
 use crate::native;
-use crate::plugin::{Kind, Plugin, PluginError, PluginHost, WasmReader, WasmSerializer};
+use crate::plugin::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
+use crate::record::PluginInfo;
+use crate::seam::{Kind, SeamError};
 use crate::segment::LoadedSegment;
-use crate::strategy::{SegmentReading, ShardStrategies};
 use crate::verify::ReaderFactory;
 use crate::write_path::ShardFactory;
 
@@ -27,7 +28,7 @@ fn info(plugin: &Plugin) -> PluginInfo {
     PluginInfo { kind: plugin.kind, name: plugin.name.clone(), sha256: plugin.sha256.clone(), load: plugin.load_time, cache_hit: plugin.cache_hit }
 }
 
-pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryPool>) -> Result<Strategies, PluginError> {
+pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryPool>) -> Result<Strategies, SeamError> {
     let (mp, ap, sp) = (params(&v.memtable_params), params(&v.allocator_params), params(&v.serializer_params));
     match v.runtime {
         Runtime::Wasm => {
@@ -36,17 +37,11 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             let serializer = host.load_as(&v.serializer, Kind::Serializer)?;
             let plugins = vec![info(&memtable), info(&allocator), info(&serializer)];
             let (h, p) = (Arc::clone(host), Arc::clone(pool));
-            let shard = Box::new(move |i| {
-                h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i).map(|s| Box::new(s) as Box<dyn ShardStrategies>)
-            });
+            let shard = Box::new(move |i| h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i));
             let (h, s, sp2) = (Arc::clone(host), Arc::clone(&serializer), sp.clone());
-            let serializer_factory = Box::new(move |part| {
-                WasmSerializer::new(&h, &s, &sp2, part).map(|w| Box::new(w) as Box<dyn crate::strategy::FlushStrategy>)
-            });
+            let serializer_factory = Box::new(move |part| h.serializer(&s, &sp2, part));
             let h = Arc::clone(host);
-            let reader = Box::new(move |seg: &LoadedSegment| {
-                WasmReader::open(&h, &serializer, &sp, &seg.data, &seg.index).map(|r| Box::new(r) as Box<dyn SegmentReading>)
-            });
+            let reader = Box::new(move |seg: &LoadedSegment| h.reader(&serializer, &sp, &seg.data, &seg.index));
             Ok(Strategies { plugins, shard, serializer: serializer_factory, reader })
         }
         Runtime::Native => {
@@ -55,15 +50,12 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
                 .map(|(kind, name)| PluginInfo { kind, name: name.clone(), sha256: "native".into(), load: Duration::ZERO, cache_hit: false })
                 .collect();
             let (m, a, p) = (v.memtable.clone(), v.allocator.clone(), Arc::clone(pool));
-            let shard = Box::new(move |i| {
-                native::NativeShard::new(&m, &mp, &a, &ap, Arc::clone(&p), i).map(|s| Box::new(s) as Box<dyn ShardStrategies>)
-            });
+            let shard = Box::new(move |i| native::shard(&m, &mp, &a, &ap, Arc::clone(&p), i));
             let (s, sp2) = (v.serializer.clone(), sp.clone());
-            let serializer = Box::new(move |_| native::serializer(&s, &sp2));
+            let serializer = Box::new(move |part| native::serializer(&s, &sp2, part));
             let s = v.serializer.clone();
-            let reader = Box::new(move |seg: &LoadedSegment| native::reader(&s, &sp, &seg.data, &seg.index));
+            let reader = Box::new(move |seg: &LoadedSegment| native::segment_reader(&s, &sp, &seg.data, &seg.index));
             Ok(Strategies { plugins, shard, serializer, reader })
         }
     }
 }
-

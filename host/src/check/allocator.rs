@@ -9,7 +9,6 @@ use memlab_sdk::{Cell, Packed, encode_row};
 
 use super::{CheckOptions, Property, ShardSubject, key, rounds};
 use crate::plugin::{Plugin, PluginHost};
-use crate::strategy::ShardStrategies;
 use crate::workload::SplitMix;
 
 const PER_ROUND: u64 = 5_000;

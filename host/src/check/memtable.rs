@@ -8,8 +8,8 @@ use memlab_sdk::{Entry, Packed};
 
 use super::{CheckOptions, Property, ShardSubject, key, rounds, show};
 use crate::model::ReferenceMemtable;
-use crate::plugin::{Plugin, PluginError, PluginHost};
-use crate::strategy::ShardStrategies;
+use crate::plugin::{Plugin, PluginHost};
+use crate::seam::SeamError;
 use crate::workload::SplitMix;
 
 /// Ops per round: each round is a fresh instance, so a failure shrinks
@@ -144,7 +144,7 @@ impl ShardSubject<'_> {
             let mut late = Packed::new();
             late.push_with(|buf| Entry { key: b"late", timestamp: 1, reference: 1 }.encode(buf));
             match shard.insert(&mut late) {
-                Err(PluginError::Guest { error, .. }) if error.contains("invalid") => {}
+                Err(SeamError::Guest { error: memlab_sdk::Error::InvalidState(_), .. }) => {}
                 other => return Err((at, format!("an insert after the cursor opened gave {other:?}, not invalid-state"))),
             }
         }

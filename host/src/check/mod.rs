@@ -9,7 +9,8 @@ mod serializer;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::plugin::{Kind, Plugin, PluginError, PluginHost};
+use crate::plugin::{Plugin, PluginHost};
+use crate::seam::{Kind, SeamError};
 use crate::workload::SplitMix;
 
 /// What to check and how hard.
@@ -94,7 +95,7 @@ impl CheckReport {
 }
 
 /// Checks `plugin` (a bundled name or a path) on `host`.
-pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, PluginError> {
+pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, SeamError> {
     let started = Instant::now();
     let loaded = host.load(plugin)?;
     let properties = match loaded.kind {
@@ -131,7 +132,7 @@ pub(crate) fn show(key: &[u8]) -> String {
 
 /// Whether `Params` rejection works: `create` with an unknown parameter
 /// must fail with a message naming it.
-pub(crate) fn unknown_param_result(result: Result<(), PluginError>) -> Property {
+pub(crate) fn unknown_param_result(result: Result<(), SeamError>) -> Property {
     const NAME: &str = "rejects-unknown-params";
     match result {
         Err(e) if e.to_string().contains("memlab_check_unknown") => Property::pass(NAME, "`memlab_check_unknown = 1` refused by name"),
@@ -148,7 +149,7 @@ pub(crate) fn unknown_params(params: &[(String, String)]) -> Vec<(String, String
 }
 
 /// A description must name the plugin and its version.
-pub(crate) fn describe_result(plugin: &Plugin, d: Result<memlab_sdk::Description, PluginError>) -> Property {
+pub(crate) fn describe_result(plugin: &Plugin, d: Result<memlab_sdk::Description, SeamError>) -> Property {
     const NAME: &str = "describe";
     match d {
         Ok(d) if !d.name.is_empty() && !d.version.is_empty() => {
@@ -180,7 +181,7 @@ impl<'a> ShardSubject<'a> {
     }
 
     /// A fresh shard with the plugin under check given `params`.
-    pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::plugin::WasmShard, PluginError> {
+    pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::seam::Shard, SeamError> {
         let pool = Arc::new(crate::pool::MemoryPool::new(1 << 40, crate::pool::PoolMode::FetchAdd));
         match self.plugin.kind {
             Kind::Allocator => self.host.shard(&self.partner, &[], self.plugin, params, pool, 0),
@@ -190,7 +191,6 @@ impl<'a> ShardSubject<'a> {
 
     /// `describe` and the refusal of unknown parameters.
     pub(crate) fn common_properties(&self) -> Vec<Property> {
-        use crate::strategy::ShardStrategies;
         let described = self.shard(self.params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m });
         vec![describe_result(self.plugin, described), unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ()))]
     }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
 use super::{CheckOptions, Property, describe_result, key, rounds, show, unknown_param_result, unknown_params};
-use crate::plugin::{Plugin, PluginHost, WasmReader, WasmSerializer};
-use crate::strategy::{FlushStrategy, SegmentReading};
+use crate::plugin::{Plugin, PluginHost};
+use crate::seam;
 use crate::workload::SplitMix;
 
 const PER_ROUND: u64 = 5_000;
@@ -35,7 +35,7 @@ fn records(seed: u64, n: u64) -> Records {
 type Written = (Vec<u8>, Vec<u8>, u64);
 
 fn write(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], records: &[(Vec<u8>, Vec<u8>)], seed: u64) -> Result<Written, String> {
-    let mut w = WasmSerializer::new(host, plugin, params, 0).map_err(|e| e.to_string())?;
+    let mut w = host.serializer(plugin, params, 0).map_err(|e| e.to_string())?;
     let mut rng = SplitMix::new(&[seed, 3]);
     let mut data = Vec::new();
     let mut rest = records;
@@ -54,7 +54,7 @@ fn write(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], r
 /// (key, row) pairs.
 type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
-fn read_all(r: &mut dyn SegmentReading) -> Result<Records, String> {
+fn read_all(r: &mut seam::Reader) -> Result<Records, String> {
     let mut all = Vec::new();
     loop {
         let batch = r.next(64 << 10).map_err(|e| e.to_string())?;
@@ -74,7 +74,7 @@ fn round_trip(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
     if rows != records.len() as u64 {
         return Err(format!("metadata says {rows} rows, {} were written", records.len()));
     }
-    let mut reader = WasmReader::open(host, plugin, params, &data, &index).map_err(|e| e.to_string())?;
+    let mut reader = host.reader(plugin, params, &data, &index).map_err(|e| e.to_string())?;
     let all = read_all(&mut reader)?;
     if let Some(i) = (0..all.len().max(records.len())).find(|&i| all.get(i) != records.get(i)) {
         return Err(format!("record {i} of {} read back differs (key {})", records.len(), records.get(i).map_or("-".into(), |r| show(&r.0))));
@@ -104,7 +104,7 @@ fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
             let target = if file == "data" { &mut d } else { &mut i };
             target[at] ^= 1 << (at % 8);
             flips += 1;
-            let outcome = WasmReader::open(host, plugin, params, &d, &i).map_err(|e| e.to_string()).and_then(|mut r| read_all(&mut r));
+            let outcome = host.reader(plugin, params, &d, &i).map_err(|e| e.to_string()).and_then(|mut r| read_all(&mut r));
             match outcome {
                 Err(e) if e.contains("corrupt") => {}
                 Err(e) => return Err(format!("a flipped bit in {file} byte {at} gave an error that is not `corrupt`: {e}")),
@@ -117,8 +117,8 @@ fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
 
 pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
     vec![
-        describe_result(plugin, WasmSerializer::new(host, plugin, &options.params, 0).and_then(|mut w| w.describe())),
-        unknown_param_result(WasmSerializer::new(host, plugin, &unknown_params(&options.params), 0).map(|_| ())),
+        describe_result(plugin, host.serializer(plugin, &options.params, 0).and_then(|mut w| w.describe())),
+        unknown_param_result(host.serializer(plugin, &unknown_params(&options.params), 0).map(|_| ())),
         Property::of("round-trip", rounds(options, PER_ROUND, |seed, ops| round_trip(host, plugin, &options.params, seed, ops))),
         Property::of("corruption", corruption(host, plugin, &options.params, options.seed)),
     ]

@@ -9,43 +9,9 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, InstancePre};
 
 use super::store::StoreCtx;
-use super::{PluginError, PluginHost, WIT_NAMESPACE, WIT_PACKAGE, bindings, cache, interface_name};
-use crate::bundled;
-
-/// The three strategy kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// The sorted in-memory index.
-    Memtable,
-    /// Where row bytes live.
-    Allocator,
-    /// How a frozen memtable becomes a segment.
-    Serializer,
-}
-
-impl Kind {
-    /// The WIT interface name, without package.
-    pub fn interface(self) -> &'static str {
-        match self {
-            Kind::Memtable => "memtable",
-            Kind::Allocator => "allocator",
-            Kind::Serializer => "serializer",
-        }
-    }
-
-    fn export_name(self) -> String {
-        interface_name(self.interface())
-    }
-
-    const ALL: [Kind; 3] = [Kind::Memtable, Kind::Allocator, Kind::Serializer];
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.interface())
-    }
-}
+use super::{PluginHost, WIT_NAMESPACE, WIT_PACKAGE, bindings, cache, interface_name};
+use crate::registry;
+use crate::seam::{Kind, SeamError};
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -98,14 +64,14 @@ const COMPONENT_MAGIC: [u8; 8] = [0, b'a', b's', b'm', 0x0d, 0, 1, 0];
 
 impl PluginHost {
     /// Loads a plugin by bundled name or path, checking that it is a `kind`.
-    pub fn load_as(&self, spec: &str, kind: Kind) -> Result<Arc<Plugin>, PluginError> {
+    pub fn load_as(&self, spec: &str, kind: Kind) -> Result<Arc<Plugin>, SeamError> {
         // Kinds may share a bundled name (`null`): take the one asked for.
-        let plugin = match bundled::find_kind(spec, kind) {
+        let plugin = match registry::find_kind(spec, kind) {
             Some(bundled) => self.load_bytes(spec, Source::Bundled, bundled.component)?,
             None => self.load(spec)?,
         };
         if plugin.kind != kind {
-            return Err(PluginError::WrongKind {
+            return Err(SeamError::WrongKind {
                 plugin: plugin.name.clone(),
                 expected: kind.to_string(),
                 found: plugin.kind.to_string(),
@@ -115,36 +81,36 @@ impl PluginHost {
     }
 
     /// Loads a plugin by bundled name, or else by path.
-    pub fn load(&self, spec: &str) -> Result<Arc<Plugin>, PluginError> {
-        if let Some(bundled) = bundled::find(spec) {
+    pub fn load(&self, spec: &str) -> Result<Arc<Plugin>, SeamError> {
+        if let Some(bundled) = registry::find(spec) {
             return self.load_bytes(spec, Source::Bundled, bundled.component);
         }
         let path = Path::new(spec);
         if !path.exists() && !spec.contains('/') && !spec.ends_with(".wasm") {
-            return Err(PluginError::UnknownBundled(spec.to_string()));
+            return Err(SeamError::UnknownBundled(spec.to_string()));
         }
-        let bytes = std::fs::read(path).map_err(|source| PluginError::Read {
+        let bytes = std::fs::read(path).map_err(|e| SeamError::Read {
             plugin: spec.to_string(),
             path: path.display().to_string(),
-            source,
+            detail: e.to_string(),
         })?;
         self.load_bytes(spec, Source::File(path.display().to_string()), &bytes)
     }
 
     /// Loads a plugin from bytes: a component, or a core module carrying
     /// wit-bindgen's component type (wrapped here with wit-component).
-    pub fn load_bytes(&self, name: &str, source: Source, bytes: &[u8]) -> Result<Arc<Plugin>, PluginError> {
+    pub fn load_bytes(&self, name: &str, source: Source, bytes: &[u8]) -> Result<Arc<Plugin>, SeamError> {
         let started = Instant::now();
         let component_bytes = to_component(name, bytes)?;
         let sha256 = hex(&Sha256::digest(&component_bytes));
         let (component, cache_hit) = cache::compile(&self.engine, self.settings.cache_dir.as_deref(), &sha256, &component_bytes)
-            .map_err(|detail| PluginError::Compile { plugin: name.to_string(), detail })?;
+            .map_err(|detail| SeamError::Compile { plugin: name.to_string(), detail })?;
         let kind = check_interfaces(&self.engine, name, &component)?;
         let pre = self
             .linker
             .instantiate_pre(&component)
-            .map_err(|e| PluginError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") })?;
-        let missing = |e: wasmtime::Error| PluginError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") };
+            .map_err(|e| SeamError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") })?;
+        let missing = |e: wasmtime::Error| SeamError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") };
         let indices = match kind {
             Kind::Memtable => Indices::Memtable(bindings::memtable::GuestIndices::new(&pre).map_err(missing)?),
             Kind::Allocator => Indices::Allocator(bindings::allocator::GuestIndices::new(&pre).map_err(missing)?),
@@ -164,14 +130,14 @@ impl PluginHost {
 }
 
 /// Wraps a core module into a component; passes a component through.
-pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, PluginError> {
+pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, SeamError> {
     let head: [u8; 8] = bytes.get(..8).and_then(|h| h.try_into().ok()).unwrap_or([0; 8]);
     if head == COMPONENT_MAGIC {
         return Ok(bytes.to_vec());
     }
     if head != CORE_MAGIC {
         let shown: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        return Err(PluginError::NotWasm {
+        return Err(SeamError::NotWasm {
             plugin: name.to_string(),
             detail: format!("{} bytes, starting {}", bytes.len(), shown.join(" ")),
         });
@@ -179,14 +145,14 @@ pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, PluginError> {
     wit_component::ComponentEncoder::default()
         .module(bytes)
         .and_then(|encoder| encoder.validate(true).encode())
-        .map_err(|e| PluginError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") })
+        .map_err(|e| SeamError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") })
 }
 
 /// Refuses foreign imports and wrong versions; returns the one kind exported.
-fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component) -> Result<Kind, PluginError> {
+fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component) -> Result<Kind, SeamError> {
     let ty = component.component_type();
     let ours = format!("{WIT_NAMESPACE}/");
-    let wrong_version = |item: &str| PluginError::WrongVersion {
+    let wrong_version = |item: &str| SeamError::WrongVersion {
         plugin: name.to_string(),
         found: format!("{WIT_NAMESPACE}@{}", item.split_once('@').map_or("(no version)", |(_, v)| v)),
         expected: WIT_PACKAGE.to_string(),
@@ -199,20 +165,20 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
         if import.starts_with(&ours) {
             return Err(wrong_version(import));
         }
-        return Err(PluginError::ForeignImport { plugin: name.to_string(), import: import.to_string() });
+        return Err(SeamError::ForeignImport { plugin: name.to_string(), import: import.to_string() });
     }
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
-    let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| exports.contains(&k.export_name())).collect();
+    let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| exports.contains(&interface_name(k.interface()))).collect();
     match kinds.as_slice() {
         [kind] => Ok(*kind),
         [] => match exports.iter().find(|e| e.starts_with(&ours)) {
             Some(other) => Err(wrong_version(other)),
-            None => Err(PluginError::NoStrategy {
+            None => Err(SeamError::NoStrategy {
                 plugin: name.to_string(),
                 found: if exports.is_empty() { "nothing".into() } else { exports.join(", ") },
             }),
         },
-        several => Err(PluginError::SeveralKinds {
+        several => Err(SeamError::SeveralKinds {
             plugin: name.to_string(),
             found: several.iter().map(Kind::to_string).collect::<Vec<_>>().join(", "),
         }),

@@ -5,7 +5,6 @@
 
 mod bindings;
 mod cache;
-mod error;
 mod load;
 mod probe;
 mod store;
@@ -15,13 +14,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use error::{PluginError, TrapKind};
-pub use load::{Kind, Plugin, Source, to_component};
+pub use load::{Plugin, Source, to_component};
 pub use probe::AbiProbe;
 pub use store::Limits;
-pub use wasm::{WasmReader, WasmSerializer, WasmShard};
 
 use crate::pool::MemoryPool;
+use crate::seam::{self, SeamError};
 
 /// The WIT package this host speaks; plugins must match it.
 pub const WIT_PACKAGE: &str = "memlab:strategy@0.2.0";
@@ -83,7 +81,7 @@ fn pooling(settings: &EngineSettings) -> wasmtime::PoolingAllocationConfig {
     pooling
 }
 
-fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, PluginError> {
+fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, SeamError> {
     let mut config = wasmtime::Config::new();
     config
         .concurrency_support(false)
@@ -98,7 +96,7 @@ fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, PluginError> {
     if std::env::var_os("MEMLAB_PERF_MAP").is_some() {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
-    wasmtime::Engine::new(&config).map_err(|e| PluginError::Engine(format!("{e:#}")))
+    wasmtime::Engine::new(&config).map_err(|e| SeamError::Engine(format!("{e:#}")))
 }
 
 /// A wasmtime engine plus the linker that offers memlab's own interfaces
@@ -121,7 +119,7 @@ impl PluginHost {
     /// ~600 ns a call), Cranelift at opt level Speed. Where the pooling
     /// allocator cannot reserve its address space (a `ulimit -v`, valgrind),
     /// instances are allocated on demand instead, and `settings()` says so.
-    pub fn new(mut settings: EngineSettings) -> Result<Arc<Self>, PluginError> {
+    pub fn new(mut settings: EngineSettings) -> Result<Arc<Self>, SeamError> {
         let engine = match engine(&settings) {
             Err(_) if settings.instance_slots > 0 => {
                 settings.instance_slots = 0;
@@ -131,7 +129,7 @@ impl PluginHost {
         };
         let mut linker = wasmtime::component::Linker::new(&engine);
         bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
-            .map_err(|e| PluginError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
+            .map_err(|e| SeamError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
         let ticker = settings.call_deadline.map(|_| store::EpochTicker::start(engine.clone()));
         Ok(Arc::new(PluginHost { engine, linker, settings, _ticker: ticker }))
     }
@@ -154,7 +152,18 @@ impl PluginHost {
         allocator_params: &[(String, String)],
         pool: Arc<MemoryPool>,
         shard: usize,
-    ) -> Result<WasmShard, PluginError> {
-        WasmShard::new(self, memtable, memtable_params, allocator, allocator_params, pool, shard)
+    ) -> Result<seam::Shard, SeamError> {
+        wasm::shard(self, memtable, memtable_params, allocator, allocator_params, pool, shard)
+    }
+
+    /// Creates a serializer's writer, in a store of its own, for flush
+    /// part `shard`.
+    pub fn serializer(&self, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
+        wasm::serializer(self, plugin, params, shard)
+    }
+
+    /// Opens a segment with the serializer that wrote it.
+    pub fn reader(&self, plugin: &Arc<Plugin>, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
+        wasm::reader(self, plugin, params, data, index)
     }
 }

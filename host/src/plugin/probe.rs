@@ -6,7 +6,7 @@
 use wasmtime::Store;
 use wasmtime::component::{Component, Func, Linker};
 
-use super::{PluginError, PluginHost};
+use super::{SeamError, PluginHost};
 
 const PROBE: &str = r#"
 (component
@@ -47,17 +47,17 @@ pub struct AbiProbe {
     take_packed: Func,
 }
 
-fn engine_error(e: wasmtime::Error) -> PluginError {
-    PluginError::Engine(format!("boundary probe: {e:#}"))
+fn engine_error(e: wasmtime::Error) -> SeamError {
+    SeamError::Engine(format!("boundary probe: {e:#}"))
 }
 
 impl PluginHost {
     /// Builds the boundary probe on this host's engine.
-    pub fn abi_probe(&self) -> Result<AbiProbe, PluginError> {
+    pub fn abi_probe(&self) -> Result<AbiProbe, SeamError> {
         let component = Component::new(&self.engine, PROBE).map_err(engine_error)?;
         let mut store = Store::new(&self.engine, ());
         let instance = Linker::new(&self.engine).instantiate(&mut store, &component).map_err(engine_error)?;
-        let missing = |name: &str| PluginError::Engine(format!("boundary probe: no `{name}` export"));
+        let missing = |name: &str| SeamError::Engine(format!("boundary probe: no `{name}` export"));
         let take_list = instance.get_func(&mut store, "take-list").ok_or_else(|| missing("take-list"))?;
         let take_packed = instance.get_func(&mut store, "take-packed").ok_or_else(|| missing("take-packed"))?;
         Ok(AbiProbe { store, take_list, take_packed })
@@ -66,13 +66,13 @@ impl PluginHost {
 
 impl AbiProbe {
     /// Passes `rows` as `list<list<u8>>`; returns how many arrived.
-    pub fn take_list(&mut self, rows: &[Vec<u8>]) -> Result<u32, PluginError> {
+    pub fn take_list(&mut self, rows: &[Vec<u8>]) -> Result<u32, SeamError> {
         let f = self.take_list.typed::<(&[Vec<u8>],), (u32,)>(&self.store).map_err(engine_error)?;
         Ok(f.call(&mut self.store, (rows,)).map_err(engine_error)?.0)
     }
 
     /// Passes the same rows packed: bytes back to back and end offsets.
-    pub fn take_packed(&mut self, data: &[u8], ends: &[u32]) -> Result<u32, PluginError> {
+    pub fn take_packed(&mut self, data: &[u8], ends: &[u32]) -> Result<u32, SeamError> {
         let f = self.take_packed.typed::<(&[u8], &[u32]), (u32,)>(&self.store).map_err(engine_error)?;
         Ok(f.call(&mut self.store, (data, ends)).map_err(engine_error)?.0)
     }

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::{FIGURES, by_variant, interval_rates, median, ok, shown, stats, summary};
-use crate::bench::{BenchResult, VariantResult};
+use crate::record::{BenchResult, VariantResult};
 
 const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 const W: f64 = 680.0;
@@ -142,7 +142,7 @@ fn series(result: &BenchResult, points: impl Fn(&VariantResult) -> Vec<(f64, f64
 }
 
 fn flush_timeline(result: &BenchResult) -> String {
-    let runs: Vec<&VariantResult> = result.variants.iter().filter(|v| v.failure.is_none()).collect();
+    let runs: Vec<&VariantResult> = result.variants.iter().filter(|v| v.failure().is_none()).collect();
     let row_h = 22.0;
     let h = TOP + BOTTOM + row_h * runs.len() as f64;
     let end = runs.iter().flat_map(|r| r.flushes.iter().map(|f| f.started_at + f.wall.as_secs_f64())).fold(0.0, f64::max).max(1e-3);

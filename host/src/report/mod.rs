@@ -5,10 +5,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 pub mod html;
-pub mod provenance;
 pub mod stats;
 
-use crate::bench::{BenchResult, VariantResult};
+use crate::record::{BenchResult, VariantResult};
 use crate::flush::mib;
 
 fn thousands(n: f64) -> String {
@@ -97,7 +96,7 @@ pub fn summary(v: &VariantResult) -> String {
         c.threshold() * 100.0,
         c.flush_writers
     );
-    if let Some(failure) = &v.failure {
+    if let Some(failure) = v.failure() {
         let _ = writeln!(s, "FAILED: {failure}");
         let _ = writeln!(s, "(figures of a failed variant are not valid and are not shown)");
         return s;
@@ -298,7 +297,7 @@ fn median(mut x: Vec<f64>) -> Option<f64> {
 /// ragged ends of runs, are left out.
 pub fn interval_rates(runs: &[&VariantResult]) -> Vec<f64> {
     runs.iter()
-        .filter(|r| r.failure.is_none())
+        .filter(|r| r.failure().is_none())
         .flat_map(|r| {
             let usual = r.intervals.iter().map(|i| i.secs).fold(0.0, f64::max);
             r.intervals.iter().filter(move |i| i.secs >= usual / 2.0).map(|i| if i.rows > 0 { i.row_rate } else { i.op_rate })
@@ -350,7 +349,7 @@ fn beyond_budget_mib(v: &VariantResult) -> f64 {
 }
 
 fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
-    runs.iter().copied().filter(|r| r.failure.is_none()).collect()
+    runs.iter().copied().filter(|r| r.failure().is_none()).collect()
 }
 
 fn shown(x: f64) -> String {

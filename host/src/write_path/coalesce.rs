@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use memlab_sdk::Packed;
 
 use super::WritePath;
-use crate::plugin::PluginError;
+use crate::seam::SeamError;
 use crate::router::RoutedBatch;
 
 /// How client batches reach the plugins.
@@ -50,7 +50,7 @@ const MAX_WINDOW: Duration = Duration::from_micros(200);
 /// A group never takes more than this many client batches.
 const MAX_GROUP: usize = 64;
 
-type Outcome = (RoutedBatch, Result<(), PluginError>);
+type Outcome = (RoutedBatch, Result<(), SeamError>);
 
 /// One shard's queue.
 #[derive(Default)]
@@ -78,7 +78,7 @@ impl Group {
 
 impl WritePath {
     /// Writes `batch` as part of a group; returns when it is written.
-    pub(super) fn write_grouped(&self, batch: &mut RoutedBatch, adaptive: bool) -> Result<(), PluginError> {
+    pub(super) fn write_grouped(&self, batch: &mut RoutedBatch, adaptive: bool) -> Result<(), SeamError> {
         let group = &self.groups[batch.shard];
         let mut state = group.lock();
         let ticket = state.next_ticket;
@@ -118,8 +118,8 @@ impl WritePath {
             drop(state);
             let started = Instant::now();
             let waited: u64 = jobs.iter().map(|(_, _, at)| started.duration_since(*at).as_nanos() as u64).sum();
-            self.coalesce_wait_ns.fetch_add(waited, Ordering::Relaxed);
-            self.groups_written.fetch_add(1, Ordering::Relaxed);
+            self.metrics.coalesce_wait_ns.fetch_add(waited, Ordering::Relaxed);
+            self.metrics.groups.fetch_add(1, Ordering::Relaxed);
             let outcomes = self.write_jobs(jobs);
             let call_ns = started.elapsed().as_nanos() as f64;
             state = group.lock();
@@ -139,7 +139,8 @@ impl WritePath {
         }
         let result = (|| {
             let mut slot = self.lock(shard);
-            let refs = slot.strategies.store_rows(&mut rows)?;
+            let live = slot.live()?;
+            let refs = live.store_rows(&mut rows)?;
             let mut entries = Packed::new();
             let mut at = 0;
             for (_, b, _) in &mut jobs {
@@ -148,13 +149,13 @@ impl WritePath {
                 at += n;
                 b.entries.iter().for_each(|e| entries.push(e));
             }
-            slot.strategies.insert(&mut entries)
+            live.insert(&mut entries)
         })();
         jobs.into_iter()
             .map(|(ticket, batch, _)| {
                 let outcome = match &result {
                     Ok(()) => Ok(()),
-                    Err(e) => Err(e.for_group()),
+                    Err(e) => Err(e.clone()),
                 };
                 (ticket, (batch, outcome))
             })

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use memlab::native::NativeShard;
-use memlab::plugin::Kind;
+use memlab::native;
+use memlab::seam::Kind;
 use memlab::pool::{MemoryPool, PoolMode};
-use memlab::strategy::ShardStrategies;
+use memlab::seam::Shard;
 use memlab_sdk::{Cell, Packed, encode_row};
 
 use crate::support::host;
@@ -30,15 +30,15 @@ fn rows(n: usize, value_len: usize) -> (Packed, u64) {
 
 /// The same allocator as a wasm shard and as its native twin, each with a
 /// pool of its own of `budget` bytes.
-fn shards(allocator: &str, budget: u64) -> Vec<(&'static str, Box<dyn ShardStrategies>, Arc<MemoryPool>)> {
+fn shards(allocator: &str, budget: u64) -> Vec<(&'static str, Shard, Arc<MemoryPool>)> {
     let host = host();
     let memtable = host.load_as("btree", Kind::Memtable).expect("btree");
     let plugin = host.load_as(allocator, Kind::Allocator).expect("allocator");
     let pool = || Arc::new(MemoryPool::new(budget, PoolMode::FetchAdd));
     let (wasm_pool, native_pool) = (pool(), pool());
     vec![
-        ("wasm", Box::new(host.shard(&memtable, &[], &plugin, &[], wasm_pool.clone(), 0).expect("wasm shard")), wasm_pool),
-        ("native", Box::new(NativeShard::new("btree", &[], allocator, &[], native_pool.clone(), 0).expect("native shard")), native_pool),
+        ("wasm", host.shard(&memtable, &[], &plugin, &[], wasm_pool.clone(), 0).expect("wasm shard"), wasm_pool),
+        ("native", native::shard("btree", &[], allocator, &[], native_pool.clone(), 0).expect("native shard"), native_pool),
     ]
 }
 

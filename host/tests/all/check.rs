@@ -2,7 +2,7 @@
 //! fails it with the right classification; a lost row shrinks to a tiny
 //! case with its seed.
 
-use memlab::bundled;
+use memlab::registry;
 use memlab::check::{CheckOptions, check};
 
 use crate::support::{hostile_plugin, strict_host};
@@ -17,7 +17,7 @@ fn options(ops: u64, params: &[(&str, &str)]) -> CheckOptions {
 fn every_bundled_plugin_passes() {
     // `null` strategies keep nothing: they measure the harness and fail
     // `check` by design.
-    for b in bundled::all().iter().filter(|b| b.name != "null") {
+    for b in registry::all().iter().filter(|b| b.name != "null") {
         // `memlab check` runs 1M ops; the suite runs fewer, on every plugin.
         let report = check(&strict_host(), b.name, options(30_000, &[])).expect("check");
         assert!(report.passed(), "{}", report.render());

@@ -7,20 +7,20 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use memlab::model::ReferenceMemtable;
-use memlab::plugin::{Kind, PluginError};
-use memlab::strategy::ShardStrategies;
+use memlab::seam::{Kind, SeamError};
+use memlab::seam::Shard;
 use memlab::workload::SplitMix;
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab_sdk::{Cell, Entry, Packed, encode_row};
 
 use crate::support::host;
 
-fn shard(memtable: &str, allocator: &str) -> Box<dyn ShardStrategies> {
+fn shard(memtable: &str, allocator: &str) -> Shard {
     let host = host();
     let m = host.load_as(memtable, Kind::Memtable).expect("memtable");
     let a = host.load_as(allocator, Kind::Allocator).expect("allocator");
     let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
-    Box::new(host.shard(&m, &[], &a, &[], pool, 0).expect("shard"))
+    host.shard(&m, &[], &a, &[], pool, 0).expect("shard")
 }
 
 fn random_key(rng: &mut SplitMix) -> Vec<u8> {
@@ -133,7 +133,7 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
     let mut late = Packed::new();
     late.push_with(|b| Entry { key: b"late", timestamp: 1, reference: 0 }.encode(b));
     let err = plugin.insert(&mut late).expect_err("insert after cursor");
-    assert!(matches!(err, PluginError::Guest { .. }) && err.to_string().contains("invalid state"), "{err}");
+    assert!(matches!(err, SeamError::Guest { .. }) && err.to_string().contains("invalid state"), "{err}");
 }
 
 const ALLOCATORS: [&str; 4] = ["per-row", "per-cell", "region", "heap"];

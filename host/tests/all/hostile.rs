@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use memlab::bench;
 use memlab::config::BenchConfig;
-use memlab::plugin::{Kind, PluginError, TrapKind};
+use memlab::seam::{Kind, SeamError, TrapKind};
 use memlab::pool::{MemoryPool, PoolMode};
-use memlab::strategy::ShardStrategies;
+use memlab::seam::Shard;
 use memlab_sdk::{Entry, Packed};
 
 use crate::support::{hostile_plugin, options, scratch, strict_host};
@@ -21,13 +21,13 @@ fn hostile_path() -> PathBuf {
 }
 
 
-fn hostile_shard(mode: &str) -> Box<dyn ShardStrategies> {
+fn hostile_shard(mode: &str) -> Shard {
     let host = strict_host();
     let m = host.load_as(&hostile_path().display().to_string(), Kind::Memtable).expect("hostile plugin");
     let a = host.load_as("per-row", Kind::Allocator).expect("allocator");
     let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
     let params = [("mode".to_string(), mode.to_string()), ("after".to_string(), "3".to_string())];
-    Box::new(host.shard(&m, &params, &a, &[], pool, 5).expect("shard"))
+    host.shard(&m, &params, &a, &[], pool, 5).expect("shard")
 }
 
 fn entries(n: u64) -> Packed {
@@ -39,12 +39,12 @@ fn entries(n: u64) -> Packed {
     p
 }
 
-fn trap_of(mode: &str) -> (TrapKind, String, Box<dyn ShardStrategies>) {
+fn trap_of(mode: &str) -> (TrapKind, String, Shard) {
     let mut shard = hostile_shard(mode);
     let err = shard.insert(&mut entries(10)).expect_err("the hostile insert must fail");
     let message = err.to_string();
     match err {
-        PluginError::Trap { kind, .. } => (kind, message, shard),
+        SeamError::Trap { kind, .. } => (kind, message, shard),
         other => panic!("{mode}: expected a trap, got {other}"),
     }
 }
@@ -119,16 +119,16 @@ serializer = "lean"
     let config = BenchConfig::parse("hostile.toml", &config).expect("config");
     let result = bench::run(&strict_host(), &config, &options(scratch("hostile-bench")), |_| {}).expect("bench");
     let [loops, healthy, lossy, unsorted] = &result.variants[..] else { panic!("four runs") };
-    let failure = loops.failure.as_deref().expect("the looping variant fails");
+    let failure = loops.failure().expect("the looping variant fails");
     assert!(failure.contains("deadline exceeded"), "{failure}");
     assert!(loops.verified.is_none());
-    assert_eq!(healthy.failure, None);
+    assert_eq!(healthy.failure(), None);
     assert!(healthy.verified.is_some());
     // Nothing lost: verification catches the one dropped row.
-    let failure = lossy.failure.as_deref().expect("the lossy variant fails verification");
+    let failure = lossy.failure().expect("the lossy variant fails verification");
     assert!(failure.contains("1 keys missing"), "{failure}");
     // The flush checks the cursor's order: a segment is never written unsorted.
-    let failure = unsorted.failure.as_deref().expect("the unsorted cursor fails the flush");
+    let failure = unsorted.failure().expect("the unsorted cursor fails the flush");
     assert!(failure.contains("out of order") && failure.contains("shard 0"), "{failure}");
     let table = memlab::report::comparison(&result);
     assert!(table.contains("FAILED"), "{table}");

@@ -53,7 +53,7 @@ fn every_variant_flushes_and_reads_back_the_streams_final_state() {
     let result = bench::run(&host(), &config, &options, |_| {}).expect("bench");
     let first = &result.variants[0];
     for v in &result.variants {
-        assert_eq!(v.failure, None, "{}", v.variant.name);
+        assert_eq!(v.failure(), None, "{}", v.variant.name);
         assert_eq!(v.errors, 0);
         assert_eq!(v.rows, 30_000);
         assert!(v.counters.switches >= 3, "{}: a 1 MiB budget must switch often", v.variant.name);
@@ -101,7 +101,7 @@ fn every_strategy_combination_ends_in_the_same_state() {
     let first = &result.variants[0];
     let digest = first.verified.expect("first variant verified").digest;
     for v in &result.variants {
-        assert_eq!(v.failure, None, "{}", v.variant.name);
+        assert_eq!(v.failure(), None, "{}", v.variant.name);
         assert_eq!(v.fingerprint, first.fingerprint, "{}", v.variant.name);
         assert_eq!(v.verified.expect("verified").digest, digest, "{}", v.variant.name);
     }
@@ -128,7 +128,7 @@ fn pooled_and_on_demand_instances_end_in_the_same_state() {
     let a = bench::run(&on_demand, &config, &options(scratch("on-demand")), |_| {}).expect("bench");
     let b = bench::run(&pooled, &config, &options(scratch("pooled")), |_| {}).expect("bench");
     for (x, y) in a.variants.iter().zip(&b.variants) {
-        assert_eq!((&x.failure, &y.failure), (&None, &None), "{}", x.variant.name);
+        assert_eq!((&x.failure(), &y.failure()), (&None, &None), "{}", x.variant.name);
         assert!(y.counters.switches >= 3 && y.counters.generation_shards > 0, "{}: generations must be started in reused slots", y.variant.name);
         assert_eq!(x.verified.expect("verified").digest, y.verified.expect("verified").digest, "{}", x.variant.name);
     }
@@ -142,7 +142,7 @@ fn too_few_instance_slots_is_a_clear_error() {
     // wasm-4x2 needs 8 instances for its first generation alone.
     let host = PluginHost::new(EngineSettings { instance_slots: 4, cache_dir: None, ..EngineSettings::default() }).expect("engine");
     let result = bench::run(&host, &config, &options(scratch("few-slots")), |_| {}).expect("bench");
-    let failure = result.variants[1].failure.as_deref().expect("wasm-4x2 cannot start");
+    let failure = result.variants[1].failure().expect("wasm-4x2 cannot start");
     assert!(failure.contains("btree") || failure.contains("per-row"), "names the plugin: {failure}");
     assert!(failure.contains("limit"), "says which limit: {failure}");
 }
@@ -170,5 +170,5 @@ fn an_unreservable_pool_falls_back_to_on_demand_instances() {
     assert_eq!(host.settings().instance_slots, 0);
     let config = BenchConfig::parse("pipeline test", CONFIG).expect("config");
     let result = bench::run(&host, &config, &options(scratch("fallback")), |_| {}).expect("bench");
-    assert!(result.variants.iter().all(|v| v.failure.is_none() && v.verified.is_some()));
+    assert!(result.variants.iter().all(|v| v.failure().is_none() && v.verified.is_some()));
 }

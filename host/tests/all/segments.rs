@@ -14,7 +14,7 @@ fn a_flipped_bit_in_any_segment_file_is_caught() {
     let dir = scratch("segment-files");
     let options = BenchOptions { run_dir: dir.clone(), keep_segments: true, log_flushes: false, intervals: false, repeats: None };
     let result = bench::run(&host(), &config, &options, |_| {}).expect("bench");
-    assert_eq!(result.variants[0].failure, None);
+    assert_eq!(result.variants[0].failure(), None);
     let seg_dir = dir.join("v-1");
     let metas = segment::list(&seg_dir).expect("list");
     let meta = metas.first().expect("a segment");

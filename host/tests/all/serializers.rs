@@ -5,8 +5,7 @@
 //! wrong answer.
 
 use memlab::native;
-use memlab::plugin::{Kind, PluginError, WasmReader, WasmSerializer};
-use memlab::strategy::{FlushStrategy, SegmentReading};
+use memlab::seam::{self, Kind, SeamError};
 use memlab::workload::SplitMix;
 use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
@@ -54,21 +53,21 @@ fn records(seed: u64, count: usize, long_keys: bool) -> Records {
         .collect()
 }
 
-fn writer(serializer: &str, wasm: bool) -> Box<dyn FlushStrategy> {
+fn writer(serializer: &str, wasm: bool) -> seam::Serializer {
     if wasm {
         let plugin = host().load_as(serializer, Kind::Serializer).expect("serializer");
-        Box::new(WasmSerializer::new(&host(), &plugin, &params(serializer), 0).expect("writer"))
+        host().serializer(&plugin, &params(serializer), 0).expect("writer")
     } else {
-        native::serializer(serializer, &params(serializer)).expect("native writer")
+        native::serializer(serializer, &params(serializer), 0).expect("native writer")
     }
 }
 
-fn reader(serializer: &str, wasm: bool, data: &[u8], index: &[u8]) -> Result<Box<dyn SegmentReading>, PluginError> {
+fn reader(serializer: &str, wasm: bool, data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
     if wasm {
         let plugin = host().load_as(serializer, Kind::Serializer).expect("serializer");
-        WasmReader::open(&host(), &plugin, &params(serializer), data, index).map(|r| Box::new(r) as Box<dyn SegmentReading>)
+        host().reader(&plugin, &params(serializer), data, index)
     } else {
-        native::reader(serializer, &params(serializer), data, index)
+        native::segment_reader(serializer, &params(serializer), data, index)
     }
 }
 
@@ -91,7 +90,7 @@ fn write_segment(serializer: &str, wasm: bool, records: &[(Vec<u8>, Vec<u8>)], s
 }
 
 /// Everything the segment says: all records in order, then each probe's get.
-fn read_all(r: &mut dyn SegmentReading, probes: &[Vec<u8>]) -> Result<(Records, Gets), PluginError> {
+fn read_all(r: &mut seam::Reader, probes: &[Vec<u8>]) -> Result<(Records, Gets), SeamError> {
     let mut all = Vec::new();
     loop {
         let batch = r.next(700)?;
@@ -130,7 +129,7 @@ fn every_serializer_reads_back_what_it_wrote() {
                 let (data, index) = write_segment(serializer, wasm, &records, seed);
                 let probes = probes(&records);
                 let mut r = reader(serializer, wasm, &data, &index).expect("open");
-                let (all, gets) = read_all(r.as_mut(), &probes).expect("read back");
+                let (all, gets) = read_all(&mut r, &probes).expect("read back");
                 assert!(all == records, "{serializer} wasm={wasm} seed {seed}: records differ");
                 for (probe, got) in probes.iter().zip(gets) {
                     let want = records.binary_search_by(|(k, _)| k.as_slice().cmp(probe)).ok().map(|i| records[i].1.clone());
@@ -153,7 +152,7 @@ fn a_flipped_bit_anywhere_is_reported_as_corrupt() {
                     let (mut d, mut i) = (data.clone(), index.clone());
                     let target = if file == "data" { &mut d } else { &mut i };
                     target[at] ^= 1 << (at % 8);
-                    let outcome = reader(serializer, wasm, &d, &i).and_then(|mut r| read_all(r.as_mut(), &probes));
+                    let outcome = reader(serializer, wasm, &d, &i).and_then(|mut r| read_all(&mut r, &probes));
                     match outcome {
                         Err(e) => {
                             let message = e.to_string();

@@ -37,7 +37,7 @@ fn run(config: &str, dir: &str) -> BenchResult {
 fn assert_all_equal(result: &BenchResult) {
     let first = &result.variants[0];
     for v in &result.variants {
-        assert_eq!(v.failure, None, "{}", v.variant.name);
+        assert_eq!(v.failure(), None, "{}", v.variant.name);
         assert_eq!(v.fingerprint, first.fingerprint, "{}: the stream differs", v.variant.name);
         assert_eq!(v.verified.expect("verified").digest, first.verified.expect("verified").digest, "{}", v.variant.name);
     }
@@ -128,7 +128,7 @@ fn a_materialized_stream_is_the_generated_stream() {
     let generated = run(&config, "materialize-generated");
     let materialized = run(&config.replacen("[workload]\n", "[workload]\nmaterialize = true\n", 1), "materialize-replayed");
     for (g, m) in generated.variants.iter().zip(&materialized.variants) {
-        assert_eq!(m.failure, None, "{}", m.variant.name);
+        assert_eq!(m.failure(), None, "{}", m.variant.name);
         assert_eq!(m.fingerprint, g.fingerprint, "{}", m.variant.name);
         assert_eq!(m.op_counts, g.op_counts, "{}", m.variant.name);
         assert_eq!(m.verified.expect("verified").digest, g.verified.expect("verified").digest, "{}", m.variant.name);
@@ -169,7 +169,7 @@ fn a_timed_mixed_run_verifies_what_it_wrote() {
     let config = WORKLOAD.replace("ops = 2000", "duration = \"300ms\"\ntarget_rate = 4000") + &variant("timed", "");
     let result = run(&config, "timed");
     let v = &result.variants[0];
-    assert_eq!(v.failure, None);
+    assert_eq!(v.failure(), None);
     assert!(v.paced);
     // About 1,200 ops in 300 ms at 4,000 op/s; generous bounds for a busy machine.
     assert!((300..=1_500).contains(&v.ops), "{} ops", v.ops);

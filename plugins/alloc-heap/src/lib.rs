@@ -1,7 +1,7 @@
 //! `heap`: every row is its own allocation from the guest's global
 //! allocator (unslabbed), reserved from the pool one row at a time.
 
-use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stats, reserve_rows};
+use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats, reserve_rows};
 
 /// One heap allocation per row.
 #[derive(Debug, Default)]
@@ -57,11 +57,11 @@ impl Allocator for HeapAllocator {
 
     fn stats(&self) -> Stats {
         vec![
-            ("bytes-used".into(), self.used),
-            ("bytes-reserved".into(), self.reserved),
-            ("regions".into(), self.rows.len() as u64),
-            ("reservations".into(), self.rows.len() as u64),
-            ("waste".into(), self.reserved - self.used),
+            Stat::BytesUsed.with(self.used),
+            Stat::BytesReserved.with(self.reserved),
+            Stat::Regions.with(self.rows.len() as u64),
+            Stat::Reservations.with(self.rows.len() as u64),
+            Stat::Waste.with(self.reserved - self.used),
         ]
     }
 }

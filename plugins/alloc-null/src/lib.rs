@@ -3,7 +3,7 @@
 //! cannot serve a flush (loads fail), so give its variants
 //! `verify = false`.
 
-use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stats};
+use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
 
 /// Counts rows and forgets them.
 #[derive(Debug, Default)]
@@ -35,7 +35,7 @@ impl Allocator for NullAllocator {
     }
 
     fn stats(&self) -> Stats {
-        ["bytes-used", "bytes-reserved", "regions", "reservations", "waste"].iter().map(|k| (k.to_string(), 0)).chain([("rows".to_string(), self.rows)]).collect()
+        Stat::ALLOCATOR.iter().map(|s| s.with(0)).chain([("rows".to_string(), self.rows)]).collect()
     }
 }
 

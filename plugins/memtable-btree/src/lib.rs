@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats};
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats};
 
 /// A `BTreeMap` memtable.
 #[derive(Debug, Default)]
@@ -102,8 +102,8 @@ impl Memtable for BTreeMemtable {
     fn stats(&self) -> Stats {
         let entries = self.map.len() as u64;
         vec![
-            ("entries".into(), entries),
-            ("index-bytes".into(), self.key_bytes + entries * ENTRY_OVERHEAD),
+            Stat::Entries.with(entries),
+            Stat::IndexBytes.with(self.key_bytes + entries * ENTRY_OVERHEAD),
         ]
     }
 }

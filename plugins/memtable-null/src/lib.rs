@@ -4,7 +4,7 @@
 //! `memlab check` and verification by design; give its variants
 //! `verify = false`.
 
-use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats};
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats};
 
 /// Counts inserts and forgets them.
 #[derive(Debug, Default)]
@@ -42,7 +42,7 @@ impl Memtable for NullMemtable {
     fn next(&self, _position: &mut (), _max_bytes: usize, _out: &mut Packed) {}
 
     fn stats(&self) -> Stats {
-        vec![("entries".into(), 0), ("index-bytes".into(), 0), ("inserted".into(), self.inserted)]
+        vec![Stat::Entries.with(0), Stat::IndexBytes.with(0), ("inserted".into(), self.inserted)]
     }
 }
 

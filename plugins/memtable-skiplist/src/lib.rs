@@ -7,7 +7,7 @@
 //! height: u8, 3 pad bytes, next: [u32; height], key`. The head sits at
 //! offset 0, so 0 also means "no next node".
 
-use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats, compare_keys};
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats, compare_keys};
 
 const MAX_HEIGHT: usize = 12;
 const HEAD: u32 = 0;
@@ -174,7 +174,7 @@ impl Memtable for SkipList {
     }
 
     fn stats(&self) -> Stats {
-        vec![("entries".into(), self.entries), ("index-bytes".into(), self.arena.len() as u64)]
+        vec![Stat::Entries.with(self.entries), Stat::IndexBytes.with(self.arena.len() as u64)]
     }
 }
 

@@ -19,7 +19,7 @@
 mod cursor;
 
 use cursor::Cursor;
-use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats};
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats};
 
 const NONE: u32 = 0;
 const LEAF: u32 = 1 << 31;
@@ -320,8 +320,8 @@ impl Memtable for Trie {
     fn stats(&self) -> Stats {
         let index_bytes = self.nodes.len() * 4 + self.bytes.len() + self.entries.len() * size_of::<Stamp>();
         vec![
-            ("entries".into(), self.entries.len() as u64),
-            ("index-bytes".into(), index_bytes as u64),
+            Stat::Entries.with(self.entries.len() as u64),
+            Stat::IndexBytes.with(index_bytes as u64),
             ("chain-nodes".into(), self.kinds[CHAIN as usize]),
             ("sparse-nodes".into(), self.kinds[SPARSE as usize]),
             ("dense-nodes".into(), self.kinds[DENSE as usize]),

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats, compare_keys};
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats, compare_keys};
 
 #[derive(Debug, Clone, Copy)]
 struct Item {
@@ -137,7 +137,7 @@ impl Memtable for VectorMemtable {
     fn stats(&self) -> Stats {
         let entries = if self.frozen { self.items.len() } else { self.winners(&[], None).len() };
         let index = self.keys.capacity() + self.items.capacity() * size_of::<Item>();
-        vec![("entries".into(), entries as u64), ("index-bytes".into(), index as u64)]
+        vec![Stat::Entries.with(entries as u64), Stat::IndexBytes.with(index as u64)]
     }
 }
 

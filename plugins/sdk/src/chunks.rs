@@ -113,11 +113,11 @@ impl ChunkStore {
     /// The allocator counters of WIT `allocator` contract 4.
     pub fn stats(&self) -> Stats {
         vec![
-            ("bytes-used".into(), self.used),
-            ("bytes-reserved".into(), self.reserved),
-            ("regions".into(), self.chunks.len() as u64),
-            ("reservations".into(), self.reservations),
-            ("waste".into(), self.reserved.saturating_sub(self.used)),
+            crate::Stat::BytesUsed.with(self.used),
+            crate::Stat::BytesReserved.with(self.reserved),
+            crate::Stat::Regions.with(self.chunks.len() as u64),
+            crate::Stat::Reservations.with(self.reservations),
+            crate::Stat::Waste.with(self.reserved.saturating_sub(self.used)),
         ]
     }
 

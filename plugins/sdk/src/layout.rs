@@ -36,6 +36,19 @@ impl<'a> Entry<'a> {
     pub fn encoded_len(&self) -> usize {
         Self::HEADER + self.key.len()
     }
+
+    /// Overwrites the ref of an encoded entry in place (the host routes a
+    /// batch before the allocator has handed out its refs). Fails on a
+    /// record too short to be an entry.
+    pub fn set_reference(record: &mut [u8], reference: u64) -> Result<(), Error> {
+        match record.get_mut(8..Self::HEADER) {
+            Some(field) => {
+                field.copy_from_slice(&reference.to_le_bytes());
+                Ok(())
+            }
+            None => Err(corrupt("entry shorter than its 16-byte header")),
+        }
+    }
 }
 
 fn encode_entry(out: &mut Vec<u8>, key: &[u8], timestamp: u64, reference: u64) {

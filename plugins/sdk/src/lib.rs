@@ -29,6 +29,7 @@ mod memtable;
 mod packed;
 mod params;
 mod serializer;
+pub mod twin;
 
 pub use allocator::{Allocator, Pool, reserve_rows};
 pub use chunks::ChunkStore;
@@ -37,7 +38,7 @@ pub use error::Error;
 pub use layout::{Cell, Cells, Entry, FlushRecord, RowView, encode_flush_record, encode_row};
 pub use memtable::Memtable;
 pub use packed::Packed;
-pub use params::{Description, Params, Stats};
+pub use params::{Description, Params, Stat, Stats};
 pub use serializer::{Finished, SegmentMeta, SegmentReader, Serializer};
 
 #[cfg(target_arch = "wasm32")]
@@ -47,11 +48,14 @@ pub mod __private;
 /// Exports a strategy type as the component's implementation.
 ///
 /// `export!(memtable: T)`, `export!(allocator: T)` or
-/// `export!(serializer: T)`. It expands to nothing outside wasm32, so the
+/// `export!(serializer: T)`. Outside wasm32 it only names the type
+/// (`MemlabStrategy`, which memlab's registry links natively), so the
 /// crate also builds as the native twin.
 #[macro_export]
 macro_rules! export {
     (memtable: $t:ty) => {
+        /// The strategy this crate exports; the memlab host links it as the native twin.
+        pub type MemlabStrategy = $t;
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__private::memtable::Export<$t>;
@@ -61,6 +65,8 @@ macro_rules! export {
         };
     };
     (allocator: $t:ty) => {
+        /// The strategy this crate exports; the memlab host links it as the native twin.
+        pub type MemlabStrategy = $t;
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__private::allocator::Export<$t>;
@@ -70,6 +76,8 @@ macro_rules! export {
         };
     };
     (serializer: $t:ty) => {
+        /// The strategy this crate exports; the memlab host links it as the native twin.
+        pub type MemlabStrategy = $t;
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__private::serializer::Export<$t>;

@@ -5,6 +5,56 @@ use crate::error::Error;
 /// Named counters for reports, as in WIT `stats`.
 pub type Stats = Vec<(String, u64)>;
 
+/// The counters the contracts require, by their WIT names: a memtable
+/// reports `entries` and `index-bytes`, an allocator the other five.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stat {
+    /// Distinct keys a memtable holds.
+    Entries,
+    /// Bytes a memtable's index takes, keys included.
+    IndexBytes,
+    /// Row bytes an allocator holds.
+    BytesUsed,
+    /// Bytes an allocator reserved from the pool.
+    BytesReserved,
+    /// Regions (chunks, slabs) an allocator holds.
+    Regions,
+    /// Pool reservations an allocator made.
+    Reservations,
+    /// Reserved bytes that hold no row.
+    Waste,
+}
+
+impl Stat {
+    /// The counters every memtable reports.
+    pub const MEMTABLE: [Stat; 2] = [Stat::Entries, Stat::IndexBytes];
+    /// The counters every allocator reports.
+    pub const ALLOCATOR: [Stat; 5] = [Stat::BytesUsed, Stat::BytesReserved, Stat::Regions, Stat::Reservations, Stat::Waste];
+
+    /// The counter's name in `stats`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stat::Entries => "entries",
+            Stat::IndexBytes => "index-bytes",
+            Stat::BytesUsed => "bytes-used",
+            Stat::BytesReserved => "bytes-reserved",
+            Stat::Regions => "regions",
+            Stat::Reservations => "reservations",
+            Stat::Waste => "waste",
+        }
+    }
+
+    /// The counter with `value`, as `stats` lists it.
+    pub fn with(self, value: u64) -> (String, u64) {
+        (self.name().to_string(), value)
+    }
+
+    /// This counter's value in `stats`, if reported.
+    pub fn of(self, stats: &[(String, u64)]) -> Option<u64> {
+        stats.iter().find(|(k, _)| k == self.name()).map(|(_, v)| *v)
+    }
+}
+
 /// What ran: recorded in every report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Description {

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
-use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stats};
+use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -152,7 +152,7 @@ impl Memtable for Hostile {
     }
 
     fn stats(&self) -> Stats {
-        vec![("entries".into(), self.entries.len() as u64), ("index-bytes".into(), 0)]
+        vec![Stat::Entries.with(self.entries.len() as u64), Stat::IndexBytes.with(0)]
     }
 }
 

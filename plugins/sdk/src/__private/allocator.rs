@@ -1,7 +1,8 @@
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use crate::{Allocator, Description, Error, Packed, Pool};
+use crate::twin::ArenaInstance;
+use crate::{Allocator, Error, Packed, Pool};
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -46,35 +47,28 @@ impl Pool for HostPool {
     }
 }
 
-pub struct ArenaResource<T> {
-    arena: RefCell<T>,
-    description: Description,
+pub struct ArenaResource<T: Allocator> {
+    arena: RefCell<ArenaInstance<T>>,
 }
 
 impl<T: Allocator> wit::GuestArena for ArenaResource<T> {
     fn create(params: Vec<(String, String)>) -> Result<wit::Arena, wit_types::Error> {
-        let (arena, description) = super::construct(T::NAME, T::VERSION, params, T::create)?;
-        Ok(wit::Arena::new(ArenaResource { arena: RefCell::new(arena), description }))
+        Ok(wit::Arena::new(ArenaResource { arena: RefCell::new(ArenaInstance::<T>::create(params)?) }))
     }
 
     fn store(&self, rows: wit_types::Packed) -> Result<Vec<u64>, wit_types::Error> {
         let rows = packed_in(rows)?;
-        let mut refs = Vec::with_capacity(rows.len());
-        self.arena.borrow_mut().store_batch(&mut HostPool, &rows, &mut refs)?;
-        Ok(refs)
+        self.arena.borrow_mut().store(&mut HostPool, &rows).map_err(Into::into)
     }
 
     fn load(&self, refs: Vec<u64>) -> Result<wit_types::Packed, wit_types::Error> {
-        let arena = self.arena.borrow();
         let mut out = Packed::new();
-        for reference in refs {
-            out.push(arena.load(reference)?);
-        }
+        self.arena.borrow().load(&refs, &mut out)?;
         Ok(packed_out(out))
     }
 
     fn describe(&self) -> wit_types::Description {
-        description_out(&self.description)
+        description_out(self.arena.borrow().description())
     }
 
     fn stats(&self) -> Vec<(String, u64)> {

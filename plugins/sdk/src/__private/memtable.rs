@@ -2,7 +2,8 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
 
-use crate::{Description, Error, Memtable, Packed};
+use crate::twin::MemtableInstance;
+use crate::{Memtable, Packed};
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -24,82 +25,59 @@ impl<T: Memtable> wit::Guest for Export<T> {
     type Cursor = CursorResource<T>;
 }
 
-struct State<T> {
-    table: T,
-    frozen: bool,
-    description: Description,
-}
-
 pub struct MemtableResource<T: Memtable> {
-    state: Rc<RefCell<State<T>>>,
+    instance: Rc<RefCell<MemtableInstance<T>>>,
 }
 
 pub struct CursorResource<T: Memtable> {
-    state: Rc<RefCell<State<T>>>,
+    instance: Rc<RefCell<MemtableInstance<T>>>,
     position: RefCell<T::Position>,
 }
 
 impl<T: Memtable> wit::GuestMemtable for MemtableResource<T> {
     fn create(params: Vec<(String, String)>) -> Result<wit::Memtable, wit_types::Error> {
-        let (table, description) = super::construct(T::NAME, T::VERSION, params, T::create)?;
-        let state = State { table, frozen: false, description };
-        Ok(wit::Memtable::new(MemtableResource { state: Rc::new(RefCell::new(state)) }))
+        let instance = MemtableInstance::<T>::create(params)?;
+        Ok(wit::Memtable::new(MemtableResource { instance: Rc::new(RefCell::new(instance)) }))
     }
 
     fn insert(&self, entries: wit_types::Packed) -> Result<(), wit_types::Error> {
         let entries = packed_in(entries)?;
-        let mut state = self.state.borrow_mut();
-        if state.frozen {
-            return Err(Error::InvalidState("insert after a cursor was opened".into()).into());
-        }
-        state.table.insert_batch(&entries).map_err(Into::into)
+        self.instance.borrow_mut().insert(&entries).map_err(Into::into)
     }
 
     fn get(&self, keys: wit_types::Packed) -> wit_types::Packed {
-        let state = self.state.borrow();
         let mut out = Packed::new();
-        // Malformed key batches read as no keys: `get` has no error channel.
+        // Malformed key batches read as no keys: `get` has no error
+        // channel, and the host refuses the record count that follows.
         let keys = packed_in(keys).unwrap_or_default();
-        for key in keys.iter() {
-            match state.table.get(key) {
-                Some(entry) => out.push_with(|buf| entry.encode(buf)),
-                None => out.push(&[]),
-            }
-        }
+        self.instance.borrow().get(&keys, &mut out);
         packed_out(out)
     }
 
     fn scan(&self, start: Vec<u8>, end: Option<Vec<u8>>, limit: u32) -> wit_types::Packed {
         let mut out = Packed::new();
-        self.state.borrow().table.scan(&start, end.as_deref(), limit as usize, &mut out);
+        self.instance.borrow().scan(&start, end.as_deref(), limit, &mut out);
         packed_out(out)
     }
 
     fn cursor(&self) -> wit::Cursor {
-        let mut state = self.state.borrow_mut();
-        if !state.frozen {
-            state.frozen = true;
-            state.table.freeze();
-        }
-        let position = RefCell::new(state.table.cursor());
-        drop(state);
-        wit::Cursor::new(CursorResource { state: Rc::clone(&self.state), position })
+        let position = RefCell::new(self.instance.borrow_mut().cursor());
+        wit::Cursor::new(CursorResource { instance: Rc::clone(&self.instance), position })
     }
 
     fn describe(&self) -> wit_types::Description {
-        description_out(&self.state.borrow().description)
+        description_out(self.instance.borrow().description())
     }
 
     fn stats(&self) -> Vec<(String, u64)> {
-        self.state.borrow().table.stats()
+        self.instance.borrow().stats()
     }
 }
 
 impl<T: Memtable> wit::GuestCursor for CursorResource<T> {
     fn next(&self, max_bytes: u32) -> wit_types::Packed {
         let mut out = Packed::new();
-        let state = self.state.borrow();
-        state.table.next(&mut self.position.borrow_mut(), max_bytes as usize, &mut out);
+        self.instance.borrow().next(&mut self.position.borrow_mut(), max_bytes, &mut out);
         packed_out(out)
     }
 }

@@ -3,7 +3,7 @@
 
 pub use wit_bindgen::rt;
 
-use crate::{Description, Error, Packed, Params};
+use crate::{Error, Packed};
 
 #[cfg(feature = "allocator")]
 pub mod allocator;
@@ -11,19 +11,6 @@ pub mod allocator;
 pub mod memtable;
 #[cfg(feature = "serializer")]
 pub mod serializer;
-
-/// Runs a constructor's parameter handling: build, then reject leftovers.
-fn construct<T>(
-    name: &str,
-    version: &str,
-    given: Vec<(String, String)>,
-    build: impl FnOnce(&mut Params) -> Result<T, Error>,
-) -> Result<(T, Description), Error> {
-    let mut params = Params::new(given);
-    let value = build(&mut params)?;
-    let applied = params.finish()?;
-    Ok((value, Description { name: name.to_string(), version: version.to_string(), params: applied }))
-}
 
 fn packed_in(data: Vec<u8>, ends: Vec<u32>) -> Result<Packed, Error> {
     Packed::from_parts(data, ends)

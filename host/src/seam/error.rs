@@ -27,14 +27,15 @@ impl fmt::Display for TrapKind {
     }
 }
 
-/// Everything that can go wrong loading or calling a plugin. Each message
-/// names the plugin, and for calls the operation and the shard.
-#[derive(Debug, thiserror::Error)]
-pub enum PluginError {
+/// Everything that can go wrong loading, creating or calling a strategy,
+/// wasm or native. Each message names the plugin, and for calls the
+/// operation and the shard.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SeamError {
     #[error("setting up the wasm engine: {0}")]
     Engine(String),
-    #[error("plugin `{plugin}`: cannot read {path}: {source}")]
-    Read { plugin: String, path: String, source: std::io::Error },
+    #[error("plugin `{plugin}`: cannot read {path}: {detail}")]
+    Read { plugin: String, path: String, detail: String },
     #[error("no bundled plugin named `{0}` (see `memlab list`), and no such file")]
     UnknownBundled(String),
     #[error("plugin `{plugin}`: not a WebAssembly file ({detail})")]
@@ -58,34 +59,55 @@ pub enum PluginError {
     #[error("plugin `{plugin}` (sha256 {sha256:.12}) trapped in `{operation}` on shard {shard}: {kind}: {detail}")]
     Trap { plugin: String, sha256: String, operation: String, shard: usize, kind: TrapKind, detail: String },
     #[error("plugin `{plugin}` returned an error from `{operation}` on shard {shard}: {error}")]
-    Guest { plugin: String, operation: String, shard: usize, error: String },
+    Guest { plugin: String, operation: String, shard: usize, error: memlab_sdk::Error },
     #[error("plugin `{plugin}` broke its contract in `{operation}` on shard {shard}: {detail}")]
     Contract { plugin: String, operation: String, shard: usize, detail: String },
     #[error("plugin `{plugin}` on shard {shard} is poisoned ({cause} earlier); `{operation}` was not attempted")]
     Poisoned { plugin: String, operation: String, shard: usize, cause: String },
+    #[error("no native twin named `{plugin}` (only bundled strategies have one; see `memlab list`)")]
+    NoTwin { plugin: String },
+    #[error("memlab: `{operation}` failed: {detail}")]
+    Host { operation: String, detail: String },
 }
 
-impl PluginError {
-    /// The same failure, for each op of a coalesced group that shared the
-    /// call. Call failures keep their kind (a guest error stays non-fatal);
-    /// set-up failures cannot happen mid-run and become contract errors.
-    pub fn for_group(&self) -> PluginError {
-        match self {
-            PluginError::Trap { plugin, sha256, operation, shard, kind, detail } => PluginError::Trap {
-                plugin: plugin.clone(),
-                sha256: sha256.clone(),
-                operation: operation.clone(),
-                shard: *shard,
-                kind: *kind,
-                detail: detail.clone(),
-            },
-            PluginError::Guest { plugin, operation, shard, error } => {
-                PluginError::Guest { plugin: plugin.clone(), operation: operation.clone(), shard: *shard, error: error.clone() }
-            }
-            PluginError::Poisoned { plugin, operation, shard, cause } => {
-                PluginError::Poisoned { plugin: plugin.clone(), operation: operation.clone(), shard: *shard, cause: cause.clone() }
-            }
-            other => PluginError::Contract { plugin: "memlab".into(), operation: "coalesced write".into(), shard: 0, detail: other.to_string() },
+/// How a call failed, as a runtime (wasm or native) reports it; the seam
+/// adds the plugin, the operation and the shard.
+#[derive(Debug, Clone)]
+pub enum Fault {
+    /// The plugin returned an error (WIT `error`).
+    Guest(memlab_sdk::Error),
+    /// The call trapped; the instance is unusable from now on.
+    Trap { sha256: String, kind: TrapKind, detail: String },
+    /// An earlier trap left the instance unusable; nothing was called.
+    Poisoned { cause: String },
+    /// The result broke the boundary's own layout (a malformed batch).
+    Malformed(String),
+}
+
+impl SeamError {
+    /// Attaches where a runtime's fault happened.
+    pub fn from_fault(fault: Fault, plugin: &str, operation: &str, shard: usize) -> SeamError {
+        let (plugin, operation) = (plugin.to_string(), operation.to_string());
+        match fault {
+            Fault::Guest(error) => SeamError::Guest { plugin, operation, shard, error },
+            Fault::Trap { sha256, kind, detail } => SeamError::Trap { plugin, sha256, operation, shard, kind, detail },
+            Fault::Poisoned { cause } => SeamError::Poisoned { plugin, operation, shard, cause },
+            Fault::Malformed(detail) => SeamError::Contract { plugin, operation, shard, detail },
         }
+    }
+
+    /// The guest's own error, when the plugin returned one.
+    pub fn guest_error(&self) -> Option<&memlab_sdk::Error> {
+        match self {
+            SeamError::Guest { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// True for a failure that leaves the variant's figures invalid (a
+    /// trap, a poisoned instance, a broken contract, a host failure); an
+    /// expected guest error fails only its op.
+    pub fn is_fatal(&self) -> bool {
+        !matches!(self, SeamError::Guest { .. })
     }
 }

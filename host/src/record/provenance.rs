@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::bench::VariantResult;
+use super::VariantResult;
 use crate::config::BenchConfig;
 use crate::plugin::PluginHost;
 

@@ -1,0 +1,126 @@
+//! The seam between the write path and its strategies. A runtime (the
+//! wasm components in `plugin`, the native twins in `native`) only makes
+//! raw calls; the checked types here (`Shard`, `Serializer`, `Reader`) wrap
+//! either one, count the boundary traffic and enforce the contract checks,
+//! so both runtimes are metered and held to the contract the same way.
+
+mod checked;
+mod error;
+
+use std::fmt;
+
+use memlab_sdk::{Description, Finished, Packed, Stats};
+
+pub use checked::{Reader, Serializer, Shard};
+pub use error::{Fault, SeamError, TrapKind};
+
+/// The three kinds of strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// The sorted in-memory index.
+    Memtable,
+    /// Where row bytes live.
+    Allocator,
+    /// How a frozen memtable becomes a segment.
+    Serializer,
+}
+
+impl Kind {
+    /// Every kind, in pipeline order.
+    pub const ALL: [Kind; 3] = [Kind::Memtable, Kind::Allocator, Kind::Serializer];
+
+    /// The WIT interface name, without package; also the config's name.
+    pub fn interface(self) -> &'static str {
+        match self {
+            Kind::Memtable => "memtable",
+            Kind::Allocator => "allocator",
+            Kind::Serializer => "serializer",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.interface())
+    }
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Kind::ALL.into_iter().find(|k| k.interface() == s).ok_or_else(|| format!("`{s}` is not a kind (memtable, allocator or serializer)"))
+    }
+}
+
+/// Calls and bytes across the plugin boundary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Boundary {
+    /// Calls made.
+    pub calls: u64,
+    /// Bytes passed in (arguments).
+    pub bytes_in: u64,
+    /// Bytes passed back (results).
+    pub bytes_out: u64,
+}
+
+impl Boundary {
+    pub(crate) fn add(&mut self, other: Boundary) {
+        self.calls += other.calls;
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+    }
+}
+
+/// A shard's memtable and allocator as a runtime runs them: raw calls, no
+/// counting, no checks (`Shard` does both).
+pub trait ShardRuntime: Send {
+    /// Stores rows in the allocator. The batch is lent, so its buffers
+    /// serve the next one; it comes back unchanged.
+    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault>;
+    /// Inserts entries into the memtable; lent as in `store_rows`.
+    fn insert(&mut self, entries: &mut Packed) -> Result<(), Fault>;
+    /// Batched point reads.
+    fn get(&mut self, keys: Packed) -> Result<Packed, Fault>;
+    /// A range scan.
+    fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault>;
+    /// Freezes the memtable and opens its flush cursor.
+    fn open_cursor(&mut self) -> Result<(), Fault>;
+    /// The cursor's next entries.
+    fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, Fault>;
+    /// Loads rows by ref.
+    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault>;
+    /// The memtable's counters.
+    fn memtable_stats(&mut self) -> Result<Stats, Fault>;
+    /// The allocator's counters.
+    fn allocator_stats(&mut self) -> Result<Stats, Fault>;
+    /// The memtable's `describe()`.
+    fn describe_memtable(&mut self) -> Result<Description, Fault>;
+    /// The allocator's `describe()`.
+    fn describe_allocator(&mut self) -> Result<Description, Fault>;
+    /// Bytes reserved from the pool and not released.
+    fn reserved_bytes(&self) -> u64;
+    /// Linear memory (wasm) held by the instances; 0 for native twins.
+    fn guest_memory_bytes(&self) -> u64;
+}
+
+/// One segment's serializer as a runtime runs it.
+pub trait SerializerRuntime: Send {
+    /// Encodes flush records; returns bytes for the data file.
+    fn write(&mut self, records: Packed) -> Result<Vec<u8>, Fault>;
+    /// Ends the segment: the data file's tail, the index and the metadata.
+    fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault>;
+    /// What ran.
+    fn describe(&mut self) -> Result<Description, Fault>;
+    /// Linear memory (wasm) held; 0 for native twins.
+    fn guest_memory_bytes(&self) -> u64;
+}
+
+/// One segment's reader as a runtime runs it.
+pub trait ReaderRuntime: Send {
+    /// The next flush records in written order; empty when done.
+    fn next(&mut self, max_bytes: u32) -> Result<Packed, Fault>;
+    /// Batched point reads; an empty record is a miss.
+    fn get(&mut self, keys: Packed) -> Result<Packed, Fault>;
+}

@@ -1,0 +1,72 @@
+//! The write path's counters: declared once, kept as atomics while the
+//! run goes, and read out whole by `WriteMetrics::snapshot`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::pool::MemoryPool;
+
+macro_rules! write_metrics {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// Counters of the write path, for the report.
+        #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        pub struct WriteCounters {
+            $($(#[$doc])* #[serde(default)] pub $name: u64,)*
+        }
+
+        /// The live counters behind `WriteCounters`.
+        #[derive(Debug, Default)]
+        pub struct WriteMetrics {
+            $($(#[$doc])* pub(super) $name: AtomicU64,)*
+        }
+
+        impl WriteMetrics {
+            /// The counters so far; the pool's own counters from `pool`.
+            pub fn snapshot(&self, pool: &MemoryPool) -> WriteCounters {
+                let mut counters = WriteCounters { $($name: self.$name.load(Ordering::Relaxed),)* };
+                counters.pool_cas_retries = pool.cas_retries();
+                counters.pool_sum_checks = pool.sum_checks();
+                counters
+            }
+        }
+    };
+}
+
+write_metrics! {
+    /// Memtable switches (drain at the end included).
+    switches,
+    /// Shard lock taken without waiting.
+    uncontended,
+    /// Shard lock that had to wait.
+    contended,
+    /// Time spent waiting for shard locks.
+    lock_wait_ns,
+    /// Time writers spent blocked on a full pool.
+    backpressure_ns,
+    /// Compare-and-swap conflicts in the pool (`cas-loop`).
+    pool_cas_retries,
+    /// Sums of all cells to check the limit (`striped`).
+    pool_sum_checks,
+    /// Coalesced groups written (`group`, `adaptive`).
+    groups,
+    /// Time client batches waited in a group's queue, summed.
+    coalesce_wait_ns,
+    /// Time switching writers spent getting fresh generations' shards:
+    /// taking the ones a flush writer started ahead, or else starting them.
+    generation_start_ns,
+    /// Shards switched in as fresh generations.
+    generation_shards,
+    /// CPU time spent starting shards (instantiation and `create`), by
+    /// writers or ahead of time by flush writers.
+    generation_start_cpu_ns,
+    /// Shards started, ahead of time or not.
+    generation_started_shards,
+    /// Shards switched in that a flush writer had started ahead.
+    generation_ahead_shards,
+}
+
+impl WriteMetrics {
+    /// Adds `n` to a counter.
+    pub(super) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,193 @@
+//! One instance of each kind, with the contract's state rules, as both the
+//! wasm export glue and the memlab host's native twins drive it: the batch
+//! loops live here once, so the sandbox and the native run do the same
+//! work per call. Plugin authors do not need this module.
+
+use crate::{Allocator, Description, Error, Finished, FlushRecord, Memtable, Packed, Params, Pool, SegmentReader, Serializer, Stats};
+
+/// Runs a constructor's parameter handling: build, then reject leftovers.
+fn construct<T>(
+    name: &str,
+    version: &str,
+    given: Vec<(String, String)>,
+    build: impl FnOnce(&mut Params) -> Result<T, Error>,
+) -> Result<(T, Description), Error> {
+    let mut params = Params::new(given);
+    let value = build(&mut params)?;
+    let applied = params.finish()?;
+    Ok((value, Description { name: name.to_string(), version: version.to_string(), params: applied }))
+}
+
+/// A memtable and its freeze state (memtable contract: no insert once a
+/// cursor was opened).
+pub struct MemtableInstance<T: Memtable> {
+    table: T,
+    frozen: bool,
+    description: Description,
+}
+
+impl<T: Memtable> MemtableInstance<T> {
+    /// `create` with its parameters.
+    pub fn create(params: Vec<(String, String)>) -> Result<Self, Error> {
+        let (table, description) = construct(T::NAME, T::VERSION, params, T::create)?;
+        Ok(MemtableInstance { table, frozen: false, description })
+    }
+
+    /// Inserts a batch of entries.
+    pub fn insert(&mut self, entries: &Packed) -> Result<(), Error> {
+        if self.frozen {
+            return Err(Error::InvalidState("insert after a cursor was opened".into()));
+        }
+        self.table.insert_batch(entries)
+    }
+
+    /// One record per key: the entry, or empty for a miss.
+    pub fn get(&self, keys: &Packed, out: &mut Packed) {
+        for key in keys.iter() {
+            match self.table.get(key) {
+                Some(entry) => out.push_with(|buf| entry.encode(buf)),
+                None => out.push(&[]),
+            }
+        }
+    }
+
+    /// Entries with `start <= key < end`, at most `limit`.
+    pub fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32, out: &mut Packed) {
+        self.table.scan(start, end, limit as usize, out);
+    }
+
+    /// Freezes the memtable (once) and opens a cursor before the first entry.
+    pub fn cursor(&mut self) -> T::Position {
+        if !self.frozen {
+            self.frozen = true;
+            self.table.freeze();
+        }
+        self.table.cursor()
+    }
+
+    /// The next entries after `position`, up to `max_bytes`.
+    pub fn next(&self, position: &mut T::Position, max_bytes: u32, out: &mut Packed) {
+        self.table.next(position, max_bytes as usize, out);
+    }
+
+    /// What `create` applied.
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    /// The memtable's counters.
+    pub fn stats(&self) -> Stats {
+        self.table.stats()
+    }
+}
+
+/// An allocator and what it applied.
+pub struct ArenaInstance<A: Allocator> {
+    arena: A,
+    description: Description,
+}
+
+impl<A: Allocator> ArenaInstance<A> {
+    /// `create` with its parameters.
+    pub fn create(params: Vec<(String, String)>) -> Result<Self, Error> {
+        let (arena, description) = construct(A::NAME, A::VERSION, params, A::create)?;
+        Ok(ArenaInstance { arena, description })
+    }
+
+    /// Stores a batch of rows; one ref per row.
+    pub fn store(&mut self, pool: &mut dyn Pool, rows: &Packed) -> Result<Vec<u64>, Error> {
+        let mut refs = Vec::with_capacity(rows.len());
+        self.arena.store_batch(pool, rows, &mut refs)?;
+        Ok(refs)
+    }
+
+    /// The rows behind `refs`, in order.
+    pub fn load(&self, refs: &[u64], out: &mut Packed) -> Result<(), Error> {
+        for &reference in refs {
+            out.push(self.arena.load(reference)?);
+        }
+        Ok(())
+    }
+
+    /// What `create` applied.
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    /// The allocator's counters.
+    pub fn stats(&self) -> Stats {
+        self.arena.stats()
+    }
+}
+
+/// A serializer's writer, unusable once finished.
+pub struct WriterInstance<S: Serializer> {
+    writer: Option<S>,
+    description: Description,
+}
+
+impl<S: Serializer> WriterInstance<S> {
+    /// `create` with its parameters.
+    pub fn create(params: Vec<(String, String)>) -> Result<Self, Error> {
+        let (writer, description) = construct(S::NAME, S::VERSION, params, S::create)?;
+        Ok(WriterInstance { writer: Some(writer), description })
+    }
+
+    fn writer(&mut self) -> Result<&mut S, Error> {
+        self.writer.as_mut().ok_or_else(|| Error::InvalidState("writer already finished".into()))
+    }
+
+    /// Encodes a batch of flush records, appending to `out`.
+    pub fn write(&mut self, records: &Packed, out: &mut Vec<u8>) -> Result<(), Error> {
+        let writer = self.writer()?;
+        for record in records.iter() {
+            writer.write(FlushRecord::decode(record)?, out)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the segment, appending the data file's tail to `tail`.
+    pub fn finish(&mut self, tail: &mut Vec<u8>) -> Result<Finished, Error> {
+        let finished = self.writer()?.finish(tail);
+        self.writer = None;
+        finished
+    }
+
+    /// What `create` applied.
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    /// The writer's counters (none once finished).
+    pub fn stats(&self) -> Stats {
+        self.writer.as_ref().map(Serializer::stats).unwrap_or_default()
+    }
+}
+
+/// A segment reader.
+pub struct ReaderInstance<R: SegmentReader> {
+    reader: R,
+}
+
+impl<R: SegmentReader> ReaderInstance<R> {
+    /// Opens a segment; parameters as the writer took them.
+    pub fn open(params: Vec<(String, String)>, data: Vec<u8>, index: Vec<u8>) -> Result<Self, Error> {
+        let mut params = Params::new(params);
+        let reader = R::open(&mut params, data, index)?;
+        params.finish()?;
+        Ok(ReaderInstance { reader })
+    }
+
+    /// The next records in written order, up to `max_bytes`.
+    pub fn next(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Error> {
+        self.reader.next(max_bytes as usize, out)
+    }
+
+    /// One record per key: the flush record, or empty for a miss.
+    pub fn get(&self, keys: &Packed, out: &mut Packed) -> Result<(), Error> {
+        for key in keys.iter() {
+            self.reader.get(key, out)?;
+        }
+        Ok(())
+    }
+}
