@@ -48,20 +48,31 @@ fn read_toml(path: &Path) -> toml::Table {
     text.parse().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())))
 }
 
-/// One row of the generated registry table.
+/// The strategy type a bundled crate exports, and its trait.
+fn strategy(b: &Bundled) -> (String, &'static str) {
+    (format!("{}::MemlabStrategy", b.krate.replace('-', "_")), b.kind)
+}
+
+/// One row of the generated registry table (the components).
 fn registry_row(b: &Bundled, component_path: &Path) -> String {
-    let strategy = format!("{}::MemlabStrategy", b.krate.replace('-', "_"));
-    let (trait_name, twin) = match b.kind {
-        "Memtable" => ("Memtable", format!("Twin::Memtable(native::memtable::<{strategy}>)")),
-        "Allocator" => ("Allocator", format!("Twin::Allocator(native::allocator::<{strategy}>)")),
-        _ => ("Serializer", format!("Twin::Serializer {{ writer: native::writer::<{strategy}>, reader: native::reader::<{strategy}> }}")),
-    };
+    let (strategy, trait_name) = strategy(b);
     format!(
-        "    Bundled {{ name: <{strategy} as memlab_sdk::{trait_name}>::NAME, kind: Kind::{}, crate_name: {:?}, component: include_bytes!({:?}), twin: {twin} }},\n",
+        "    Bundled {{ name: <{strategy} as memlab_sdk::{trait_name}>::NAME, kind: Kind::{}, crate_name: {:?}, component: include_bytes!({:?}) }},\n",
         b.kind,
         b.krate,
         component_path.display().to_string()
     )
+}
+
+/// One row of the generated table of native twins.
+fn twin_row(b: &Bundled) -> String {
+    let (strategy, trait_name) = strategy(b);
+    let twin = match b.kind {
+        "Memtable" => format!("Twin::Memtable(memtable::<{strategy}>)"),
+        "Allocator" => format!("Twin::Allocator(allocator::<{strategy}>)"),
+        _ => format!("Twin::Serializer {{ writer: writer::<{strategy}>, reader: reader::<{strategy}> }}"),
+    };
+    format!("    (<{strategy} as {trait_name}>::NAME, {twin}),\n")
 }
 
 /// (crate, file name): plugins for the sandbox tests, built the same way
@@ -81,15 +92,14 @@ fn main() {
     provenance(&workspace);
 
     ensure_target();
-    let target_dir = env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"))
-        .join("wasm-plugins");
+    let target_dir = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace.join("target")).join("wasm-plugins");
     let bundled = bundled(&manifest_dir);
     build_plugins(&workspace, &target_dir, &bundled);
 
     let mut table = String::from("&[\n");
+    let mut twins = String::from("&[\n");
     for b in &bundled {
+        twins.push_str(&twin_row(b));
         let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", b.krate.replace('-', "_")));
         let component = componentize(&module_path);
         let component_path = out_dir.join(format!("{}.component.wasm", b.krate));
@@ -97,7 +107,9 @@ fn main() {
         table.push_str(&registry_row(b, &component_path));
     }
     table.push(']');
+    twins.push(']');
     fs::write(out_dir.join("registry.rs"), table).unwrap_or_else(|e| fail(&format!("writing registry.rs: {e}")));
+    fs::write(out_dir.join("twins.rs"), twins).unwrap_or_else(|e| fail(&format!("writing twins.rs: {e}")));
     for (krate, name) in TEST_PLUGINS {
         let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
         let component_path = out_dir.join(format!("{name}.wasm"));
@@ -113,10 +125,7 @@ fn fail(message: &str) -> ! {
 
 fn rustc_sysroot() -> PathBuf {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let out = Command::new(&rustc)
-        .args(["--print", "sysroot"])
-        .output()
-        .unwrap_or_else(|e| fail(&format!("running {rustc} --print sysroot: {e}")));
+    let out = Command::new(&rustc).args(["--print", "sysroot"]).output().unwrap_or_else(|e| fail(&format!("running {rustc} --print sysroot: {e}")));
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
@@ -136,24 +145,17 @@ fn ensure_target() {
     match cmd.status() {
         Ok(status) if status.success() => {
             let flag = toolchain.map(|t| format!(" --toolchain {t}")).unwrap_or_default();
-            println!(
-                "cargo:warning=memlab: installed the {TARGET} target (`rustup target add {TARGET}{flag}`) to build the bundled plugins"
-            );
+            println!("cargo:warning=memlab: installed the {TARGET} target (`rustup target add {TARGET}{flag}`) to build the bundled plugins");
         }
         Ok(status) => fail(&format!("`rustup target add {TARGET}` failed ({status}); run it yourself, then build again")),
-        Err(_) => fail(&format!(
-            "the {TARGET} target is missing and rustup is not available; install the target for {} and build again",
-            sysroot.display()
-        )),
+        Err(_) => fail(&format!("the {TARGET} target is missing and rustup is not available; install the target for {} and build again", sysroot.display())),
     }
 }
 
 fn build_plugins(workspace: &Path, target_dir: &Path, bundled: &[Bundled]) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace)
-        .args(["build", "--profile", "plugin", "--target", TARGET, "--target-dir"])
-        .arg(target_dir);
+    cmd.current_dir(workspace).args(["build", "--profile", "plugin", "--target", TARGET, "--target-dir"]).arg(target_dir);
     for krate in bundled.iter().map(|b| b.krate.as_str()).chain(TEST_PLUGINS.iter().map(|t| t.0)) {
         cmd.args(["-p", krate]);
     }

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use memlab::native;
 use memlab::plugin::{EngineSettings, PluginHost};
-use memlab::seam::Kind;
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab::router::{RoutedBatch, Router};
+use memlab::seam::Kind;
 use memlab::seam::Shard;
 use memlab_sdk::{Cell, Packed, encode_row};
 
@@ -106,9 +106,13 @@ fn generation_start(c: &mut Criterion) {
         for (label, host) in [("wasm pooled", &pooled), ("wasm on demand", &on_demand)] {
             let memtable = host.load_as(name, Kind::Memtable).expect("memtable");
             let allocator = host.load_as("per-row", Kind::Allocator).expect("per-row");
-            group.bench_function(BenchmarkId::new(label, name), |b| b.iter(|| host.shard(&memtable, &[], &allocator, &[], Arc::clone(&pool), 0).expect("shard")));
+            group.bench_function(BenchmarkId::new(label, name), |b| {
+                b.iter(|| host.shard(&memtable, &[], &allocator, &[], Arc::clone(&pool), 0).expect("shard"))
+            });
         }
-        group.bench_function(BenchmarkId::new("native", name), |b| b.iter(|| native::shard(name, &[], "per-row", &[], Arc::clone(&pool), 0).expect("native shard")));
+        group.bench_function(BenchmarkId::new("native", name), |b| {
+            b.iter(|| native::shard(name, &[], "per-row", &[], Arc::clone(&pool), 0).expect("native shard"))
+        });
     }
     group.finish();
 }

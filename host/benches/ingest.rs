@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use memlab::native;
 use memlab::plugin::PluginHost;
-use memlab::seam::Kind;
 use memlab::pool::{MemoryPool, PoolMode};
+use memlab::seam::Kind;
 use memlab::seam::Shard;
 use memlab::workload::SplitMix;
 use memlab_sdk::{Cell, Entry, Packed, encode_row};
@@ -55,20 +55,11 @@ fn stream(rows: u64, clustered: bool) -> Vec<Batch> {
     let mut batches = Vec::new();
     let mut i = 0;
     while i < rows {
-        let mut batch = Batch {
-            rows: Packed::new(),
-            keys: Vec::new(),
-            entries: Packed::new(),
-        };
+        let mut batch = Batch { rows: Packed::new(), keys: Vec::new(), entries: Packed::new() };
         for _ in 0..ROWS_PER_CALL.min((rows - i) as usize) {
             let key = key(clustered, &mut rng, i, &mut partition);
-            let cells = [Cell {
-                column: 0,
-                value: &value,
-            }];
-            batch
-                .rows
-                .push_with(|buf| encode_row(buf, &key, b"", i + 1, false, cells));
+            let cells = [Cell { column: 0, value: &value }];
+            batch.rows.push_with(|buf| encode_row(buf, &key, b"", i + 1, false, cells));
             batch.keys.push((key, i + 1));
             i += 1;
         }
@@ -83,14 +74,7 @@ fn ingest(shard: &mut Shard, batches: &mut [Batch]) -> Duration {
         let refs = shard.store_rows(&mut batch.rows).expect("store");
         batch.entries.clear();
         for ((key, timestamp), reference) in batch.keys.iter().zip(refs) {
-            batch.entries.push_with(|buf| {
-                Entry {
-                    key,
-                    timestamp: *timestamp,
-                    reference,
-                }
-                .encode(buf)
-            });
+            batch.entries.push_with(|buf| Entry { key, timestamp: *timestamp, reference }.encode(buf));
         }
         shard.insert(&mut batch.entries).expect("insert");
     }
@@ -99,10 +83,7 @@ fn ingest(shard: &mut Shard, batches: &mut [Batch]) -> Duration {
 
 fn main() {
     // `cargo bench` passes `--bench`; numbers are ours.
-    let numbers: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let numbers: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let rows = numbers.first().copied().unwrap_or(1_000_000);
     let repeats = numbers.get(1).copied().unwrap_or(3);
     let host = PluginHost::new(Default::default()).expect("engine");
@@ -120,11 +101,9 @@ fn main() {
                     let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
                     let mut shard: Shard = if wasm {
                         let plugin = host.load_as(memtable, Kind::Memtable).expect("memtable");
-                        host.shard(&plugin, &[], &allocator, &[], pool, 0)
-                                .expect("shard")
+                        host.shard(&plugin, &[], &allocator, &[], pool, 0).expect("shard")
                     } else {
-                        native::shard(memtable, &[], "per-row", &[], pool, 0)
-                                .expect("native shard")
+                        native::shard(memtable, &[], "per-row", &[], pool, 0).expect("native shard")
                     };
                     let took = ingest(&mut shard, &mut batches);
                     let name = format!("{memtable} {}", if wasm { "wasm" } else { "native" });
@@ -136,11 +115,7 @@ fn main() {
                 }
             }
         }
-        let order = if clustered {
-            "clustered (10 consecutive keys per partition)"
-        } else {
-            "random"
-        };
+        let order = if clustered { "clustered (10 consecutive keys per partition)" } else { "random" };
         println!("\n{order}");
         let median = |rates: &mut Vec<f64>| {
             rates.sort_by(f64::total_cmp);
@@ -158,12 +133,7 @@ fn main() {
         }
         medians.sort_by(|a, b| a.0.cmp(&b.0));
         for memtable in memtables {
-            let get = |suffix: &str| {
-                medians
-                    .iter()
-                    .find(|(n, _)| *n == format!("{memtable} {suffix}"))
-                    .map(|m| m.1)
-            };
+            let get = |suffix: &str| medians.iter().find(|(n, _)| *n == format!("{memtable} {suffix}")).map(|m| m.1);
             if let (Some(w), Some(n)) = (get("wasm"), get("native")) {
                 println!("  {memtable:<16} wasm/native {:.2}", w / n);
             }

@@ -392,7 +392,9 @@ fn resolve(text: &str, kind: &str, named: &BTreeMap<String, Named>, name: &toml:
     let mut layers = vec![current];
     while let Some(parent) = &current.inherits {
         let at = line_of(text, parent.span().start);
-        current = named.get(parent.get_ref()).ok_or_else(|| format!("{at}: `inherits = \"{}\"` names no `[{kind}.{}]` configuration", parent.get_ref(), parent.get_ref()))?;
+        current = named
+            .get(parent.get_ref())
+            .ok_or_else(|| format!("{at}: `inherits = \"{}\"` names no `[{kind}.{}]` configuration", parent.get_ref(), parent.get_ref()))?;
         if chain.contains(parent.get_ref()) {
             return Err(format!("{at}: `[{kind}.*]` configurations inherit in a cycle: {} -> {}", chain.join(" -> "), parent.get_ref()));
         }

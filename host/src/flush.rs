@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use memlab_sdk::{Entry, Packed, encode_flush_record};
 
-use crate::segment::{SegmentError, SegmentWriter};
-use crate::seam::{self, Boundary, SeamError};
 use crate::pool::MemoryPool;
+use crate::seam::{self, Boundary, SeamError};
+use crate::segment::{SegmentError, SegmentWriter};
 use crate::write_path::FlushJob;
 
 /// Entries pulled from a memtable cursor per call.
@@ -27,6 +27,17 @@ pub enum FlushError {
     Segment { generation: u64, source: SegmentError },
     #[error("flush of generation {generation}: {detail}")]
     Contract { generation: u64, detail: String },
+    #[error("flush of generation {generation}: the flush thread panicked: {message}")]
+    Panic { generation: u64, message: String },
+}
+
+/// The message of a caught panic, for a report.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// Figures of one flush, as Cassandra's "Completed flushing" line has them.
@@ -99,11 +110,15 @@ fn merge(into: &mut BTreeMap<String, u64>, stats: Vec<(String, u64)>) {
 }
 
 /// Flushes one job into `dir` and releases its memory from `pool`, whether
-/// or not the flush succeeds.
+/// the flush succeeds, fails or panics.
 pub fn flush(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &MemoryPool, run_started: Instant) -> Result<FlushReport, FlushError> {
-    let reserved = job.reserved;
+    let (reserved, generation) = (job.reserved, job.generation);
     let started_at = run_started.elapsed().as_secs_f64();
-    let result = flush_inner(job, serializer, dir).map(|report| FlushReport { started_at, ..report });
+    // A panic (a host bug) must still release the memory, or the writers
+    // would wait for room forever.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flush_inner(job, serializer, dir)))
+        .unwrap_or_else(|panic| Err(FlushError::Panic { generation, message: panic_message(panic.as_ref()) }))
+        .map(|report| FlushReport { started_at, ..report });
     pool.release_frozen(reserved);
     result
 }
@@ -166,9 +181,8 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let description = writer.describe().map_err(plugin)?;
     report.partitions = finished.meta.partitions;
     if report.rows > 0 {
-        let files = segment
-            .finish(generation, job.part, &finished.index, &finished.meta, &description)
-            .map_err(|source| FlushError::Segment { generation, source })?;
+        let files =
+            segment.finish(generation, job.part, &finished.index, &finished.meta, &description).map_err(|source| FlushError::Segment { generation, source })?;
         report.bytes = files.bytes;
         report.segment = Some(files.data);
     } else {

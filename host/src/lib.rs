@@ -8,7 +8,6 @@
 //! only module that touches wasmtime.
 
 pub mod bench;
-pub mod registry;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -20,10 +19,11 @@ pub mod plugin;
 pub mod pool;
 pub mod read_probe;
 pub mod record;
+pub mod registry;
 pub mod report;
 pub mod router;
-pub mod segment;
 pub mod seam;
+pub mod segment;
 pub mod verify;
 pub mod workload;
 pub mod write_path;

@@ -2,7 +2,8 @@
 //! host and driven through the SDK's `twin` instances, the same batch
 //! loops the wasm export glue runs. `seam` checks and meters them as it
 //! does the components, so the sandbox's price shows on one stream in one
-//! run. The registry (`registry`) lists which twins exist.
+//! run. `host/build.rs` generates the table of twins (`TWINS`) from the
+//! same list as the registry of components.
 
 use std::sync::Arc;
 
@@ -10,7 +11,6 @@ use memlab_sdk::twin::{ArenaInstance, MemtableInstance, ReaderInstance, WriterIn
 use memlab_sdk::{Allocator, Description, Error, Finished, Memtable, Packed, Pool, SegmentReader, Serializer, Stats};
 
 use crate::pool::MemoryPool;
-use crate::registry::{self, Twin};
 use crate::seam::{self, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
 
 type Params = Vec<(String, String)>;
@@ -196,8 +196,44 @@ impl Pool for NativePool {
     }
 }
 
+/// Opens a segment: parameters, data file, index file.
+pub type OpenReader = fn(Params, Vec<u8>, Vec<u8>) -> Result<Box<dyn ReaderTwin>, Error>;
+
+/// How to create a bundled strategy's native twin.
+pub enum Twin {
+    /// A memtable.
+    Memtable(fn(Params) -> Result<Box<dyn MemtableTwin>, Error>),
+    /// An allocator.
+    Allocator(fn(Params) -> Result<Box<dyn AllocatorTwin>, Error>),
+    /// A serializer: its writer and its reader.
+    Serializer {
+        /// Starts a segment.
+        writer: fn(Params) -> Result<Box<dyn WriterTwin>, Error>,
+        /// Opens a segment: parameters, data file, index file.
+        reader: OpenReader,
+    },
+}
+
+impl Twin {
+    fn kind(&self) -> Kind {
+        match self {
+            Twin::Memtable(_) => Kind::Memtable,
+            Twin::Allocator(_) => Kind::Allocator,
+            Twin::Serializer { .. } => Kind::Serializer,
+        }
+    }
+}
+
+/// (name, twin) of every bundled strategy; generated with the registry.
+static TWINS: &[(&str, Twin)] = include!(concat!(env!("OUT_DIR"), "/twins.rs"));
+
 fn twin(name: &str, kind: Kind) -> Result<&'static Twin, SeamError> {
-    registry::find_kind(name, kind).map(|b| &b.twin).ok_or_else(|| SeamError::NoTwin { plugin: name.into() })
+    TWINS.iter().find(|(n, t)| *n == name && t.kind() == kind).map(|(_, t)| t).ok_or_else(|| SeamError::NoTwin { plugin: name.into() })
+}
+
+/// The kind of the native twin called `name` of `kind`, if there is one.
+pub fn twin_kind(name: &str, kind: Kind) -> Option<Kind> {
+    twin(name, kind).ok().map(Twin::kind)
 }
 
 fn created(plugin: &str, operation: &str, shard: usize) -> impl FnOnce(Error) -> SeamError {
@@ -221,12 +257,18 @@ pub fn shard(
     shard: usize,
 ) -> Result<seam::Shard, SeamError> {
     let (Twin::Memtable(new_memtable), Twin::Allocator(new_allocator)) = (twin(memtable, Kind::Memtable)?, twin(allocator, Kind::Allocator)?) else {
-        return Err(SeamError::Host { operation: "native twin".into(), detail: "the registry lists a twin under the wrong kind".into() });
+        // `twin` finds only twins of the kind asked for.
+        return Err(SeamError::NoTwin { plugin: format!("{memtable} / {allocator}") });
     };
     let m = new_memtable(memtable_params.to_vec()).map_err(created(memtable, "memtable.create", shard))?;
     let a = new_allocator(allocator_params.to_vec()).map_err(created(allocator, "arena.create", shard))?;
-    let runtime = NativeShard { memtable: m, allocator: a, pool: NativePool { pool, reserved: 0 } };
-    Ok(seam::Shard::new(Box::new(runtime), memtable, allocator, shard))
+    Ok(shard_of((memtable, m), (allocator, a), pool, shard))
+}
+
+/// A shard of twins made elsewhere (a test's, say), named as given.
+pub fn shard_of(memtable: (&str, Box<dyn MemtableTwin>), allocator: (&str, Box<dyn AllocatorTwin>), pool: Arc<MemoryPool>, shard: usize) -> seam::Shard {
+    let runtime = NativeShard { memtable: memtable.1, allocator: allocator.1, pool: NativePool { pool, reserved: 0 } };
+    seam::Shard::new(Box::new(runtime), memtable.0, allocator.0, shard)
 }
 
 impl ShardRuntime for NativeShard {

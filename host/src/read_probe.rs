@@ -49,8 +49,7 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe,
             continue;
         }
         let Some(row) = op.rows.get(0) else { continue };
-        let (partition, clustering, _) =
-            RowView::keys(row).map_err(|e| SeamError::Host { operation: "read probe".into(), detail: e.to_string() })?;
+        let (partition, clustering, _) = RowView::keys(row).map_err(|e| SeamError::Host { operation: "read probe".into(), detail: e.to_string() })?;
         keys.push((partition.to_vec(), clustering.to_vec()));
     }
     let (answers, elapsed) = path.get_many(keys.iter().map(|(p, c)| (p.as_slice(), c.as_slice())), KEYS_PER_CALL)?;

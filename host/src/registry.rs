@@ -1,38 +1,10 @@
-//! The strategy registry: every bundled plugin, its component embedded in
-//! the binary and its native twin linked beside it. `host/build.rs`
-//! generates the table from `host/Cargo.toml`: a plugin crate listed there
-//! under `[dependencies]` with a `[package.metadata.memlab]` kind is
-//! bundled, so adding a strategy is that one line plus its crate.
+//! The strategy registry: every bundled plugin's component, embedded in
+//! the binary. `host/build.rs` generates this table, and `native`'s table
+//! of twins, from `host/Cargo.toml`: a plugin crate listed there under
+//! `[dependencies]` with a `[package.metadata.memlab]` kind is bundled, so
+//! adding a strategy is that one line plus its crate.
 
-use crate::native::{self, AllocatorTwin, MemtableTwin, ReaderTwin, WriterTwin};
 use crate::seam::Kind;
-
-type Params = Vec<(String, String)>;
-
-/// How to create a bundled strategy's native twin.
-pub enum Twin {
-    /// A memtable.
-    Memtable(fn(Params) -> Result<Box<dyn MemtableTwin>, memlab_sdk::Error>),
-    /// An allocator.
-    Allocator(fn(Params) -> Result<Box<dyn AllocatorTwin>, memlab_sdk::Error>),
-    /// A serializer: its writer and its reader.
-    Serializer {
-        /// Starts a segment.
-        writer: fn(Params) -> Result<Box<dyn WriterTwin>, memlab_sdk::Error>,
-        /// Opens a segment: parameters, data file, index file.
-        reader: fn(Params, Vec<u8>, Vec<u8>) -> Result<Box<dyn ReaderTwin>, memlab_sdk::Error>,
-    },
-}
-
-impl std::fmt::Debug for Twin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Twin::Memtable(_) => "Twin::Memtable",
-            Twin::Allocator(_) => "Twin::Allocator",
-            Twin::Serializer { .. } => "Twin::Serializer",
-        })
-    }
-}
 
 /// One bundled plugin.
 #[derive(Debug)]
@@ -45,8 +17,6 @@ pub struct Bundled {
     pub crate_name: &'static str,
     /// The component's bytes.
     pub component: &'static [u8],
-    /// Its native twin.
-    pub twin: Twin,
 }
 
 static BUNDLED: &[Bundled] = include!(concat!(env!("OUT_DIR"), "/registry.rs"));
@@ -71,18 +41,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_kind_has_a_bundled_strategy_and_the_twin_matches_its_kind() {
+    fn each_kind_has_a_bundled_strategy_with_a_native_twin() {
         for kind in Kind::ALL {
             assert!(all().iter().any(|b| b.kind == kind), "no bundled {kind}");
         }
         for b in all() {
-            let twin_kind = match b.twin {
-                Twin::Memtable(_) => Kind::Memtable,
-                Twin::Allocator(_) => Kind::Allocator,
-                Twin::Serializer { .. } => Kind::Serializer,
-            };
-            assert_eq!(twin_kind, b.kind, "{}", b.name);
+            assert_eq!(crate::native::twin_kind(b.name, b.kind), Some(b.kind), "{} has no native twin", b.name);
         }
     }
 }
-

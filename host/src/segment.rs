@@ -118,14 +118,7 @@ impl SegmentWriter {
     }
 
     /// Writes the index and metadata files and fsyncs all three.
-    pub fn finish(
-        self,
-        generation: u64,
-        part: usize,
-        index: &[u8],
-        meta: &SegmentMeta,
-        serializer: &Description,
-    ) -> Result<SegmentFiles, SegmentError> {
+    pub fn finish(self, generation: u64, part: usize, index: &[u8], meta: &SegmentMeta, serializer: &Description) -> Result<SegmentFiles, SegmentError> {
         let file = self.data.into_inner().map_err(|e| SegmentError::Io { path: self.data_path.display().to_string(), source: e.into_error() })?;
         file.sync_all().map_err(io(&self.data_path))?;
         let index_path = self.base.with_extension("index");
@@ -151,7 +144,8 @@ impl SegmentWriter {
             index_crc32: crc32fast::hash(index),
         };
         let meta_path = self.base.with_extension("meta");
-        let mut json = serde_json::to_vec_pretty(&meta_file).map_err(|e| SegmentError::Meta { path: meta_path.display().to_string(), detail: e.to_string() })?;
+        let mut json =
+            serde_json::to_vec_pretty(&meta_file).map_err(|e| SegmentError::Meta { path: meta_path.display().to_string(), detail: e.to_string() })?;
         let crc = crc32fast::hash(&json);
         json.extend_from_slice(format!("{META_TRAILER}{crc:08x}\n").as_bytes());
         write_synced(&meta_path, &json)?;
@@ -214,8 +208,8 @@ pub fn load(meta_path: &Path) -> Result<LoadedSegment, SegmentError> {
 pub fn parse_meta(raw: &[u8]) -> Result<MetaFile, String> {
     let text = std::str::from_utf8(raw).map_err(|e| format!("not UTF-8: {e}"))?;
     let (json, trailer) = text.rsplit_once(META_TRAILER).ok_or("no crc32 trailer")?;
-    let stored = u32::from_str_radix(trailer.strip_suffix('\n').ok_or("the crc32 trailer does not end the file")?, 16)
-        .map_err(|e| format!("bad crc32 trailer: {e}"))?;
+    let stored =
+        u32::from_str_radix(trailer.strip_suffix('\n').ok_or("the crc32 trailer does not end the file")?, 16).map_err(|e| format!("bad crc32 trailer: {e}"))?;
     let found = crc32fast::hash(json.as_bytes());
     if found != stored || trailer.len() != 9 {
         return Err(format!("damaged: CRC32 {found:08x}, trailer says {trailer:?}"));

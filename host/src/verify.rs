@@ -3,14 +3,13 @@
 //! (timestamp, row hash), compared whole; the digest summarises it.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 
 use memlab_sdk::{FlushRecord, RowView};
 
 use crate::router::{sort_key, token};
-use crate::segment::{self, LoadedSegment, SegmentError};
 use crate::seam::{self, SeamError};
+use crate::segment::{self, LoadedSegment, SegmentError};
 use crate::workload::{Op, Stream};
 
 /// Key hash → (timestamp, row hash) of the newest version.
@@ -43,17 +42,17 @@ pub struct Verified {
     pub keys: u64,
     /// Rows read back from segments, older versions included.
     pub rows_read: u64,
-    /// Digest of the final state.
+    /// Digest of the final state (FNV-1a 128 since run record schema 2).
     pub digest: u128,
 }
 
+/// FNV-1a, 128-bit: a published, fixed function, so a digest saved in
+/// run.json means the same to every later build (std's `DefaultHasher`
+/// may change between Rust releases).
 fn hash128(bytes: &[u8]) -> u128 {
-    let mut a = DefaultHasher::new();
-    bytes.hash(&mut a);
-    let mut b = DefaultHasher::new();
-    0xa5a5_u16.hash(&mut b);
-    bytes.hash(&mut b);
-    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+    bytes.iter().fold(OFFSET, |hash, &b| (hash ^ u128::from(b)).wrapping_mul(PRIME))
 }
 
 fn keep_newest(state: &mut State, key: &[u8], row: &RowView<'_>) {
@@ -70,9 +69,7 @@ fn keep_newest(state: &mut State, key: &[u8], row: &RowView<'_>) {
 
 /// An order-independent digest of a state.
 pub fn digest(state: &State) -> u128 {
-    state.iter().fold(0u128, |acc, (k, (ts, row))| {
-        acc.wrapping_add(hash128(&[k.to_le_bytes().as_slice(), &ts.to_le_bytes(), &row.to_le_bytes()].concat()))
-    })
+    state.iter().fold(0u128, |acc, (k, (ts, row))| acc.wrapping_add(hash128(&[k.to_le_bytes().as_slice(), &ts.to_le_bytes(), &row.to_le_bytes()].concat())))
 }
 
 /// The final state the first `counts[t]` ops of each thread `t` leave
@@ -154,4 +151,16 @@ pub fn compare(expected: &State, found: &State, rows_read: u64) -> Result<Verifi
         });
     }
     Ok(Verified { keys: expected.len() as u64, rows_read, digest: expected_digest })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hash128;
+
+    #[test]
+    fn the_digest_hash_is_fnv1a_128() {
+        // Published FNV-1a 128 test vectors: "" and "a".
+        assert_eq!(hash128(b""), 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d);
+        assert_eq!(hash128(b"a"), 0xd228_cb69_6f1a_8caf_7891_2b70_4e4a_8964);
+    }
 }

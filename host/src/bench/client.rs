@@ -9,8 +9,8 @@ use hdrhistogram::Histogram;
 
 use super::histogram;
 use super::live::Live;
-use crate::seam::SeamError;
 use crate::router::RoutedBatch;
+use crate::seam::SeamError;
 use crate::workload::{Fingerprint, Op, OpKind, Stream};
 use crate::write_path::WritePath;
 
@@ -51,7 +51,15 @@ pub(super) fn is_fatal(e: &SeamError) -> bool {
 }
 
 /// Runs client `thread` until its ops end, the deadline passes, or `stop`.
-pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live, plan: &Plan, stop: &AtomicBool, failure: &Mutex<Option<String>>) -> ClientOutcome {
+pub(super) fn run(
+    stream: &Stream,
+    thread: usize,
+    path: &WritePath,
+    live: &Live,
+    plan: &Plan,
+    stop: &AtomicBool,
+    failure: &Mutex<Option<String>>,
+) -> ClientOutcome {
     let mut out = ClientOutcome {
         histograms: [histogram(), histogram(), histogram()],
         ops: [0; 3],

@@ -3,8 +3,8 @@
 //! into cassandra-stress-like interval lines and a progress bar.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -23,12 +23,7 @@ pub(super) struct Live {
 
 impl Live {
     pub(super) fn new(clients: usize) -> Self {
-        Live {
-            ops: AtomicU64::new(0),
-            rows: AtomicU64::new(0),
-            errors: AtomicU64::new(0),
-            histograms: (0..clients).map(|_| Mutex::new(histogram())).collect(),
-        }
+        Live { ops: AtomicU64::new(0), rows: AtomicU64::new(0), errors: AtomicU64::new(0), histograms: (0..clients).map(|_| Mutex::new(histogram())).collect() }
     }
 
     /// Counts one op of client `thread`.
@@ -115,8 +110,19 @@ pub(super) fn sample(live: &Live, pool: &MemoryPool, interval: Duration, done: &
                 let ms = |ns: u64| ns as f64 / 1e6;
                 say(format!(
                     "{:<10} {:>10} {:>9.0} {:>10.0} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>7.1} {:>6} {:>8.1}",
-                    "total,", ops, s.op_rate, s.row_rate, s.latency.mean / 1e6, ms(s.latency.p50), ms(s.latency.p95),
-                    ms(s.latency.p99), ms(s.latency.p999), ms(s.latency.max), s.at, errors, s.memory as f64 / (1 << 20) as f64
+                    "total,",
+                    ops,
+                    s.op_rate,
+                    s.row_rate,
+                    s.latency.mean / 1e6,
+                    ms(s.latency.p50),
+                    ms(s.latency.p95),
+                    ms(s.latency.p99),
+                    ms(s.latency.p999),
+                    ms(s.latency.max),
+                    s.at,
+                    errors,
+                    s.memory as f64 / (1 << 20) as f64
                 ));
             }
             samples.push(s);

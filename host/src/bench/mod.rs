@@ -165,10 +165,7 @@ fn run_variant(
     let live = live::Live::new(threads);
     let start = Barrier::new(threads + 1);
     let resources = resources::Meter::start();
-    let plan = client::Plan {
-        duration: profile.duration.filter(|_| profile.stream.is_none()),
-        rate: profile.target_rate.map(|r| r / threads as f64),
-    };
+    let plan = client::Plan { duration: profile.duration.filter(|_| profile.stream.is_none()), rate: profile.target_rate.map(|r| r / threads as f64) };
     let display = live::Display {
         lines: options.intervals,
         total: match profile.duration {
@@ -219,16 +216,26 @@ fn run_variant(
                 let (path, stop, failure, start, live, plan) = (&path, &stop, &failure, &start, &live, &plan);
                 scope.spawn(move || {
                     start.wait();
-                    client::run(stream, t, path, live, plan, stop, failure)
+                    let run = std::panic::AssertUnwindSafe(|| client::run(stream, t, path, live, plan, stop, failure));
+                    std::panic::catch_unwind(run).map_err(|panic| {
+                        let message = format!("client thread {t} panicked: {}", flush::panic_message(panic.as_ref()));
+                        failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+                        stop.store(true, Ordering::Relaxed);
+                    })
                 })
             })
             .collect();
         start.wait();
         let began = Instant::now();
-        let outcomes: Vec<client::ClientOutcome> = clients.into_iter().filter_map(|c| c.join().ok()).collect();
+        // A client's panic was caught and recorded as the failure.
+        let outcomes: Vec<client::ClientOutcome> = clients.into_iter().filter_map(|c| c.join().ok().and_then(Result::ok)).collect();
         let elapsed = began.elapsed();
         done.store(true, Ordering::Release);
-        let intervals = sampler.join().unwrap_or_default();
+        let intervals = sampler.join().unwrap_or_else(|panic| {
+            let message = format!("the interval sampler panicked: {}", flush::panic_message(panic.as_ref()));
+            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+            Vec::new()
+        });
         let reads = read_probe::probe(stream, &path, profile.read_probe);
         if let Err(e) = &reads {
             failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
@@ -238,7 +245,11 @@ fn run_variant(
         }
         let counters = path.counters();
         for f in flushers {
-            let _ = f.join();
+            // `flush` catches a flush's panic; this is one between flushes.
+            if let Err(panic) = f.join() {
+                let message = format!("a flush writer panicked: {}", flush::panic_message(panic.as_ref()));
+                failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+            }
         }
         (outcomes, counters, reads.unwrap_or_default(), intervals, elapsed)
     });
@@ -274,11 +285,8 @@ fn run_variant(
     result.op_counts.retain(|_, n| *n > 0);
     result.partitions = result.partitions.saturating_sub(failed_ops.len() as u64);
     result.plugins = strategies.plugins;
-    result.descriptions = descriptions
-        .into_iter()
-        .chain(serializer_description.into_inner().unwrap_or_else(|p| p.into_inner()))
-        .map(|d| (d.name, d.version, d.params))
-        .collect();
+    result.descriptions =
+        descriptions.into_iter().chain(serializer_description.into_inner().unwrap_or_else(|p| p.into_inner())).map(|d| (d.name, d.version, d.params)).collect();
     result.elapsed = elapsed;
     result.setup = setup;
     result.latency = Latency::from(&all);
@@ -318,8 +326,7 @@ fn run_variant(
                 &computed
             }
         };
-        let verified =
-            verify::read_back(dir, strategies.reader.as_ref()).and_then(|(found, read)| verify::compare(expected, &found, read));
+        let verified = verify::read_back(dir, strategies.reader.as_ref()).and_then(|(found, read)| verify::compare(expected, &found, read));
         match verified {
             Ok(v) => result.verified = Some(v),
             Err(e) => result.fail(e.to_string()),

@@ -1,8 +1,8 @@
 //! The process's CPU time and peak RSS over a run, from `/proc` (Linux;
 //! elsewhere the figures read as zero).
 
-use std::time::Duration;
 use crate::record::Resources;
+use std::time::Duration;
 
 /// Clock ticks per second of `/proc/self/stat` (USER_HZ, 100 on Linux).
 const TICKS: u64 = 100;
@@ -19,11 +19,7 @@ fn cpu() -> (Duration, Duration) {
 
 fn status_bytes(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+    status.lines().find_map(|l| l.strip_prefix(field)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok()).map_or(0, |kib| kib * 1024)
 }
 
 /// Measures from `start` to `stop`.
@@ -43,6 +39,11 @@ impl Meter {
 
     pub(super) fn stop(self) -> Resources {
         let (user, system) = cpu();
-        Resources { user_cpu: user.saturating_sub(self.user), system_cpu: system.saturating_sub(self.system), peak_rss: status_bytes("VmHWM:"), start_rss: self.start_rss }
+        Resources {
+            user_cpu: user.saturating_sub(self.user),
+            system_cpu: system.saturating_sub(self.system),
+            peak_rss: status_bytes("VmHWM:"),
+            start_rss: self.start_rss,
+        }
     }
 }

@@ -122,7 +122,12 @@ impl ShardSubject<'_> {
                     let got = entries_of(&got).map_err(&fail)?;
                     let want = model.scan(start, end.as_deref(), *limit as usize);
                     if got != want {
-                        return Err(fail(format!("scan returned {} entries, the model {} (first difference at {})", got.len(), want.len(), got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len())))));
+                        return Err(fail(format!(
+                            "scan returned {} entries, the model {} (first difference at {})",
+                            got.len(),
+                            want.len(),
+                            got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()))
+                        )));
                     }
                 }
             }

@@ -81,7 +81,8 @@ fn round_trip(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
     }
     let mut probes = Packed::new();
     let mut rng = SplitMix::new(&[seed, 5]);
-    let keys: Vec<Vec<u8>> = (0..200).map(|_| if rng.below(2) == 0 { records[rng.below(records.len() as u64) as usize].0.clone() } else { key(&mut rng) }).collect();
+    let keys: Vec<Vec<u8>> =
+        (0..200).map(|_| if rng.below(2) == 0 { records[rng.below(records.len() as u64) as usize].0.clone() } else { key(&mut rng) }).collect();
     keys.iter().for_each(|k| probes.push(k));
     let got = reader.get(probes).map_err(|e| e.to_string())?;
     for (k, record) in keys.iter().zip(got.iter()) {

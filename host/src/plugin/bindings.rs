@@ -6,5 +6,5 @@ wasmtime::component::bindgen!({
     world: "host",
 });
 
-pub use exports::memlab::strategy::{allocator, memtable, serializer};
 pub use self::memlab::strategy::types;
+pub use exports::memlab::strategy::{allocator, memtable, serializer};

@@ -12,19 +12,12 @@ pub(super) fn default_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("MEMLAB_CACHE_DIR") {
         return (!dir.is_empty()).then(|| PathBuf::from(dir));
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let base = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
     Some(base.join("memlab"))
 }
 
 /// Compiles `bytes`, or loads the cached compilation; the flag says which.
-pub(super) fn compile(
-    engine: &wasmtime::Engine,
-    dir: Option<&Path>,
-    sha256: &str,
-    bytes: &[u8],
-) -> Result<(Component, bool), String> {
+pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &str, bytes: &[u8]) -> Result<(Component, bool), String> {
     let Some(dir) = dir else {
         return Component::new(engine, bytes).map(|c| (c, false)).map_err(|e| format!("{e:#}"));
     };

@@ -51,11 +51,7 @@ pub struct Plugin {
 
 impl fmt::Debug for Plugin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Plugin")
-            .field("name", &self.name)
-            .field("kind", &self.kind)
-            .field("sha256", &self.sha256)
-            .finish_non_exhaustive()
+        f.debug_struct("Plugin").field("name", &self.name).field("kind", &self.kind).field("sha256", &self.sha256).finish_non_exhaustive()
     }
 }
 
@@ -71,11 +67,7 @@ impl PluginHost {
             None => self.load(spec)?,
         };
         if plugin.kind != kind {
-            return Err(SeamError::WrongKind {
-                plugin: plugin.name.clone(),
-                expected: kind.to_string(),
-                found: plugin.kind.to_string(),
-            });
+            return Err(SeamError::WrongKind { plugin: plugin.name.clone(), expected: kind.to_string(), found: plugin.kind.to_string() });
         }
         Ok(plugin)
     }
@@ -89,11 +81,7 @@ impl PluginHost {
         if !path.exists() && !spec.contains('/') && !spec.ends_with(".wasm") {
             return Err(SeamError::UnknownBundled(spec.to_string()));
         }
-        let bytes = std::fs::read(path).map_err(|e| SeamError::Read {
-            plugin: spec.to_string(),
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        })?;
+        let bytes = std::fs::read(path).map_err(|e| SeamError::Read { plugin: spec.to_string(), path: path.display().to_string(), detail: e.to_string() })?;
         self.load_bytes(spec, Source::File(path.display().to_string()), &bytes)
     }
 
@@ -106,26 +94,14 @@ impl PluginHost {
         let (component, cache_hit) = cache::compile(&self.engine, self.settings.cache_dir.as_deref(), &sha256, &component_bytes)
             .map_err(|detail| SeamError::Compile { plugin: name.to_string(), detail })?;
         let kind = check_interfaces(&self.engine, name, &component)?;
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| SeamError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") })?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| SeamError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") })?;
         let missing = |e: wasmtime::Error| SeamError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") };
         let indices = match kind {
             Kind::Memtable => Indices::Memtable(bindings::memtable::GuestIndices::new(&pre).map_err(missing)?),
             Kind::Allocator => Indices::Allocator(bindings::allocator::GuestIndices::new(&pre).map_err(missing)?),
             Kind::Serializer => Indices::Serializer(bindings::serializer::GuestIndices::new(&pre).map_err(missing)?),
         };
-        Ok(Arc::new(Plugin {
-            name: name.to_string(),
-            kind,
-            sha256,
-            source,
-            load_time: started.elapsed(),
-            cache_hit,
-            pre,
-            indices,
-        }))
+        Ok(Arc::new(Plugin { name: name.to_string(), kind, sha256, source, load_time: started.elapsed(), cache_hit, pre, indices }))
     }
 }
 
@@ -137,10 +113,7 @@ pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, SeamError> {
     }
     if head != CORE_MAGIC {
         let shown: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        return Err(SeamError::NotWasm {
-            plugin: name.to_string(),
-            detail: format!("{} bytes, starting {}", bytes.len(), shown.join(" ")),
-        });
+        return Err(SeamError::NotWasm { plugin: name.to_string(), detail: format!("{} bytes, starting {}", bytes.len(), shown.join(" ")) });
     }
     wit_component::ComponentEncoder::default()
         .module(bytes)
@@ -173,15 +146,9 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
         [kind] => Ok(*kind),
         [] => match exports.iter().find(|e| e.starts_with(&ours)) {
             Some(other) => Err(wrong_version(other)),
-            None => Err(SeamError::NoStrategy {
-                plugin: name.to_string(),
-                found: if exports.is_empty() { "nothing".into() } else { exports.join(", ") },
-            }),
+            None => Err(SeamError::NoStrategy { plugin: name.to_string(), found: if exports.is_empty() { "nothing".into() } else { exports.join(", ") } }),
         },
-        several => Err(SeamError::SeveralKinds {
-            plugin: name.to_string(),
-            found: several.iter().map(Kind::to_string).collect::<Vec<_>>().join(", "),
-        }),
+        several => Err(SeamError::SeveralKinds { plugin: name.to_string(), found: several.iter().map(Kind::to_string).collect::<Vec<_>>().join(", ") }),
     }
 }
 

@@ -6,7 +6,7 @@
 use wasmtime::Store;
 use wasmtime::component::{Component, Func, Linker};
 
-use super::{SeamError, PluginHost};
+use super::{PluginHost, SeamError};
 
 const PROBE: &str = r#"
 (component

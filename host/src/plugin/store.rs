@@ -24,9 +24,7 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 impl Limits {
     pub(super) fn from_settings(settings: &EngineSettings) -> Self {
-        let ticks = settings
-            .call_deadline
-            .map(|d| (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64);
+        let ticks = settings.call_deadline.map(|d| (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64);
         Limits { memory_cap: settings.memory_cap, deadline_ticks: ticks }
     }
 }
@@ -89,10 +87,7 @@ impl wasmtime::ResourceLimiter for StoreCtx {
             self.memory_denied = true;
             // An error here traps: the guest cannot recover from a refused
             // grow as if it were ordinary `memory.grow` failure.
-            return Err(wasmtime::format_err!(
-                "memory cap of {} bytes reached (wanted {grown})",
-                self.memory_cap
-            ));
+            return Err(wasmtime::format_err!("memory cap of {} bytes reached (wanted {grown})", self.memory_cap));
         }
         self.memory_bytes = grown;
         Ok(true)

@@ -171,9 +171,11 @@ pub(super) fn shard(
     let table = caller
         .try_call(memtable_plugin, "memtable.create", |s| memtable.memtable().call_create(s, &memtable_params.to_vec()))
         .map_err(create_failed(memtable_plugin, "memtable.create", shard))?;
-    let arena = caller
-        .try_call(allocator_plugin, "arena.create", |s| allocator.arena().call_create(s, &allocator_params.to_vec()))
-        .map_err(create_failed(allocator_plugin, "arena.create", shard))?;
+    let arena = caller.try_call(allocator_plugin, "arena.create", |s| allocator.arena().call_create(s, &allocator_params.to_vec())).map_err(create_failed(
+        allocator_plugin,
+        "arena.create",
+        shard,
+    ))?;
     let runtime = WasmShard {
         caller,
         memtable_plugin: Arc::clone(memtable_plugin),
@@ -283,9 +285,8 @@ struct WasmSerializer {
 pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
-    let writer = caller
-        .try_call(plugin, "writer.create", |s| api.writer().call_create(s, &params.to_vec()))
-        .map_err(create_failed(plugin, "writer.create", shard))?;
+    let writer =
+        caller.try_call(plugin, "writer.create", |s| api.writer().call_create(s, &params.to_vec())).map_err(create_failed(plugin, "writer.create", shard))?;
     let runtime = WasmSerializer { caller, plugin: Arc::clone(plugin), api, writer };
     Ok(seam::Serializer::new(Box::new(runtime), &plugin.name, shard))
 }
@@ -333,18 +334,14 @@ struct WasmReader {
 }
 
 /// Opens a segment with the serializer that wrote it.
-pub(super) fn reader(
-    host: &PluginHost,
-    plugin: &Arc<Plugin>,
-    params: &[(String, String)],
-    data: &[u8],
-    index: &[u8],
-) -> Result<seam::Reader, SeamError> {
+pub(super) fn reader(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
-    let reader = caller
-        .try_call(plugin, "reader.open", |s| api.reader().call_open(s, &params.to_vec(), data, index))
-        .map_err(create_failed(plugin, "reader.open", 0))?;
+    let reader = caller.try_call(plugin, "reader.open", |s| api.reader().call_open(s, &params.to_vec(), data, index)).map_err(create_failed(
+        plugin,
+        "reader.open",
+        0,
+    ))?;
     let runtime = WasmReader { caller, plugin: Arc::clone(plugin), api, reader };
     Ok(seam::Reader::new(Box::new(runtime), &plugin.name))
 }

@@ -2,6 +2,7 @@
 //! `memlab show` reads it back. It is versioned: `SCHEMA_VERSION` is
 //! written into every record, and records of older schemas are upgraded
 //! on load (schema 1, before the version field, kept a failure string).
+//! A record of a newer schema is refused by number.
 
 mod provenance;
 
@@ -20,8 +21,9 @@ use crate::seam::{Boundary, Kind};
 use crate::verify::Verified;
 use crate::write_path::WriteCounters;
 
-/// The schema this build writes. 2: `schema` and `outcome` (replacing
-/// `failure`), the verify digest hashed with FNV-1a.
+/// The schema this build writes. 2 added `schema` and `outcome` (which
+/// replaces schema 1's `failure` string) and hashes the verify digest
+/// with FNV-1a 128 (schema 1 used std's `DefaultHasher`).
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// How one run of one variant ended.
@@ -48,7 +50,7 @@ pub enum RecordError {
     #[error("{path}: cannot write: {detail}")]
     Write { path: String, detail: String },
     #[error("{path}: run record schema {found} is newer than this memlab reads (up to {SCHEMA_VERSION}); use a newer memlab")]
-    NewerSchema { path: String, found: u64 },
+    NewerSchema { path: String, found: u32 },
 }
 
 /// Latency figures, in nanoseconds.
@@ -161,13 +163,20 @@ pub struct VariantResult {
     /// What verification proved.
     pub verified: Option<Verified>,
     /// Whether the run completed; a failed run's figures are not valid.
+    #[serde(default)]
     pub outcome: Outcome,
+    /// Schema 1's `failure` string: read from old records, then folded
+    /// into `outcome`; never written.
+    #[serde(default, rename = "failure", skip_serializing)]
+    pub(crate) legacy_failure: Option<String>,
 }
 
 /// The result of a whole bench: what `run.json` holds.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BenchResult {
-    /// The run record's schema version (`SCHEMA_VERSION` when written).
+    /// The run record's schema version (`SCHEMA_VERSION` when written;
+    /// records without one are schema 1).
+    #[serde(default = "schema_1")]
     pub schema: u32,
     /// Where, when and with what it ran.
     pub provenance: Provenance,
@@ -176,7 +185,6 @@ pub struct BenchResult {
     /// Every run, in run order (repeats interleaved).
     pub variants: Vec<VariantResult>,
 }
-
 
 /// One interval of a run.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
@@ -270,36 +278,35 @@ impl BenchResult {
     }
 
     fn parse(bytes: &[u8]) -> Result<BenchResult, ParseError> {
-        let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
-        let schema = value.get("schema").and_then(serde_json::Value::as_u64).unwrap_or(1);
-        if schema > u64::from(SCHEMA_VERSION) {
-            return Err(ParseError::Newer(schema));
+        // The version first, so a newer record is named rather than misread.
+        #[derive(serde::Deserialize)]
+        struct Version {
+            #[serde(default = "schema_1")]
+            schema: u32,
         }
-        if schema == 1 {
-            upgrade_from_1(&mut value);
+        let version: Version = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        if version.schema > SCHEMA_VERSION {
+            return Err(ParseError::Newer(version.schema));
         }
-        serde_json::from_value(value).map_err(|e| ParseError::Json(e.to_string()))
+        // Straight from the bytes: a `serde_json::Value` would round the
+        // u128 digests to floats.
+        let mut record: BenchResult = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        for variant in &mut record.variants {
+            if let Some(reason) = variant.legacy_failure.take() {
+                variant.outcome = Outcome::Failed { reason };
+            }
+        }
+        Ok(record)
     }
+}
+
+fn schema_1() -> u32 {
+    1
 }
 
 enum ParseError {
-    Newer(u64),
+    Newer(u32),
     Json(String),
-}
-
-/// Schema 1 kept `failure: null | "reason"` per variant and no version.
-fn upgrade_from_1(value: &mut serde_json::Value) {
-    if let Some(record) = value.as_object_mut() {
-        record.insert("schema".into(), 1.into());
-    }
-    let Some(variants) = value.get_mut("variants").and_then(serde_json::Value::as_array_mut) else { return };
-    for variant in variants.iter_mut().filter_map(serde_json::Value::as_object_mut) {
-        let outcome = match variant.remove("failure") {
-            Some(serde_json::Value::String(reason)) => serde_json::json!({ "status": "failed", "reason": reason }),
-            _ => serde_json::json!({ "status": "completed" }),
-        };
-        variant.insert("outcome".into(), outcome);
-    }
 }
 
 #[cfg(test)]
@@ -308,7 +315,6 @@ mod tests {
 
     #[test]
     fn a_newer_schema_is_refused_by_number() {
-        let err = BenchResult::parse(br#"{"schema": 99}"#).err().expect("refused");
-        assert!(matches!(err, ParseError::Newer(99)));
+        assert!(matches!(BenchResult::parse(br#"{"schema": 99}"#), Err(ParseError::Newer(99))));
     }
 }

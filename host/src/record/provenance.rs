@@ -62,11 +62,8 @@ impl Provenance {
         let os_name = os_release.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")).unwrap_or("unknown").trim_matches('"');
         let cpuinfo = read("/proc/cpuinfo");
         let cpu = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).and_then(|l| l.split_once(':')).map_or("unknown", |(_, m)| m.trim());
-        let memory_kib: u64 = read("/proc/meminfo")
-            .lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
+        let memory_kib: u64 =
+            read("/proc/meminfo").lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0);
         let mut fingerprints: Vec<&str> = runs.iter().filter(|r| !r.fingerprint.is_empty()).map(|r| r.fingerprint.as_str()).collect();
         fingerprints.dedup();
         Provenance {

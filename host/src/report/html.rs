@@ -98,12 +98,25 @@ fn line_chart(title: &str, x_name: &str, y_name: &str, series: &[Series], y_axis
     };
     for (t, text) in y_ticks {
         let y = sy(t);
-        let _ = write!(svg, r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##, W - RIGHT, LEFT - 6.0, y + 4.0, esc(&text));
+        let _ = write!(
+            svg,
+            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            W - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            esc(&text)
+        );
     }
     let x_ticks = x_ticks.unwrap_or_else(|| nice_ticks(x0, x1).into_iter().map(|t| (t, label(t))).collect());
     for (t, text) in x_ticks {
         let x = sx(t);
-        let _ = write!(svg, r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##, TOP + ph, TOP + ph + 14.0, esc(&text));
+        let _ = write!(
+            svg,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            TOP + ph,
+            TOP + ph + 14.0,
+            esc(&text)
+        );
     }
     let _ = write!(svg, r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##);
     let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT + pw / 2.0, H - 8.0, esc(x_name));

@@ -7,8 +7,8 @@ use std::time::Duration;
 pub mod html;
 pub mod stats;
 
-use crate::record::{BenchResult, VariantResult};
 use crate::flush::mib;
+use crate::record::{BenchResult, VariantResult};
 
 fn thousands(n: f64) -> String {
     let whole = n.round().abs() as u64;
@@ -123,13 +123,17 @@ pub fn summary(v: &VariantResult) -> String {
         ),
         (
             "Coalescing",
-            if v.counters.groups == 0 { format!("{} (one store and one insert call per client batch)", c.coalescing) } else { format!(
-                "{}, {} groups, {:.2} client batches per group, {:.1} us queue wait per batch",
-                c.coalescing,
-                thousands(v.counters.groups as f64),
-                if v.counters.groups > 0 { v.partitions as f64 / v.counters.groups as f64 } else { 1.0 },
-                v.counters.coalesce_wait_ns as f64 / 1e3 / v.partitions.max(1) as f64
-            ) },
+            if v.counters.groups == 0 {
+                format!("{} (one store and one insert call per client batch)", c.coalescing)
+            } else {
+                format!(
+                    "{}, {} groups, {:.2} client batches per group, {:.1} us queue wait per batch",
+                    c.coalescing,
+                    thousands(v.counters.groups as f64),
+                    if v.counters.groups > 0 { v.partitions as f64 / v.counters.groups as f64 } else { 1.0 },
+                    v.counters.coalesce_wait_ns as f64 / 1e3 / v.partitions.max(1) as f64
+                )
+            },
         ),
         ("Memtable switches", switches_line(&v.counters)),
         (
@@ -144,12 +148,7 @@ pub fn summary(v: &VariantResult) -> String {
         ("Backpressure", format!("{:.1} ms blocked on a full pool", v.counters.backpressure_ns as f64 / 1e6)),
         (
             "Pool",
-            format!(
-                "{}, {} CAS retries, {} cell sums",
-                c.pool,
-                thousands(v.counters.pool_cas_retries as f64),
-                thousands(v.counters.pool_sum_checks as f64)
-            ),
+            format!("{}, {} CAS retries, {} cell sums", c.pool, thousands(v.counters.pool_cas_retries as f64), thousands(v.counters.pool_sum_checks as f64)),
         ),
         (
             "Flushes",
@@ -185,14 +184,7 @@ pub fn summary(v: &VariantResult) -> String {
                 thousands(v.reads.rate())
             ),
         ),
-        (
-            "Memtable index",
-            format!(
-                "{} entries, {:.1} MiB",
-                thousands(stat(&v.memtable_stats, "entries") as f64),
-                mib(stat(&v.memtable_stats, "index-bytes"))
-            ),
-        ),
+        ("Memtable index", format!("{} entries, {:.1} MiB", thousands(stat(&v.memtable_stats, "entries") as f64), mib(stat(&v.memtable_stats, "index-bytes")))),
         (
             "Boundary",
             format!(
@@ -237,7 +229,12 @@ pub fn summary(v: &VariantResult) -> String {
     // Runs saved before the start was recorded have none.
     if r.start_rss > 0 {
         let added = mib(r.peak_rss.saturating_sub(r.start_rss));
-        let _ = write!(resources, ", {added:.1} MiB above the run's start, {:.1} MiB beyond the {:.0} MiB memtable budget", beyond_budget_mib(v), mib(v.variant.memtable_space));
+        let _ = write!(
+            resources,
+            ", {added:.1} MiB above the run's start, {:.1} MiB beyond the {:.0} MiB memtable budget",
+            beyond_budget_mib(v),
+            mib(v.variant.memtable_space)
+        );
     }
     rows.push(("Resources", resources));
     for (name, value) in rows {

@@ -102,10 +102,9 @@ impl DistSpec {
     fn bounds(&self) -> (u64, u64) {
         match *self {
             DistSpec::Fixed { value } => (value, value),
-            DistSpec::Uniform { min, max }
-            | DistSpec::Gaussian { min, max, .. }
-            | DistSpec::Exponential { min, max, .. }
-            | DistSpec::Zipf { min, max, .. } => (min, max),
+            DistSpec::Uniform { min, max } | DistSpec::Gaussian { min, max, .. } | DistSpec::Exponential { min, max, .. } | DistSpec::Zipf { min, max, .. } => {
+                (min, max)
+            }
         }
     }
 }

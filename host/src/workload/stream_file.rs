@@ -158,7 +158,11 @@ impl StreamFile {
         let stored = u32::from_le_bytes([data[body + 8], data[body + 9], data[body + 10], data[body + 11]]);
         let crc = crc32fast::hash(&data[..body + 8]);
         if crc != stored {
-            return Err(StreamFileError::Corrupt { path: path.display().to_string(), offset: body + 8, what: format!("crc32 {crc:#010x} != stored {stored:#010x}") });
+            return Err(StreamFileError::Corrupt {
+                path: path.display().to_string(),
+                offset: body + 8,
+                what: format!("crc32 {crc:#010x} != stored {stored:#010x}"),
+            });
         }
         let version = c.u32("version")?;
         if version != VERSION {

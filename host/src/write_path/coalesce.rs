@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use memlab_sdk::Packed;
 
 use super::WritePath;
-use crate::seam::SeamError;
 use crate::router::RoutedBatch;
+use crate::seam::SeamError;
 
 /// How client batches reach the plugins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

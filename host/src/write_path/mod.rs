@@ -235,11 +235,8 @@ impl WritePath {
     /// Freezes every shard's live generation and queues it for flush;
     /// with `replace`, a fresh generation takes new writes.
     fn switch(&self, replace: bool) -> Result<(), SeamError> {
-        let fresh: Vec<Option<Shard>> = if replace {
-            self.generations.next(&self.metrics)?.into_iter().map(Some).collect()
-        } else {
-            (0..self.shards.len()).map(|_| None).collect()
-        };
+        let fresh: Vec<Option<Shard>> =
+            if replace { self.generations.next(&self.metrics)?.into_iter().map(Some).collect() } else { (0..self.shards.len()).map(|_| None).collect() };
         let generation = self.generations.freeze_next();
         let mut frozen = Vec::with_capacity(self.shards.len());
         for (i, new) in fresh.into_iter().enumerate() {

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use memlab::native;
-use memlab::seam::Kind;
 use memlab::pool::{MemoryPool, PoolMode};
+use memlab::seam::Kind;
 use memlab::seam::Shard;
 use memlab_sdk::{Cell, Packed, encode_row};
 

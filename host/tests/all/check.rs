@@ -2,16 +2,14 @@
 //! fails it with the right classification; a lost row shrinks to a tiny
 //! case with its seed.
 
-use memlab::registry;
 use memlab::check::{CheckOptions, check};
+use memlab::registry;
 
 use crate::support::{hostile_plugin, strict_host};
-
 
 fn options(ops: u64, params: &[(&str, &str)]) -> CheckOptions {
     CheckOptions { params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), ops, seed: 42 }
 }
-
 
 #[test]
 fn every_bundled_plugin_passes() {

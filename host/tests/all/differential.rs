@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use memlab::model::ReferenceMemtable;
-use memlab::seam::{Kind, SeamError};
-use memlab::seam::Shard;
-use memlab::workload::SplitMix;
 use memlab::pool::{MemoryPool, PoolMode};
+use memlab::seam::Shard;
+use memlab::seam::{Kind, SeamError};
+use memlab::workload::SplitMix;
 use memlab_sdk::{Cell, Entry, Packed, encode_row};
 
 use crate::support::host;

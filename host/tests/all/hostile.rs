@@ -7,11 +7,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use memlab::bench;
 use memlab::config::BenchConfig;
-use memlab::seam::{Kind, SeamError, TrapKind};
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab::seam::Shard;
+use memlab::seam::{Kind, SeamError, TrapKind};
+use memlab::{bench, native};
 use memlab_sdk::{Entry, Packed};
 
 use crate::support::{hostile_plugin, options, scratch, strict_host};
@@ -19,7 +19,6 @@ use crate::support::{hostile_plugin, options, scratch, strict_host};
 fn hostile_path() -> PathBuf {
     PathBuf::from(hostile_plugin())
 }
-
 
 fn hostile_shard(mode: &str) -> Shard {
     let host = strict_host();
@@ -52,7 +51,9 @@ fn trap_of(mode: &str) -> (TrapKind, String, Shard) {
 #[test]
 fn each_hostile_behaviour_is_classified_and_poisons_only_its_shard() {
     let sha = strict_host().load(&hostile_path().display().to_string()).expect("load").sha256.clone();
-    for (mode, kind) in [("loop", TrapKind::Deadline), ("memory-bomb", TrapKind::OutOfMemory), ("panic", TrapKind::Panic), ("deep-recursion", TrapKind::StackOverflow)] {
+    for (mode, kind) in
+        [("loop", TrapKind::Deadline), ("memory-bomb", TrapKind::OutOfMemory), ("panic", TrapKind::Panic), ("deep-recursion", TrapKind::StackOverflow)]
+    {
         let (found, message, mut shard) = trap_of(mode);
         assert_eq!(found, kind, "{mode}: {message}");
         assert!(message.contains("hostile.wasm") && message.contains(&sha[..12]), "{mode}: {message}");
@@ -73,6 +74,30 @@ fn a_flood_from_the_cursor_is_a_contract_error() {
     shard.open_cursor().expect("cursor");
     let message = shard.next_entries(64 << 10).expect_err("16 MiB for a 64 KiB ask").to_string();
     assert!(message.contains("broke its contract") && message.contains("cursor.next") && message.contains("65536"), "{message}");
+}
+
+/// The seam's checks are written once: the hostile memtable linked as a
+/// native twin breaks the cursor contract and is refused with the same
+/// words as its component.
+#[test]
+fn a_contract_check_holds_native_twins_as_it_holds_components() {
+    let params = vec![("mode".to_string(), "huge-return".to_string())];
+    let twin = native::memtable::<test_hostile::Hostile>(params.clone()).expect("hostile twin");
+    let allocator = native::allocator::<alloc_per_row::MemlabStrategy>(Vec::new()).expect("per-row twin");
+    let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
+    let mut native_shard = native::shard_of(("hostile", twin), ("per-row", allocator), pool, 5);
+    let mut wasm_shard = hostile_shard("huge-return");
+    let mut details = Vec::new();
+    for shard in [&mut native_shard, &mut wasm_shard] {
+        shard.insert(&mut entries(10)).expect("inserts are fine");
+        shard.open_cursor().expect("cursor");
+        match shard.next_entries(64 << 10) {
+            Err(SeamError::Contract { operation, shard, detail, .. }) => details.push((operation, shard, detail)),
+            other => panic!("expected a contract error, got {other:?}"),
+        }
+    }
+    assert_eq!(details[0], details[1]);
+    assert!(details[0].2.contains("65536"), "{:?}", details[0]);
 }
 
 #[test]

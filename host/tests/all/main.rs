@@ -10,6 +10,7 @@ mod hostile;
 mod pipeline;
 mod plugins;
 mod profiles;
+mod records;
 mod segments;
 mod serializers;
 mod streams;

@@ -79,9 +79,7 @@ const SERIALIZERS: [&str; 3] = ["naive", "lean", "block"];
 /// stream: all must read back the same final state (a metamorphic test).
 #[test]
 fn every_strategy_combination_ends_in_the_same_state() {
-    let mut config = String::from(
-        "[workload]\nseed = 11\nops = 400\nthreads = 2\npartitions = { count = 150 }\nrows_per_batch = 10\ntombstone_ratio = 0.1\n",
-    );
+    let mut config = String::from("[workload]\nseed = 11\nops = 400\nthreads = 2\npartitions = { count = 150 }\nrows_per_batch = 10\ntombstone_ratio = 0.1\n");
     for runtime in ["wasm", "native"] {
         for m in MEMTABLES {
             for a in ALLOCATORS {
@@ -112,8 +110,7 @@ fn the_default_config_parses() {
     let config = BenchConfig::parse("default", memlab::config::DEFAULT_CONFIG).expect("default config");
     // The mission's comparison: unsharded skiplist vs sharded trie, each
     // with per-cell and per-row allocation.
-    let shape: Vec<(&str, usize, &str)> =
-        config.variants.iter().map(|v| (v.memtable.as_str(), v.shards, v.allocator.as_str())).collect();
+    let shape: Vec<(&str, usize, &str)> = config.variants.iter().map(|v| (v.memtable.as_str(), v.shards, v.allocator.as_str())).collect();
     assert_eq!(shape, [("skiplist", 1, "per-cell"), ("skiplist", 1, "per-row"), ("trie", 32, "per-cell"), ("trie", 32, "per-row")]);
 }
 

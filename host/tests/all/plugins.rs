@@ -1,8 +1,8 @@
 //! Loading plugins: every bundled one loads as its kind; foreign imports,
 //! wrong versions and non-wasm bytes are refused with errors naming them.
 
-use memlab::registry;
 use memlab::plugin::Source;
+use memlab::registry;
 use memlab::seam::{Kind, SeamError};
 
 use crate::support::host;

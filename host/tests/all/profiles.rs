@@ -126,7 +126,9 @@ fn bad_inheritance_is_an_error_naming_the_line() {
 fn a_workload_can_name_a_profile_file_and_override_it() {
     let dir = scratch("profile-override");
     std::fs::write(dir.join("p.toml"), "name = \"mine\"\nseed = 5\nops = 1000\n[partitions]\ncount = 77\n").expect("write");
-    let config = "[workload]\nprofile = \"p.toml\"\nops = 20\n\n[[variant]]\nname = \"a\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n".to_string();
+    let config =
+        "[workload]\nprofile = \"p.toml\"\nops = 20\n\n[[variant]]\nname = \"a\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n"
+            .to_string();
     std::fs::write(dir.join("bench.toml"), config).expect("write");
     let config = BenchConfig::load(&dir.join("bench.toml")).expect("config");
     assert_eq!((config.workload.name.as_str(), config.workload.seed, config.workload.ops), ("mine", 5, 20));

@@ -105,10 +105,7 @@ fn read_all(r: &mut seam::Reader, probes: &[Vec<u8>]) -> Result<(Records, Gets),
     let mut keys = Packed::new();
     probes.iter().for_each(|k| keys.push(k));
     let got = r.get(keys)?;
-    let gets = got
-        .iter()
-        .map(|record| (!record.is_empty()).then(|| FlushRecord::decode(record).expect("flush record").row.as_bytes().to_vec()))
-        .collect();
+    let gets = got.iter().map(|record| (!record.is_empty()).then(|| FlushRecord::decode(record).expect("flush record").row.as_bytes().to_vec())).collect();
     Ok((all, gets))
 }
 

@@ -131,10 +131,7 @@ impl SegmentReader for BlockReader {
         // The writer's parameters come along; the format carries its own.
         let _: usize = params.get("block_size", 4096)?;
         let _: usize = params.get("restart_interval", 16)?;
-        let body_len = data
-            .len()
-            .checked_sub(FOOTER)
-            .ok_or_else(|| corrupt(format_args!("{} bytes is shorter than the footer", data.len())))?;
+        let body_len = data.len().checked_sub(FOOTER).ok_or_else(|| corrupt(format_args!("{} bytes is shorter than the footer", data.len())))?;
         let footer = &data[body_len..];
         if get_u64(footer, 24)? != MAGIC {
             return Err(corrupt("bad magic"));

@@ -60,11 +60,7 @@ impl Serializer for NaiveWriter {
     }
 
     fn stats(&self) -> Stats {
-        vec![
-            ("rows".into(), self.meta.rows),
-            ("bytes".into(), self.file.bytes()),
-            ("scratch-buffers".into(), self.scratch_buffers),
-        ]
+        vec![("rows".into(), self.meta.rows), ("bytes".into(), self.file.bytes()), ("scratch-buffers".into(), self.scratch_buffers)]
     }
 }
 

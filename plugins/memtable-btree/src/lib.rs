@@ -101,10 +101,7 @@ impl Memtable for BTreeMemtable {
 
     fn stats(&self) -> Stats {
         let entries = self.map.len() as u64;
-        vec![
-            Stat::Entries.with(entries),
-            Stat::IndexBytes.with(self.key_bytes + entries * ENTRY_OVERHEAD),
-        ]
+        vec![Stat::Entries.with(entries), Stat::IndexBytes.with(self.key_bytes + entries * ENTRY_OVERHEAD)]
     }
 }
 

@@ -102,16 +102,14 @@ impl Cursor {
                     self.key.push(trie.bytes[labels + step]);
                     (NONE, trie.nodes[p + 2 + step])
                 }
-                Node::Dense { p } if step < 256 => {
-                    match (step..256).find(|&b| trie.nodes[p + 1 + b] != NONE) {
-                        Some(b) => {
-                            frame.step = b;
-                            self.key.push(b as u8);
-                            (NONE, trie.nodes[p + 1 + b])
-                        }
-                        None => (NONE, NONE),
+                Node::Dense { p } if step < 256 => match (step..256).find(|&b| trie.nodes[p + 1 + b] != NONE) {
+                    Some(b) => {
+                        frame.step = b;
+                        self.key.push(b as u8);
+                        (NONE, trie.nodes[p + 1 + b])
                     }
-                }
+                    None => (NONE, NONE),
+                },
                 _ => (NONE, NONE),
             };
             if leaf == NONE && child == NONE {

@@ -137,15 +137,11 @@ impl Trie {
             let below = self.alloc(CHAIN, len - common, &[(offset + common) as u32, child], 0)?;
             self.alloc(PREFIX, 0, &[leaf, below], 0)?
         } else {
-            let old_tail =
-                if common + 1 < len { self.alloc(CHAIN, len - common - 1, &[(offset + common + 1) as u32, child], 0)? } else { child };
+            let old_tail = if common + 1 < len { self.alloc(CHAIN, len - common - 1, &[(offset + common + 1) as u32, child], 0)? } else { child };
             let new_tail = self.new_tail(&key_rest[common + 1..], leaf)?;
             let (old_label, new_label) = (self.bytes[offset + common], key_rest[common]);
-            let (labels, children) = if old_label < new_label {
-                ([old_label, new_label], [old_tail, new_tail])
-            } else {
-                ([new_label, old_label], [new_tail, old_tail])
-            };
+            let (labels, children) =
+                if old_label < new_label { ([old_label, new_label], [old_tail, new_tail]) } else { ([new_label, old_label], [new_tail, old_tail]) };
             let at = self.alloc_bytes(&[labels[0], labels[1], 0, 0, 0, 0]);
             self.alloc(SPARSE, 2, &[at, children[0], children[1]], SPARSE_CAPACITY - 2)?
         };

@@ -144,10 +144,7 @@ fn corrupt(what: impl std::fmt::Display) -> Error {
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> Result<u32, Error> {
-    bytes
-        .get(at..at.saturating_add(4))
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .ok_or_else(|| corrupt(format_args!("truncated at byte {at}")))
+    bytes.get(at..at.saturating_add(4)).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).ok_or_else(|| corrupt(format_args!("truncated at byte {at}")))
 }
 
 fn read_u64(bytes: &[u8], at: usize) -> Result<u64, Error> {

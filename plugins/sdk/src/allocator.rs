@@ -16,12 +16,7 @@ pub trait Pool {
 /// `Pool::reserve_each`: `reservations` pushes, for one row, the sizes an
 /// allocator's `store` would reserve one by one. `sizes` is scratch space,
 /// left holding what was reserved.
-pub fn reserve_rows(
-    pool: &mut dyn Pool,
-    rows: &Packed,
-    sizes: &mut Vec<u64>,
-    mut reservations: impl FnMut(&RowView<'_>, &mut Vec<u64>),
-) -> Result<(), Error> {
+pub fn reserve_rows(pool: &mut dyn Pool, rows: &Packed, sizes: &mut Vec<u64>, mut reservations: impl FnMut(&RowView<'_>, &mut Vec<u64>)) -> Result<(), Error> {
     sizes.clear();
     for record in rows.iter() {
         reservations(&RowView::decode(record)?, sizes);

@@ -172,14 +172,7 @@ impl<'a> Iterator for Cells<'a> {
 
 /// Appends a row record to `out`. Cells must be in ascending column order;
 /// a tombstone takes no cells.
-pub fn encode_row<'c>(
-    out: &mut Vec<u8>,
-    partition: &[u8],
-    clustering: &[u8],
-    timestamp: u64,
-    tombstone: bool,
-    cells: impl IntoIterator<Item = Cell<'c>>,
-) {
+pub fn encode_row<'c>(out: &mut Vec<u8>, partition: &[u8], clustering: &[u8], timestamp: u64, tombstone: bool, cells: impl IntoIterator<Item = Cell<'c>>) {
     out.extend_from_slice(&len_u32(partition).to_le_bytes());
     out.extend_from_slice(partition);
     out.extend_from_slice(&len_u32(clustering).to_le_bytes());

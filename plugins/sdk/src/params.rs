@@ -90,9 +90,7 @@ impl Params {
         for (i, (key, raw)) in self.given.iter().enumerate() {
             if key == name {
                 self.taken[i] = true;
-                let parsed = raw
-                    .parse::<T>()
-                    .map_err(|_| Error::BadParam(format!("`{name}` = `{raw}` does not parse")))?;
+                let parsed = raw.parse::<T>().map_err(|_| Error::BadParam(format!("`{name}` = `{raw}` does not parse")))?;
                 value = Some(parsed);
             }
         }

@@ -1,0 +1,68 @@
+//! Run records: every run recorded under `benches/runs/` still reads (old
+//! schemas upgraded) and renders as `memlab show` prints it; a record
+//! round-trips through `save` and `load`.
+
+use std::path::{Path, PathBuf};
+
+use memlab::record::{BenchResult, Outcome, SCHEMA_VERSION};
+use memlab::report;
+
+use crate::support::scratch;
+
+fn recorded_runs(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("benches/runs is readable").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            recorded_runs(&path, found);
+        } else if path.file_name().is_some_and(|n| n == "run.json") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_recorded_run_still_reads_and_renders() {
+    let mut runs = Vec::new();
+    recorded_runs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs"), &mut runs);
+    assert!(runs.len() >= 10, "found only {} recorded runs", runs.len());
+    let mut old_schema = 0;
+    for path in &runs {
+        let result = BenchResult::load(path).unwrap_or_else(|e| panic!("{e}"));
+        old_schema += usize::from(result.schema < SCHEMA_VERSION);
+        assert!(!result.variants.is_empty(), "{}", path.display());
+        for v in &result.variants {
+            assert!(!report::summary(v).is_empty());
+        }
+        assert!(!report::comparison(&result).is_empty());
+    }
+    assert!(old_schema > 0, "no schema-1 record was upgraded");
+}
+
+#[test]
+fn a_failure_survives_the_upgrade_from_schema_1() {
+    let dir = scratch("records-upgrade");
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-11-30-rust-2c24g/default-4/run.json");
+    // Edit the text: a `serde_json::Value` would round the u128 digests.
+    let text = std::fs::read_to_string(recorded).expect("default-4");
+    let (first, rest) = text.split_at(text.find(r#""failure": null"#).expect("a schema-1 failure field") + 1);
+    let text = format!("{first}{}", rest.replacen(r#""failure": null"#, r#""failure": "plugin `x` trapped""#, 1));
+    let path = dir.join("run.json");
+    std::fs::write(&path, text).expect("write");
+    let result = BenchResult::load(&path).expect("upgraded");
+    assert_eq!(result.variants[0].outcome, Outcome::Completed);
+    assert_eq!(result.variants[1].failure(), Some("plugin `x` trapped"));
+    result.save(&path).expect("saved");
+    let again = BenchResult::load(&path).expect("reloaded");
+    // Its digest is still schema 1's hash: saving keeps the record's schema.
+    assert_eq!(again.schema, 1);
+    assert_eq!(again.variants[1].failure(), Some("plugin `x` trapped"));
+}
+
+#[test]
+fn a_newer_schema_is_named_not_misread() {
+    let dir = scratch("records-newer");
+    let path = dir.join("run.json");
+    std::fs::write(&path, br#"{"schema": 99, "variants": []}"#).expect("write");
+    let message = BenchResult::load(&path).expect_err("too new").to_string();
+    assert!(message.contains("schema 99") && message.contains("run.json"), "{message}");
+}
