@@ -1,14 +1,13 @@
 //! A client thread: takes its ops from the stream in order, paces them to
 //! the target rate, and times each from its intended start.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::histogram;
 use super::live::Live;
+use super::{FirstFailure, histogram};
 use crate::router::RoutedBatch;
 use crate::seam::SeamError;
 use crate::workload::{Fingerprint, Op, OpKind, Stream};
@@ -51,15 +50,7 @@ pub(super) fn is_fatal(e: &SeamError) -> bool {
 }
 
 /// Runs client `thread` until its ops end, the deadline passes, or `stop`.
-pub(super) fn run(
-    stream: &Stream,
-    thread: usize,
-    path: &WritePath,
-    live: &Live,
-    plan: &Plan,
-    stop: &AtomicBool,
-    failure: &Mutex<Option<String>>,
-) -> ClientOutcome {
+pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live, plan: &Plan, stop: &AtomicBool, failure: &FirstFailure) -> ClientOutcome {
     let mut out = ClientOutcome {
         histograms: [histogram(), histogram(), histogram()],
         ops: [0; 3],
@@ -126,7 +117,7 @@ pub(super) fn run(
                     // A poisoned shard is the echo of a trap another client
                     // records: the trap is the failure to report.
                     if !matches!(e, SeamError::Poisoned { .. }) {
-                        failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+                        failure.record(e.to_string());
                     }
                     stop.store(true, Ordering::Relaxed);
                 }

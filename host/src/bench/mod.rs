@@ -6,6 +6,7 @@ mod client;
 mod live;
 mod resources;
 mod strategies;
+mod tally;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -13,19 +14,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-
 pub use crate::record::{BenchResult, IntervalSample, Latency, Resources, VariantResult};
+pub(crate) use tally::histogram;
 
 use crate::config::{BenchConfig, Variant};
-use crate::flush::{self, FlushReport};
+use crate::flush::{self, FlushReport, SerializerFactory};
 use crate::plugin::PluginHost;
 use crate::pool::MemoryPool;
 use crate::read_probe;
 use crate::record::{Provenance, SCHEMA_VERSION};
 use crate::router::Router;
 use crate::verify::{self, State};
-use crate::workload::{Fingerprint, OpKind, Stream, StreamFileError};
+use crate::workload::{Stream, StreamFileError};
 use crate::write_path::{FlushJob, PathSettings, WritePath};
 
 /// Where and how to run.
@@ -41,31 +41,6 @@ pub struct BenchOptions {
     pub intervals: bool,
     /// Overrides `bench.repeats`.
     pub repeats: Option<usize>,
-}
-
-pub(crate) fn histogram() -> Histogram<u64> {
-    // 1 ns to 1 hour at 3 significant digits; the bounds are constants.
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()))
-}
-
-/// Percentiles the spectrum chart plots, out to 99.999.
-fn spectrum(h: &Histogram<u64>) -> Vec<(f64, u64)> {
-    if h.is_empty() {
-        return Vec::new();
-    }
-    let mut points = Vec::new();
-    for nines in 0..=10 {
-        // 0, 50, 75, 87.5, ... halving the rest each step, then 99.9...
-        let q = 1.0 - 0.5f64.powi(nines);
-        points.push((q * 100.0, h.value_at_quantile(q)));
-    }
-    for q in [0.99, 0.999, 0.9999, 0.99999] {
-        points.push((q * 100.0, h.value_at_quantile(q)));
-    }
-    points.push((100.0, h.max()));
-    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    points.dedup_by(|a, b| a.0 == b.0);
-    points
 }
 
 /// Largest pool of instance slots a bench reserves (4 GiB of address
@@ -159,7 +134,7 @@ fn run_variant(
     let threads = stream.threads();
     let stop = AtomicBool::new(false);
     let done = AtomicBool::new(false);
-    let failure: Mutex<Option<String>> = Mutex::new(None);
+    let failure = FirstFailure::default();
     let flushes: Mutex<Vec<FlushReport>> = Mutex::new(Vec::new());
     let serializer_description = Mutex::new(None);
     let live = live::Live::new(threads);
@@ -178,31 +153,17 @@ fn run_variant(
     let (outcomes, counters, reads, intervals, elapsed) = std::thread::scope(|scope| {
         let flushers: Vec<_> = (0..variant.flush_writers)
             .map(|_| {
-                let rx = jobs_rx.clone();
-                let (pool, serializer) = (&pool, &strategies.serializer);
-                let (flushes, failure, stop, description, path) = (&flushes, &failure, &stop, &serializer_description, &path);
-                scope.spawn(move || {
-                    for job in rx {
-                        // A switch just happened: the next one is furthest away.
-                        path.prepare_next_generation();
-                        match flush::flush(job, serializer.as_ref(), dir, pool, run_started) {
-                            Ok(report) => {
-                                if options.log_flushes {
-                                    eprintln!("INFO  {}", report.log_line());
-                                }
-                                flushes.lock().unwrap_or_else(|p| p.into_inner()).push(report);
-                            }
-                            Err(e) => {
-                                failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
-                                stop.store(true, Ordering::Relaxed);
-                            }
-                        }
-                    }
-                    let mut d = description.lock().unwrap_or_else(|p| p.into_inner());
-                    if d.is_none() {
-                        *d = serializer(0).and_then(|mut s| s.describe()).ok();
-                    }
-                })
+                let writer = FlushWriter {
+                    jobs: jobs_rx.clone(),
+                    serializer: strategies.serializer.as_ref(),
+                    dir,
+                    pool: &pool,
+                    path: &path,
+                    run_started,
+                    log: options.log_flushes,
+                };
+                let (flushes, failure, stop, description) = (&flushes, &failure, &stop, &serializer_description);
+                scope.spawn(move || writer.run(flushes, failure, stop, description))
             })
             .collect();
         drop(jobs_rx);
@@ -218,8 +179,7 @@ fn run_variant(
                     start.wait();
                     let run = std::panic::AssertUnwindSafe(|| client::run(stream, t, path, live, plan, stop, failure));
                     std::panic::catch_unwind(run).map_err(|panic| {
-                        let message = format!("client thread {t} panicked: {}", flush::panic_message(panic.as_ref()));
-                        failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+                        failure.record(format!("client thread {t} panicked: {}", flush::panic_message(panic.as_ref())));
                         stop.store(true, Ordering::Relaxed);
                     })
                 })
@@ -232,105 +192,122 @@ fn run_variant(
         let elapsed = began.elapsed();
         done.store(true, Ordering::Release);
         let intervals = sampler.join().unwrap_or_else(|panic| {
-            let message = format!("the interval sampler panicked: {}", flush::panic_message(panic.as_ref()));
-            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+            failure.record(format!("the interval sampler panicked: {}", flush::panic_message(panic.as_ref())));
             Vec::new()
         });
         let reads = read_probe::probe(stream, &path, profile.read_probe);
         if let Err(e) = &reads {
-            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+            failure.record(e.to_string());
         }
         if let Err(e) = path.drain() {
-            failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+            failure.record(e.to_string());
         }
         let counters = path.counters();
         for f in flushers {
             // `flush` catches a flush's panic; this is one between flushes.
             if let Err(panic) = f.join() {
-                let message = format!("a flush writer panicked: {}", flush::panic_message(panic.as_ref()));
-                failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+                failure.record(format!("a flush writer panicked: {}", flush::panic_message(panic.as_ref())));
             }
         }
         (outcomes, counters, reads.unwrap_or_default(), intervals, elapsed)
     });
 
     let mut result = VariantResult { variant: variant.clone(), ..VariantResult::default() };
-    if let Some(reason) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    if let Some(reason) = failure.into_inner() {
         result.fail(reason);
     }
     result.resources = resources.stop();
-    let mut all = histogram();
-    let mut per_kind = [histogram(), histogram(), histogram()];
-    let mut failed_ops = HashSet::new();
-    let mut fingerprints = Vec::new();
-    let mut taken = Vec::new();
-    for o in &outcomes {
-        for (kind, h) in o.histograms.iter().enumerate() {
-            let _ = all.add(h);
-            let _ = per_kind[kind].add(h);
-        }
-        for kind in OpKind::ALL {
-            *result.op_counts.entry(kind.name().to_string()).or_default() += o.ops[kind as usize];
-        }
-        result.ops += o.ops.iter().sum::<u64>();
-        result.partitions += o.ops[OpKind::Insert as usize];
-        result.rows += o.rows;
-        result.errors += o.errors;
-        result.read_hits += o.read_hits;
-        result.scan_rows += o.scan_rows;
-        failed_ops.extend(o.failed_ops.iter().copied());
-        fingerprints.push(o.fingerprint);
-        taken.push(o.taken);
-    }
-    result.op_counts.retain(|_, n| *n > 0);
-    result.partitions = result.partitions.saturating_sub(failed_ops.len() as u64);
+    let tally = tally::clients(&mut result, &outcomes);
     result.plugins = strategies.plugins;
     result.descriptions =
         descriptions.into_iter().chain(serializer_description.into_inner().unwrap_or_else(|p| p.into_inner())).map(|d| (d.name, d.version, d.params)).collect();
     result.elapsed = elapsed;
     result.setup = setup;
-    result.latency = Latency::from(&all);
-    for kind in OpKind::ALL {
-        if !per_kind[kind as usize].is_empty() {
-            result.latencies.insert(kind.name().to_string(), Latency::from(&per_kind[kind as usize]));
-        }
-    }
-    result.spectrum = spectrum(&all);
     result.paced = profile.target_rate.is_some();
     result.intervals = intervals;
     result.counters = counters;
     result.reads = reads;
-    result.fingerprint = Fingerprint::combine(&fingerprints).to_string();
-    let mut flushes = flushes.into_inner().unwrap_or_else(|p| p.into_inner());
-    flushes.sort_by_key(|f| (f.generation, f.part));
-    for f in &flushes {
-        for (k, v) in &f.memtable_stats {
-            *result.memtable_stats.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &f.allocator_stats {
-            *result.allocator_stats.entry(k.clone()).or_default() += v;
-        }
-        result.boundary.add(f.shard_boundary);
-        result.boundary.add(f.serializer_boundary);
-    }
-    result.flushes = flushes;
+    tally::flushes(&mut result, flushes.into_inner().unwrap_or_else(|p| p.into_inner()));
     if result.failure().is_none() && variant.verify {
-        // Failed ops were never acknowledged, and a run for a duration
-        // took as many ops as it had time for: the state holds exactly
-        // the acknowledged ops taken.
-        let computed;
-        let expected = match expected {
-            Some(e) if failed_ops.is_empty() => e,
-            _ => {
-                computed = verify::expected(stream, &taken, &failed_ops);
-                &computed
-            }
-        };
-        let verified = verify::read_back(dir, strategies.reader.as_ref()).and_then(|(found, read)| verify::compare(expected, &found, read));
-        match verified {
+        match verify_run(stream, expected, &tally, dir, strategies.reader.as_ref()) {
             Ok(v) => result.verified = Some(v),
             Err(e) => result.fail(e.to_string()),
         }
     }
     result
+}
+
+/// Reads the segments back and compares them with the stream's final
+/// state. Failed ops were never acknowledged, and a run for a duration
+/// took as many ops as it had time for: the state holds exactly the
+/// acknowledged ops taken.
+fn verify_run(
+    stream: &Stream,
+    expected: Option<&State>,
+    tally: &tally::Tally,
+    dir: &std::path::Path,
+    reader: &verify::ReaderFactory<'static>,
+) -> Result<verify::Verified, verify::VerifyError> {
+    let computed;
+    let expected = match expected {
+        Some(e) if tally.failed_ops.is_empty() => e,
+        _ => {
+            computed = verify::expected(stream, &tally.taken, &tally.failed_ops);
+            &computed
+        }
+    };
+    let (found, read) = verify::read_back(dir, reader)?;
+    verify::compare(expected, &found, read)
+}
+
+/// The first thing that failed a run; later failures are its echoes.
+#[derive(Default)]
+pub(super) struct FirstFailure(Mutex<Option<String>>);
+
+impl FirstFailure {
+    /// Keeps `reason` unless a failure was already recorded.
+    pub(super) fn record(&self, reason: String) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(reason);
+    }
+
+    fn into_inner(self) -> Option<String> {
+        self.0.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// One flush writer thread: flushes the jobs it is handed until the write
+/// path closes the queue.
+struct FlushWriter<'a> {
+    jobs: crossbeam::channel::Receiver<FlushJob>,
+    serializer: &'a SerializerFactory,
+    dir: &'a std::path::Path,
+    pool: &'a MemoryPool,
+    path: &'a WritePath,
+    run_started: Instant,
+    log: bool,
+}
+
+impl FlushWriter<'_> {
+    fn run(self, flushes: &Mutex<Vec<FlushReport>>, failure: &FirstFailure, stop: &AtomicBool, description: &Mutex<Option<memlab_sdk::Description>>) {
+        for job in self.jobs {
+            // A switch just happened: the next one is furthest away.
+            self.path.prepare_next_generation();
+            match flush::flush(job, self.serializer, self.dir, self.pool, self.run_started) {
+                Ok(report) => {
+                    if self.log {
+                        eprintln!("INFO  {}", report.log_line());
+                    }
+                    flushes.lock().unwrap_or_else(|p| p.into_inner()).push(report);
+                }
+                Err(e) => {
+                    failure.record(e.to_string());
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        let mut d = description.lock().unwrap_or_else(|p| p.into_inner());
+        if d.is_none() {
+            *d = (self.serializer)(0).and_then(|mut s| s.describe()).ok();
+        }
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use memlab_sdk::{Cell, Packed, encode_row};
+use memlab_sdk::{Cell, Packed, Stat, encode_row};
 
 use super::{CheckOptions, Property, ShardSubject, key, rounds};
 use crate::plugin::{Plugin, PluginHost};
@@ -112,8 +112,8 @@ fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
         shard.store_rows(&mut p).map_err(|e| e.to_string())?;
     }
     let (_, a) = shard.stats().map_err(|e| e.to_string())?;
-    let get = |name: &str| a.iter().find(|(k, _)| k == name).map(|(_, v)| *v).ok_or(format!("no `{name}` counter"));
-    let (reserved, used, reservations) = (get("bytes-reserved")?, get("bytes-used")?, get("reservations")?);
+    let get = |stat: Stat| stat.of(&a).ok_or(format!("no `{}` counter", stat.name()));
+    let (reserved, used, reservations) = (get(Stat::BytesReserved)?, get(Stat::BytesUsed)?, get(Stat::Reservations)?);
     if reserved != shard.reserved_bytes() {
         return Err(format!("`bytes-reserved` = {reserved}, but the pool saw {} reserved", shard.reserved_bytes()));
     }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use memlab_sdk::{Entry, Packed};
+use memlab_sdk::{Entry, Packed, Stat};
 
 use super::{CheckOptions, Property, ShardSubject, key, rounds, show};
 use crate::model::ReferenceMemtable;
@@ -239,9 +239,8 @@ fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
         }
     }
     let (m, _) = shard.stats().map_err(|e| e.to_string())?;
-    let get = |name: &str| m.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
-    let entries = get("entries").ok_or("no `entries` counter")?;
-    let index = get("index-bytes").ok_or("no `index-bytes` counter")?;
+    let entries = Stat::Entries.of(&m).ok_or("no `entries` counter")?;
+    let index = Stat::IndexBytes.of(&m).ok_or("no `index-bytes` counter")?;
     if !(model.len() as u64..=inserts).contains(&entries) {
         return Err(format!("`entries` = {entries}, outside {}..={inserts} (distinct keys..inserts)", model.len()));
     }

@@ -135,7 +135,9 @@ pub(crate) fn show(key: &[u8]) -> String {
 pub(crate) fn unknown_param_result(result: Result<(), SeamError>) -> Property {
     const NAME: &str = "rejects-unknown-params";
     match result {
-        Err(e) if e.to_string().contains("memlab_check_unknown") => Property::pass(NAME, "`memlab_check_unknown = 1` refused by name"),
+        Err(SeamError::Guest { error: memlab_sdk::Error::BadParam(m), .. }) if m.contains("memlab_check_unknown") => {
+            Property::pass(NAME, "`memlab_check_unknown = 1` refused by name")
+        }
         Err(e) => Property::fail(NAME, format!("refused, but without naming the parameter: {e}")),
         Ok(()) => Property::fail(NAME, "accepted `memlab_check_unknown = 1`"),
     }

@@ -10,7 +10,7 @@ use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
 use super::{CheckOptions, Property, describe_result, key, rounds, show, unknown_param_result, unknown_params};
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam;
+use crate::seam::{self, SeamError};
 use crate::workload::SplitMix;
 
 const PER_ROUND: u64 = 5_000;
@@ -54,15 +54,20 @@ fn write(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], r
 /// (key, row) pairs.
 type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
-fn read_all(r: &mut seam::Reader) -> Result<Records, String> {
+fn read_all(r: &mut seam::Reader) -> Result<Records, SeamError> {
     let mut all = Vec::new();
     loop {
-        let batch = r.next(64 << 10).map_err(|e| e.to_string())?;
+        let batch = r.next(64 << 10)?;
         if batch.is_empty() {
             return Ok(all);
         }
         for record in batch.iter() {
-            let f = FlushRecord::decode(record).map_err(|e| e.to_string())?;
+            let f = FlushRecord::decode(record).map_err(|e| SeamError::Contract {
+                plugin: "reader".into(),
+                operation: "reader.next".into(),
+                shard: 0,
+                detail: format!("a record that does not decode: {e}"),
+            })?;
             all.push((f.key.to_vec(), f.row.as_bytes().to_vec()));
         }
     }
@@ -75,7 +80,7 @@ fn round_trip(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
         return Err(format!("metadata says {rows} rows, {} were written", records.len()));
     }
     let mut reader = host.reader(plugin, params, &data, &index).map_err(|e| e.to_string())?;
-    let all = read_all(&mut reader)?;
+    let all = read_all(&mut reader).map_err(|e| e.to_string())?;
     if let Some(i) = (0..all.len().max(records.len())).find(|&i| all.get(i) != records.get(i)) {
         return Err(format!("record {i} of {} read back differs (key {})", records.len(), records.get(i).map_or("-".into(), |r| show(&r.0))));
     }
@@ -105,9 +110,11 @@ fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
             let target = if file == "data" { &mut d } else { &mut i };
             target[at] ^= 1 << (at % 8);
             flips += 1;
-            let outcome = host.reader(plugin, params, &d, &i).map_err(|e| e.to_string()).and_then(|mut r| read_all(&mut r));
+            let outcome = host.reader(plugin, params, &d, &i).and_then(|mut r| read_all(&mut r));
             match outcome {
-                Err(e) if e.contains("corrupt") => {}
+                // The reader said corrupt, or returned a record the host's
+                // own decoder refused: either way the damage was seen.
+                Err(SeamError::Guest { error: memlab_sdk::Error::Corrupt(_), .. } | SeamError::Contract { .. }) => {}
                 Err(e) => return Err(format!("a flipped bit in {file} byte {at} gave an error that is not `corrupt`: {e}")),
                 Ok(_) => return Err(format!("a flipped bit in {file} byte {at} went unnoticed (seed {seed:#x})")),
             }

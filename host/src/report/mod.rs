@@ -7,6 +7,8 @@ use std::time::Duration;
 pub mod html;
 pub mod stats;
 
+use memlab_sdk::Stat;
+
 use crate::flush::mib;
 use crate::record::{BenchResult, VariantResult};
 
@@ -72,8 +74,8 @@ impl Rates {
     }
 }
 
-fn stat(map: &std::collections::BTreeMap<String, u64>, name: &str) -> u64 {
-    map.get(name).copied().unwrap_or(0)
+fn stat(map: &std::collections::BTreeMap<String, u64>, stat: Stat) -> u64 {
+    map.get(stat.name()).copied().unwrap_or(0)
 }
 
 /// One variant's summary.
@@ -102,8 +104,20 @@ pub fn summary(v: &VariantResult) -> String {
         return s;
     }
     let r = Rates::of(v);
+    let mut rows = rate_lines(v, &r);
+    rows.extend(write_path_lines(v));
+    rows.extend(flush_and_memory_lines(v, &r));
+    rows.extend(run_lines(v));
+    for (name, value) in rows {
+        let _ = writeln!(s, "{name:<26}: {value}");
+    }
+    s
+}
+
+/// Rates, latency, totals and the op mix.
+fn rate_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
     let l = &v.latency;
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows = vec![
         ("Op rate", format!("{} op/s", thousands(r.ops))),
         ("Partition rate", format!("{} pk/s", thousands(r.partitions))),
         ("Row rate", format!("{} row/s", thousands(r.rows))),
@@ -121,6 +135,20 @@ pub fn summary(v: &VariantResult) -> String {
             "Latency measured",
             if v.paced { "from each op's intended start (target rate; no coordinated omission)".into() } else { "from each op's start".into() },
         ),
+    ];
+    if v.latencies.len() > 1 {
+        for (kind, l) in v.latencies.iter().rev() {
+            let line = format!("mean {}, p50 {}, p99 {}, max {}", ms(l.mean), ms(l.p50 as f64), ms(l.p99 as f64), ms(l.max as f64));
+            rows.insert(9, (latency_label(kind), line));
+        }
+    }
+    rows
+}
+
+/// Coalescing, switches, contention, backpressure and the pool.
+fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
+    let c = &v.variant;
+    vec![
         (
             "Coalescing",
             if v.counters.groups == 0 {
@@ -150,6 +178,12 @@ pub fn summary(v: &VariantResult) -> String {
             "Pool",
             format!("{}, {} CAS retries, {} cell sums", c.pool, thousands(v.counters.pool_cas_retries as f64), thousands(v.counters.pool_sum_checks as f64)),
         ),
+    ]
+}
+
+/// Flushes, the allocator, reads, the memtable index and the boundary.
+fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
+    vec![
         (
             "Flushes",
             format!(
@@ -168,11 +202,11 @@ pub fn summary(v: &VariantResult) -> String {
             "Allocator",
             format!(
                 "reserved {:.1} MiB, used {:.1} MiB, waste {:.1} MiB, {} reservations, {} regions",
-                mib(stat(&v.allocator_stats, "bytes-reserved")),
-                mib(stat(&v.allocator_stats, "bytes-used")),
-                mib(stat(&v.allocator_stats, "waste")),
-                thousands(stat(&v.allocator_stats, "reservations") as f64),
-                thousands(stat(&v.allocator_stats, "regions") as f64)
+                mib(stat(&v.allocator_stats, Stat::BytesReserved)),
+                mib(stat(&v.allocator_stats, Stat::BytesUsed)),
+                mib(stat(&v.allocator_stats, Stat::Waste)),
+                thousands(stat(&v.allocator_stats, Stat::Reservations) as f64),
+                thousands(stat(&v.allocator_stats, Stat::Regions) as f64)
             ),
         ),
         (
@@ -184,7 +218,10 @@ pub fn summary(v: &VariantResult) -> String {
                 thousands(v.reads.rate())
             ),
         ),
-        ("Memtable index", format!("{} entries, {:.1} MiB", thousands(stat(&v.memtable_stats, "entries") as f64), mib(stat(&v.memtable_stats, "index-bytes")))),
+        (
+            "Memtable index",
+            format!("{} entries, {:.1} MiB", thousands(stat(&v.memtable_stats, Stat::Entries) as f64), mib(stat(&v.memtable_stats, Stat::IndexBytes))),
+        ),
         (
             "Boundary",
             format!(
@@ -196,6 +233,13 @@ pub fn summary(v: &VariantResult) -> String {
                 mib(v.boundary.bytes_out)
             ),
         ),
+    ]
+}
+
+/// Set-up, the stream, verification and resources.
+fn run_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
+    let c = &v.variant;
+    let mut rows = vec![
         (
             "Setup",
             format!(
@@ -217,13 +261,6 @@ pub fn summary(v: &VariantResult) -> String {
             ),
         ),
     ];
-    let mut rows = rows;
-    if v.latencies.len() > 1 {
-        for (kind, l) in v.latencies.iter().rev() {
-            let line = format!("mean {}, p50 {}, p99 {}, max {}", ms(l.mean), ms(l.p50 as f64), ms(l.p99 as f64), ms(l.max as f64));
-            rows.insert(9, (latency_label(kind), line));
-        }
-    }
     let r = &v.resources;
     let mut resources = format!("cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB", r.user_cpu.as_secs_f64(), r.system_cpu.as_secs_f64(), mib(r.peak_rss));
     // Runs saved before the start was recorded have none.
@@ -237,10 +274,7 @@ pub fn summary(v: &VariantResult) -> String {
         );
     }
     rows.push(("Resources", resources));
-    for (name, value) in rows {
-        let _ = writeln!(s, "{name:<26}: {value}");
-    }
-    s
+    rows
 }
 
 fn latency_label(kind: &str) -> &'static str {

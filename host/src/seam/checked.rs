@@ -239,6 +239,11 @@ impl Reader {
         Reader { runtime, name: name.into() }
     }
 
+    /// The serializer's name, as configured.
+    pub fn plugin(&self) -> &str {
+        &self.name
+    }
+
     /// The next flush records in written order; empty when done.
     pub fn next(&mut self, max_bytes: u32) -> Result<Packed, SeamError> {
         self.runtime.next(max_bytes).map_err(|f| SeamError::from_fault(f, &self.name, "reader.next", 0))
