@@ -77,7 +77,7 @@ fn twin_row(b: &Bundled) -> String {
 
 /// (crate, file name): plugins for the sandbox tests, built the same way
 /// but not embedded; tests find them under `MEMLAB_TEST_PLUGINS`.
-const TEST_PLUGINS: &[(&str, &str)] = &[("test-hostile", "hostile")];
+const TEST_PLUGINS: &[(&str, &str)] = &[("test-hostile", "hostile"), ("test-liar-alloc", "liar-alloc"), ("test-liar-flush", "liar-flush")];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));

@@ -71,11 +71,15 @@ enum Command {
     Check {
         /// A bundled name or a `.wasm` component.
         plugin: String,
-        /// Operations in all.
-        #[arg(long, default_value_t = 1_000_000)]
+        /// Operations in all, in rounds of small fresh instances (at least 1).
+        #[arg(long, default_value_t = 1_000_000, value_parser = positive)]
         ops: u64,
-        /// The seed.
-        #[arg(long, default_value_t = 0x6d656d6c6162)]
+        /// Distinct keys, rows or records the one big instance grows to (at
+        /// least 1).
+        #[arg(long, default_value_t = 1_000_000, value_parser = positive)]
+        size: u64,
+        /// The seed, decimal or `0x` hex (a failure prints its round's).
+        #[arg(long, default_value = "0x6d656d6c6162", value_parser = seed)]
         seed: u64,
         /// The epoch deadline per call, in milliseconds.
         #[arg(long, default_value_t = 10_000.0)]
@@ -113,6 +117,22 @@ pub enum CliError {
     VariantsFailed(usize, usize),
     #[error("{plugin}: {failed} of {total} properties failed")]
     CheckFailed { plugin: String, failed: usize, total: usize },
+}
+
+fn positive(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("0 would check nothing; give at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{text}`: {e}")),
+    }
+}
+
+fn seed(text: &str) -> Result<u64, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|e| format!("`{text}` is not a seed (decimal, or hex with 0x): {e}"))
 }
 
 fn key_value(text: &str) -> Result<(String, String), String> {
@@ -200,11 +220,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Command::Check { plugin, ops, seed, deadline_ms, params } => {
+        Command::Check { plugin, ops, size, seed, deadline_ms, params } => {
             let settings = EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms.max(1.0) / 1e3)), ..EngineSettings::default() };
             let host = PluginHost::new(settings)?;
             println!("{}", report::engine_line(host.settings()));
-            let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { params, ops, seed })?;
+            let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { ops, size, ..crate::check::CheckOptions::new(params, seed) })?;
             print!("{}", result.render());
             let failed = result.properties.iter().filter(|p| p.failure.is_some()).count();
             if failed > 0 {

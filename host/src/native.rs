@@ -332,6 +332,10 @@ impl ShardRuntime for NativeShard {
     fn guest_memory_bytes(&self) -> u64 {
         0
     }
+
+    fn memory_of(&self, _kind: Kind) -> Option<u64> {
+        None
+    }
 }
 
 struct NativeWriter(Box<dyn WriterTwin>);

@@ -17,13 +17,14 @@ use std::time::{Duration, Instant};
 pub use crate::record::{BenchResult, IntervalSample, Latency, Resources, VariantResult};
 pub(crate) use tally::histogram;
 
-use crate::config::{BenchConfig, Variant};
+use crate::config::{BenchConfig, Variant, params};
 use crate::flush::{self, FlushReport, SerializerFactory};
 use crate::plugin::PluginHost;
 use crate::pool::MemoryPool;
 use crate::read_probe;
 use crate::record::{Provenance, SCHEMA_VERSION};
 use crate::router::Router;
+use crate::seam::{self, SeamError};
 use crate::verify::{self, State};
 use crate::workload::{Stream, StreamFileError};
 use crate::write_path::{FlushJob, PathSettings, WritePath};
@@ -127,7 +128,10 @@ fn run_variant(
         Ok(p) => p,
         Err(e) => return VariantResult::failed(variant, e.to_string()),
     };
-    let descriptions = path.describe().ok().map(|(m, a)| vec![m, a]).unwrap_or_default();
+    let descriptions = match described(&path, strategies.serializer.as_ref(), variant) {
+        Ok(d) => d,
+        Err(e) => return VariantResult::failed(variant, e.to_string()),
+    };
     path.prepare_next_generation();
     let setup = setup_started.elapsed();
 
@@ -310,4 +314,15 @@ impl FlushWriter<'_> {
             *d = (self.serializer)(0).and_then(|mut s| s.describe()).ok();
         }
     }
+}
+
+/// What the memtable and allocator say of themselves, each checked to
+/// echo its configured parameters (the serializer's is checked likewise).
+fn described(path: &WritePath, serializer: &SerializerFactory, variant: &Variant) -> Result<Vec<memlab_sdk::Description>, SeamError> {
+    let (m, a) = path.describe()?;
+    seam::check_description(&variant.memtable, &params(&variant.memtable_params), &m)?;
+    seam::check_description(&variant.allocator, &params(&variant.allocator_params), &a)?;
+    let s = serializer(0)?.describe()?;
+    seam::check_description(&variant.serializer, &params(&variant.serializer_params), &s)?;
+    Ok(vec![m, a])
 }

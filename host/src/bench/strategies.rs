@@ -11,7 +11,7 @@ use crate::native;
 use crate::plugin::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
 use crate::record::PluginInfo;
-use crate::seam::{Kind, SeamError};
+use crate::seam::{Kind, SeamError, Shard};
 use crate::segment::LoadedSegment;
 use crate::verify::ReaderFactory;
 use crate::write_path::ShardFactory;
@@ -37,7 +37,8 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             let serializer = host.load_as(&v.serializer, Kind::Serializer)?;
             let plugins = vec![info(&memtable), info(&allocator), info(&serializer)];
             let (h, p) = (Arc::clone(host), Arc::clone(pool));
-            let shard = Box::new(move |i| h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i));
+            let holds_rows = v.verify;
+            let shard = Box::new(move |i| h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i).map(|s| accounted(s, holds_rows)));
             let (h, s, sp2) = (Arc::clone(host), Arc::clone(&serializer), sp.clone());
             let serializer_factory = Box::new(move |part| h.serializer(&s, &sp2, part));
             let h = Arc::clone(host);
@@ -50,7 +51,8 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
                 .map(|(kind, name)| PluginInfo { kind, name: name.clone(), sha256: "native".into(), load: Duration::ZERO, cache_hit: false })
                 .collect();
             let (m, a, p) = (v.memtable.clone(), v.allocator.clone(), Arc::clone(pool));
-            let shard = Box::new(move |i| native::shard(&m, &mp, &a, &ap, Arc::clone(&p), i));
+            let holds_rows = v.verify;
+            let shard = Box::new(move |i| native::shard(&m, &mp, &a, &ap, Arc::clone(&p), i).map(|s| accounted(s, holds_rows)));
             let (s, sp2) = (v.serializer.clone(), sp.clone());
             let serializer = Box::new(move |part| native::serializer(&s, &sp2, part));
             let s = v.serializer.clone();
@@ -58,4 +60,10 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             Ok(Strategies { plugins, shard, serializer, reader })
         }
     }
+}
+
+/// A variant that does not verify may use an allocator that keeps nothing
+/// (`null`): its `bytes-used` is not held to the rows stored.
+fn accounted(shard: Shard, holds_rows: bool) -> Shard {
+    if holds_rows { shard } else { shard.without_row_accounting() }
 }

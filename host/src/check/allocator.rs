@@ -82,6 +82,9 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
         Ok(s) => s,
         Err(failed) => return vec![failed],
     };
+    if let Err(e) = subject.shard(subject.params) {
+        return vec![Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)"))];
+    }
     let mut properties = subject.common_properties();
     let round_trip = rounds(options, PER_ROUND, |seed, ops| {
         let all = batches(seed, ops);
@@ -99,6 +102,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
     });
     properties.push(Property::of("round-trip", round_trip));
     properties.push(Property::of("stats", stats(&subject, options.seed)));
+    properties.push(Property::of("at-size", super::at_size::allocator(&subject, options.size, options.seed)));
     properties
 }
 

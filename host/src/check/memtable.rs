@@ -203,6 +203,9 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
         Ok(s) => s,
         Err(failed) => return vec![failed],
     };
+    if let Err(e) = subject.shard(subject.params) {
+        return vec![Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)"))];
+    }
     let mut properties = subject.common_properties();
     let differential = rounds(options, PER_ROUND, |seed, ops| {
         let steps = steps(seed, ops);
@@ -218,6 +221,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
     });
     properties.push(Property::of("differential+cursor", differential));
     properties.push(Property::of("stats", stats(&subject, options.seed)));
+    properties.push(Property::of("at-size", super::at_size::memtable(&subject, options.size, options.seed)));
     properties
 }
 

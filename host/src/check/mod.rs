@@ -3,6 +3,7 @@
 //! and a shrunk case that reproduces it.
 
 mod allocator;
+mod at_size;
 mod memtable;
 mod serializer;
 
@@ -22,6 +23,19 @@ pub struct CheckOptions {
     pub ops: u64,
     /// The seed; a failure names the round's own seed.
     pub seed: u64,
+    /// How big the one big instance grows: distinct keys (memtable), rows
+    /// (allocator) or records (serializer).
+    pub size: u64,
+    /// Single-bit flips across the big segment (serializer).
+    pub flips: u32,
+}
+
+impl CheckOptions {
+    /// The defaults `memlab check` runs with: 1M ops in rounds, one
+    /// instance grown to 1M, 100 flips.
+    pub fn new(params: Vec<(String, String)>, seed: u64) -> Self {
+        CheckOptions { params, ops: 1_000_000, seed, size: 1_000_000, flips: 100 }
+    }
 }
 
 /// One property's outcome.
@@ -98,11 +112,15 @@ impl CheckReport {
 pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, SeamError> {
     let started = Instant::now();
     let loaded = host.load(plugin)?;
-    let properties = match loaded.kind {
+    let mut properties = match loaded.kind {
         Kind::Memtable => memtable::check(host, &loaded, &options),
         Kind::Allocator => allocator::check(host, &loaded, &options),
         Kind::Serializer => serializer::check(host, &loaded, &options),
     };
+    let args: String = std::iter::once(plugin.to_string()).chain(options.params.iter().map(|(k, v)| format!("--param {k}={v}"))).collect::<Vec<_>>().join(" ");
+    for p in &mut properties {
+        p.failure = p.failure.take().map(|f| f.replace(PLUGIN_ARGS, &args));
+    }
     Ok(CheckReport { plugin: loaded.name.clone(), kind: loaded.kind, sha256: loaded.sha256.clone(), properties, seconds: started.elapsed().as_secs_f64() })
 }
 
@@ -151,12 +169,13 @@ pub(crate) fn unknown_params(params: &[(String, String)]) -> Vec<(String, String
 }
 
 /// A description must name the plugin and its version.
-pub(crate) fn describe_result(plugin: &Plugin, d: Result<memlab_sdk::Description, SeamError>) -> Property {
+pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], d: Result<memlab_sdk::Description, SeamError>) -> Property {
     const NAME: &str = "describe";
     match d {
-        Ok(d) if !d.name.is_empty() && !d.version.is_empty() => {
-            Property::pass(NAME, format!("{} {} ({} parameters applied)", d.name, d.version, d.params.len()))
-        }
+        Ok(d) if !d.name.is_empty() && !d.version.is_empty() => match crate::seam::check_description(&plugin.name, configured, &d) {
+            Ok(()) => Property::pass(NAME, format!("{} {} ({} parameters applied, the configured ones echoed)", d.name, d.version, d.params.len())),
+            Err(e) => Property::fail(NAME, e.to_string()),
+        },
         Ok(d) => Property::fail(NAME, format!("`{}` describes itself with name {:?}, version {:?}", plugin.name, d.name, d.version)),
         Err(e) => Property::fail(NAME, e.to_string()),
     }
@@ -194,18 +213,28 @@ impl<'a> ShardSubject<'a> {
     /// `describe` and the refusal of unknown parameters.
     pub(crate) fn common_properties(&self) -> Vec<Property> {
         let described = self.shard(self.params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m });
-        vec![describe_result(self.plugin, described), unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ()))]
+        vec![describe_result(self.plugin, self.params, described), unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ()))]
     }
 }
+
+/// Stands for the plugin and its parameters in a replay command, until
+/// `check` knows them.
+const PLUGIN_ARGS: &str = "\u{0}plugin-args\u{0}";
 
 /// Runs `rounds` of `per_round` ops each, seeded `(seed, round)`; stops at
 /// the first failing round.
 pub(crate) fn rounds(options: &CheckOptions, per_round: u64, mut round: impl FnMut(u64, u64) -> Result<(), String>) -> Result<String, String> {
     let count = options.ops.div_ceil(per_round).max(1);
     for r in 0..count {
-        let seed = crate::workload::mix(options.seed ^ r.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // Round 0 runs the seed as given, so a round's printed seed, given
+        // back with its ops, replays that round alone.
+        let seed = if r == 0 { options.seed } else { crate::workload::mix(options.seed ^ r.wrapping_mul(0x9e37_79b9_7f4a_7c15)) };
         let ops = per_round.min(options.ops - r * per_round).max(1);
-        round(seed, ops).map_err(|e| format!("round {r} (seed {seed:#x}, {ops} ops): {e}"))?;
+        round(seed, ops).map_err(|e| {
+            let (first, rest) = e.split_once('\n').unwrap_or((&e, ""));
+            let rest = if rest.is_empty() { String::new() } else { format!("\n{rest}") };
+            format!("round {r} (seed {seed:#x}, {ops} ops): {first}\nreplay: memlab check {PLUGIN_ARGS} --seed {seed:#x} --ops {ops}{rest}")
+        })?;
     }
     Ok(format!("{} ops in {count} rounds", options.ops))
 }

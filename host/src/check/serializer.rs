@@ -124,10 +124,14 @@ fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
 }
 
 pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
+    if let Err(e) = host.serializer(plugin, &options.params, 0) {
+        return vec![Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)"))];
+    }
     vec![
-        describe_result(plugin, host.serializer(plugin, &options.params, 0).and_then(|mut w| w.describe())),
+        describe_result(plugin, &options.params, host.serializer(plugin, &options.params, 0).and_then(|mut w| w.describe())),
         unknown_param_result(host.serializer(plugin, &unknown_params(&options.params), 0).map(|_| ())),
         Property::of("round-trip", rounds(options, PER_ROUND, |seed, ops| round_trip(host, plugin, &options.params, seed, ops))),
         Property::of("corruption", corruption(host, plugin, &options.params, options.seed)),
+        Property::of("at-size", super::at_size::serializer(host, plugin, &options.params, options.size, options.seed, options.flips)),
     ]
 }

@@ -61,11 +61,24 @@ impl Drop for EpochTicker {
     }
 }
 
+/// Which instance of a shard's store is running, so that memory growth
+/// is charged to it (a store's two instances grow their own memories, but
+/// the limiter is told only the sizes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Running {
+    Memtable = 0,
+    Allocator = 1,
+}
+
 /// The data of one `Store`.
 pub struct StoreCtx {
     pub(super) memory_cap: u64,
     /// Linear memory held by this store's instances.
     pub(super) memory_bytes: u64,
+    /// The instance running now (calls are synchronous), and the linear
+    /// memory charged to each.
+    pub(super) running: Running,
+    pub(super) memory_of: [u64; 2],
     /// Set when a grow was refused, to classify the trap that follows.
     pub(super) memory_denied: bool,
     pool: Option<Arc<MemoryPool>>,
@@ -76,7 +89,16 @@ pub struct StoreCtx {
 
 impl StoreCtx {
     pub(super) fn new(limits: Limits, pool: Option<Arc<MemoryPool>>) -> Self {
-        StoreCtx { memory_cap: limits.memory_cap, memory_bytes: 0, memory_denied: false, pool, reserved: 0, reservations: 0 }
+        StoreCtx {
+            memory_cap: limits.memory_cap,
+            memory_bytes: 0,
+            running: Running::Memtable,
+            memory_of: [0; 2],
+            memory_denied: false,
+            pool,
+            reserved: 0,
+            reservations: 0,
+        }
     }
 }
 
@@ -89,6 +111,7 @@ impl wasmtime::ResourceLimiter for StoreCtx {
             // grow as if it were ordinary `memory.grow` failure.
             return Err(wasmtime::format_err!("memory cap of {} bytes reached (wanted {grown})", self.memory_cap));
         }
+        self.memory_of[self.running as usize] += (desired.saturating_sub(current)) as u64;
         self.memory_bytes = grown;
         Ok(true)
     }

@@ -10,7 +10,7 @@ use wasmtime::component::ResourceAny;
 
 use super::bindings::{allocator, memtable, serializer, types};
 use super::load::Indices;
-use super::store::{Limits, StoreCtx};
+use super::store::{Limits, Running, StoreCtx};
 use super::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
 use crate::seam::{self, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
@@ -41,6 +41,7 @@ impl Caller {
         if let Some(cause) = &self.trapped {
             return Err(Fault::Poisoned { cause: cause.clone() });
         }
+        self.store.data_mut().running = if plugin.kind == Kind::Allocator { Running::Allocator } else { Running::Memtable };
         if let Some(ticks) = self.limits.deadline_ticks {
             self.store.set_epoch_deadline(ticks);
         }
@@ -112,6 +113,7 @@ fn description(d: types::Description) -> Description {
 }
 
 fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::component::Instance, SeamError> {
+    caller.store.data_mut().running = if plugin.kind == Kind::Allocator { Running::Allocator } else { Running::Memtable };
     plugin.pre.instantiate(&mut caller.store).map_err(|e| {
         let mut detail = format!("{e:#}");
         if detail.contains("maximum concurrent") {
@@ -262,6 +264,11 @@ impl ShardRuntime for WasmShard {
 
     fn guest_memory_bytes(&self) -> u64 {
         self.caller.store.data().memory_bytes
+    }
+
+    fn memory_of(&self, kind: Kind) -> Option<u64> {
+        let running = if kind == Kind::Allocator { Running::Allocator } else { Running::Memtable };
+        Some(self.caller.store.data().memory_of[running as usize])
     }
 }
 

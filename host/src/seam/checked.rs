@@ -5,7 +5,36 @@
 
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
-use super::{Boundary, Fault, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
+use memlab_sdk::{Entry, Stat};
+
+use super::{Boundary, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
+
+/// Linear memory an allocator may hold beyond what it held once created,
+/// what it reserved from the pool, twice the largest batch it was asked to
+/// store (the canonical ABI copies a call's arguments into the guest's own
+/// heap) and what it grew while answering loads (its answers are built in
+/// that heap too): a quarter of its reservations (the heap's bookkeeping
+/// and growth steps) plus 4 MiB.
+pub const MEMORY_SLACK_BYTES: u64 = 4 << 20;
+
+/// The allowance for an allocator that holds `baseline` bytes once
+/// created, reserved `reserved` bytes, was given batches of at most
+/// `largest_batch` bytes to store, and grew `load_growth` bytes in loads.
+pub fn memory_allowance(baseline: u64, reserved: u64, largest_batch: u64, load_growth: u64) -> u64 {
+    baseline + reserved + reserved / 4 + 2 * largest_batch + load_growth + MEMORY_SLACK_BYTES
+}
+
+/// What the host saw go into a shard, to hold its stats to.
+#[derive(Debug, Default, Clone, Copy)]
+struct Observed {
+    rows: u64,
+    row_bytes: u64,
+    entries: u64,
+    /// The largest batch given to the allocator to store, in bytes.
+    largest_batch: u64,
+    /// Linear memory the allocator grew while answering loads.
+    load_growth: u64,
+}
 
 /// Bytes a packed batch takes across the boundary: data plus end offsets.
 fn packed_bytes(p: &Packed) -> u64 {
@@ -27,12 +56,46 @@ pub struct Shard {
     shard: usize,
     boundary: Boundary,
     cursor_open: bool,
+    observed: Observed,
+    /// The allocator's linear memory once created (wasm).
+    allocator_baseline: Option<u64>,
+    /// Hold `bytes-used` to the row bytes stored (off for allocators that
+    /// keep nothing by design, in `verify = false` variants).
+    holds_rows: bool,
 }
 
 impl Shard {
     /// Wraps a runtime's shard; the names are the plugins' as configured.
     pub fn new(runtime: Box<dyn ShardRuntime>, memtable: &str, allocator: &str, shard: usize) -> Self {
-        Shard { runtime, memtable: memtable.into(), allocator: allocator.into(), shard, boundary: Boundary::default(), cursor_open: false }
+        let allocator_baseline = runtime.memory_of(Kind::Allocator);
+        Shard {
+            runtime,
+            memtable: memtable.into(),
+            allocator: allocator.into(),
+            shard,
+            boundary: Boundary::default(),
+            cursor_open: false,
+            observed: Observed::default(),
+            allocator_baseline,
+            holds_rows: true,
+        }
+    }
+
+    /// Stops holding `bytes-used` to the row bytes stored: for variants
+    /// that do not verify (the `null` allocator keeps nothing).
+    pub fn without_row_accounting(mut self) -> Self {
+        self.holds_rows = false;
+        self
+    }
+
+    /// The memtable's name, as configured.
+    pub fn memtable_plugin(&self) -> &str {
+        &self.memtable
+    }
+
+    /// The allocator's name, as configured.
+    pub fn allocator_plugin(&self) -> &str {
+        &self.allocator
     }
 
     /// The shard's index.
@@ -71,13 +134,43 @@ impl Shard {
         if refs.len() != expected {
             return Err(self.contract(Side::Allocator, OP, format_args!("returned {} refs for {expected} rows", refs.len())));
         }
+        self.observed.rows += expected as u64;
+        self.observed.row_bytes += rows.data_len() as u64;
+        self.observed.largest_batch = self.observed.largest_batch.max(packed_bytes(rows));
+        self.check_allocator_memory(OP)?;
         Ok(refs)
     }
 
     /// Inserts entries into the memtable; lent as in `store_rows`.
     pub fn insert(&mut self, entries: &mut Packed) -> Result<(), SeamError> {
         self.count(packed_bytes(entries));
-        self.runtime.insert(entries).map_err(|f| self.fault(Side::Memtable, "memtable.insert", f))
+        self.runtime.insert(entries).map_err(|f| self.fault(Side::Memtable, "memtable.insert", f))?;
+        self.observed.entries += entries.len() as u64;
+        Ok(())
+    }
+
+    /// An allocator's memory may grow only with what it reserved: one that
+    /// keeps bytes without reserving them would slip past the budget.
+    fn check_allocator_memory(&self, operation: &str) -> Result<(), SeamError> {
+        let (Some(baseline), Some(memory)) = (self.allocator_baseline, self.runtime.memory_of(Kind::Allocator)) else { return Ok(()) };
+        let reserved = self.runtime.reserved_bytes();
+        let (largest, loads) = (self.observed.largest_batch, self.observed.load_growth);
+        let allowed = memory_allowance(baseline, reserved, largest, loads);
+        if memory > allowed {
+            let mib = |b: u64| b as f64 / (1 << 20) as f64;
+            let detail = format!(
+                "its linear memory grew to {:.1} MiB, but it reserved only {:.1} MiB from the pool (allowed {:.1} MiB: {:.1} MiB once created + the reservations + 25% + twice the largest batch stored, {:.1} MiB + {:.1} MiB grown in loads + {} MiB)",
+                mib(memory),
+                mib(reserved),
+                mib(allowed),
+                mib(baseline),
+                mib(largest),
+                mib(loads),
+                MEMORY_SLACK_BYTES >> 20
+            );
+            return Err(self.contract(Side::Allocator, operation, detail));
+        }
+        Ok(())
     }
 
     /// Batched point reads: one record per key, empty for a miss.
@@ -85,19 +178,46 @@ impl Shard {
         const OP: &str = "memtable.get";
         self.count(packed_bytes(&keys));
         let expected = keys.len();
+        // The keys go to the runtime; keep them to check the answers by.
+        let asked = keys.clone();
         let out = self.runtime.get(keys).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         if out.len() != expected {
             return Err(self.contract(Side::Memtable, OP, format_args!("returned {} records for {expected} keys", out.len())));
+        }
+        // Memtable contract 3: each answer is absent, or the asked key's entry.
+        for (i, (key, answer)) in asked.iter().zip(out.iter()).enumerate() {
+            if answer.is_empty() {
+                continue;
+            }
+            let entry = Entry::decode(answer).map_err(|e| self.contract(Side::Memtable, OP, format_args!("answer {i} is not an entry: {e}")))?;
+            if entry.key != key {
+                return Err(self.contract(Side::Memtable, OP, format_args!("asked for key {}, answered with key {}", show_key(key), show_key(entry.key))));
+            }
         }
         Ok(out)
     }
 
     /// A range scan: entries with `start <= key < end`, at most `limit`.
     pub fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, SeamError> {
+        const OP: &str = "memtable.scan";
         self.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
-        let out = self.runtime.scan(start, end, limit).map_err(|f| self.fault(Side::Memtable, "memtable.scan", f))?;
+        let out = self.runtime.scan(start, end, limit).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
+        // Memtable contract 4: in [start, end), ascending, at most `limit`.
+        if out.len() > limit as usize {
+            return Err(self.contract(Side::Memtable, OP, format_args!("returned {} entries for a limit of {limit}", out.len())));
+        }
+        let mut previous: Option<&[u8]> = None;
+        for (i, record) in out.iter().enumerate() {
+            let entry = Entry::decode(record).map_err(|e| self.contract(Side::Memtable, OP, format_args!("entry {i} does not decode: {e}")))?;
+            let out_of_range = entry.key < start || end.is_some_and(|end| entry.key >= end);
+            if out_of_range || previous.is_some_and(|p| entry.key <= p) {
+                let why = if out_of_range { "outside the range asked for" } else { "out of order" };
+                return Err(self.contract(Side::Memtable, OP, format_args!("entry {i}, key {}, is {why} (from {})", show_key(entry.key), show_key(start))));
+            }
+            previous = Some(entry.key);
+        }
         Ok(out)
     }
 
@@ -133,8 +253,12 @@ impl Shard {
         const OP: &str = "arena.load";
         self.count(8 * refs.len() as u64);
         let expected = refs.len();
+        let before = self.runtime.memory_of(Kind::Allocator);
         let out = self.runtime.load(refs).map_err(|f| self.fault(Side::Allocator, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
+        if let (Some(before), Some(after)) = (before, self.runtime.memory_of(Kind::Allocator)) {
+            self.observed.load_growth += after.saturating_sub(before);
+        }
         if out.len() != expected {
             return Err(self.contract(Side::Allocator, OP, format_args!("returned {} rows for {expected} refs", out.len())));
         }
@@ -148,6 +272,51 @@ impl Shard {
         self.count(0);
         let allocator = self.runtime.allocator_stats().map_err(|f| self.fault(Side::Allocator, "arena.stats", f))?;
         Ok((memtable, allocator))
+    }
+
+    /// Holds the counters to what the host saw, once the cursor has
+    /// returned `cursor_entries` distinct keys: a memtable's `entries` is
+    /// that count, and its `index-bytes` at least 16 per entry (the
+    /// timestamp and ref each one keeps) and, in wasm, no more than its
+    /// instance's memory; an allocator's `bytes-reserved` is what the pool
+    /// saw, `bytes-used` lies between the row bytes stored and
+    /// `bytes-reserved`, and `waste` is the difference.
+    pub fn check_stats(&self, memtable: &Stats, allocator: &Stats, cursor_entries: u64) -> Result<(), SeamError> {
+        let counter =
+            |side: Side, stats: &Stats, stat: Stat| stat.of(stats).ok_or_else(|| self.contract(side, "stats", format_args!("no `{}` counter", stat.name())));
+        let fail = |side: Side, detail: String| Err(self.contract(side, "stats", detail));
+        let (entries, index) = (counter(Side::Memtable, memtable, Stat::Entries)?, counter(Side::Memtable, memtable, Stat::IndexBytes)?);
+        if entries != cursor_entries {
+            return fail(Side::Memtable, format!("`entries` = {entries}, but the cursor returned {cursor_entries} distinct keys"));
+        }
+        if index < 16 * entries {
+            return fail(
+                Side::Memtable,
+                format!("`index-bytes` = {index} for {entries} entries: fewer than the 16 bytes of timestamp and ref each entry keeps"),
+            );
+        }
+        if let Some(memory) = self.runtime.memory_of(Kind::Memtable).filter(|&m| index > m) {
+            return fail(Side::Memtable, format!("`index-bytes` = {index}, more than its instance's whole linear memory ({memory} bytes)"));
+        }
+        let reserved = counter(Side::Allocator, allocator, Stat::BytesReserved)?;
+        let used = counter(Side::Allocator, allocator, Stat::BytesUsed)?;
+        let waste = counter(Side::Allocator, allocator, Stat::Waste)?;
+        for stat in [Stat::Regions, Stat::Reservations] {
+            counter(Side::Allocator, allocator, stat)?;
+        }
+        if reserved != self.runtime.reserved_bytes() {
+            return fail(Side::Allocator, format!("`bytes-reserved` = {reserved}, but the pool saw {} reserved", self.runtime.reserved_bytes()));
+        }
+        if used > reserved {
+            return fail(Side::Allocator, format!("`bytes-used` = {used} exceeds `bytes-reserved` = {reserved}"));
+        }
+        if self.holds_rows && used < self.observed.row_bytes {
+            return fail(Side::Allocator, format!("`bytes-used` = {used}, but it holds {} rows of {} bytes", self.observed.rows, self.observed.row_bytes));
+        }
+        if waste != reserved - used {
+            return fail(Side::Allocator, format!("`waste` = {waste}, but `bytes-reserved` - `bytes-used` = {}", reserved - used));
+        }
+        Ok(())
     }
 
     /// What ran: memtable, then allocator.
@@ -191,6 +360,11 @@ impl Serializer {
 
     fn fault(&self, operation: &str, fault: Fault) -> SeamError {
         SeamError::from_fault(fault, &self.name, operation, self.shard)
+    }
+
+    /// The serializer's name, as configured.
+    pub fn plugin(&self) -> &str {
+        &self.name
     }
 
     /// Encodes flush records; returns bytes for the data file.
@@ -260,4 +434,29 @@ impl Reader {
         }
         Ok(out)
     }
+}
+
+/// A key as a message shows it: printable bytes as they are, others in
+/// hex, long keys cut.
+pub fn show_key(key: &[u8]) -> String {
+    let shown: String = key.iter().take(48).map(|&b| if b.is_ascii_graphic() || b == b' ' { (b as char).to_string() } else { format!("\\x{b:02x}") }).collect();
+    let more = if key.len() > 48 { format!("... ({} bytes)", key.len()) } else { String::new() };
+    format!("\"{shown}\"{more}")
+}
+
+/// `describe()` must echo every configured parameter with its configured
+/// value (numbers compared as numbers, so `064` may come back as `64`): a
+/// plugin that ignores a parameter would otherwise be published as if it
+/// had run with it.
+pub fn check_description(plugin: &str, configured: &[(String, String)], described: &Description) -> Result<(), SeamError> {
+    let same = |a: &str, b: &str| a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
+    for (key, value) in configured {
+        let detail = match described.params.iter().find(|(k, _)| k == key) {
+            Some((_, applied)) if same(applied, value) => continue,
+            Some((_, applied)) => format!("parameter `{key}` was configured as `{value}`, but it says it applied `{applied}`"),
+            None => format!("parameter `{key}` = `{value}` was configured, but it does not list it as applied"),
+        };
+        return Err(SeamError::Contract { plugin: plugin.into(), operation: "describe".into(), shard: 0, detail });
+    }
+    Ok(())
 }

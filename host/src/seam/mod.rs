@@ -11,7 +11,7 @@ use std::fmt;
 
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
-pub use checked::{Reader, Serializer, Shard};
+pub use checked::{MEMORY_SLACK_BYTES, Reader, Serializer, Shard, check_description, memory_allowance, show_key};
 pub use error::{Fault, SeamError, TrapKind};
 
 /// The three kinds of strategy.
@@ -103,6 +103,9 @@ pub trait ShardRuntime: Send {
     fn reserved_bytes(&self) -> u64;
     /// Linear memory (wasm) held by the instances; 0 for native twins.
     fn guest_memory_bytes(&self) -> u64;
+    /// Linear memory of the memtable's or the allocator's instance alone;
+    /// `None` where the runtime cannot tell (native twins share the heap).
+    fn memory_of(&self, kind: Kind) -> Option<u64>;
 }
 
 /// One segment's serializer as a runtime runs it.

@@ -7,8 +7,10 @@ use memlab::registry;
 
 use crate::support::{hostile_plugin, strict_host};
 
-fn options(ops: u64, params: &[(&str, &str)]) -> CheckOptions {
-    CheckOptions { params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), ops, seed: 42 }
+/// `ops` in rounds and one instance of `size`; the suite runs smaller than
+/// `memlab check` (1M and 1M), on every plugin.
+fn options(ops: u64, size: u64, params: &[(&str, &str)]) -> CheckOptions {
+    CheckOptions { ops, size, flips: 10, ..CheckOptions::new(params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), 42) }
 }
 
 #[test]
@@ -17,7 +19,7 @@ fn every_bundled_plugin_passes() {
     // `check` by design.
     for b in registry::all().iter().filter(|b| b.name != "null") {
         // `memlab check` runs 1M ops; the suite runs fewer, on every plugin.
-        let report = check(&strict_host(), b.name, options(30_000, &[])).expect("check");
+        let report = check(&strict_host(), b.name, options(30_000, 20_000, &[])).expect("check");
         assert!(report.passed(), "{}", report.render());
         assert!(report.properties.len() >= 4, "{}", report.render());
     }
@@ -32,7 +34,7 @@ fn each_hostile_plugin_fails_with_its_classification() {
         ("deep-recursion", "stack overflow"),
         ("huge-return", "broke its contract in `cursor.next`"),
     ] {
-        let report = check(&strict_host(), &hostile_plugin(), options(2_000, &[("mode", mode), ("after", "40")])).expect("check");
+        let report = check(&strict_host(), &hostile_plugin(), options(2_000, 1_000, &[("mode", mode), ("after", "40")])).expect("check");
         assert!(!report.passed(), "{mode} passed");
         let text = report.render();
         assert!(text.contains("FAIL  differential+cursor") && text.contains(expected), "{mode}: {text}");
@@ -41,7 +43,7 @@ fn each_hostile_plugin_fails_with_its_classification() {
 
 #[test]
 fn a_lost_row_shrinks_to_a_tiny_case_with_its_seed() {
-    let report = check(&strict_host(), &hostile_plugin(), options(20_000, &[("mode", "drop-row")])).expect("check");
+    let report = check(&strict_host(), &hostile_plugin(), options(20_000, 1_000, &[("mode", "drop-row")])).expect("check");
     let text = report.render();
     let failure = report.properties.iter().find(|p| p.name == "differential+cursor").and_then(|p| p.failure.clone()).expect("fails");
     assert!(failure.contains("seed 0x"), "{text}");

@@ -9,6 +9,11 @@ use crate::{Error, Packed, Params, Pool, RowView, Stats, reserve_rows};
 pub struct ChunkStore {
     chunk_size: usize,
     chunks: Vec<Vec<u8>>,
+    /// The chunk rows of up to `chunk_size` bytes go to. A larger row gets
+    /// a chunk of its own and leaves this one current, so that its tail is
+    /// not abandoned (unreserved memory a reserve-per-row allocator would
+    /// hold without the pool knowing).
+    current: Option<usize>,
     used: u64,
     reserved: u64,
     reservations: u64,
@@ -21,7 +26,7 @@ const LEN_PREFIX: usize = 4;
 impl ChunkStore {
     /// Chunks of `chunk_size` bytes; a larger row gets a chunk of its own.
     pub fn new(chunk_size: usize) -> Self {
-        ChunkStore { chunk_size, chunks: Vec::new(), used: 0, reserved: 0, reservations: 0, sizes: Vec::new() }
+        ChunkStore { chunk_size, chunks: Vec::new(), current: None, used: 0, reserved: 0, reservations: 0, sizes: Vec::new() }
     }
 
     /// A store whose chunk size is the parameter `name` (default
@@ -70,16 +75,27 @@ impl ChunkStore {
     /// `None` when the row fits the current chunk.
     pub fn next_chunk(&self, len: usize) -> Option<usize> {
         let need = Self::footprint(len);
-        let fits = self.chunks.last().is_some_and(|c| c.capacity() - c.len() >= need);
-        (!fits).then(|| need.max(self.chunk_size))
+        if need > self.chunk_size {
+            return Some(need);
+        }
+        let fits = self.current.and_then(|i| self.chunks.get(i)).is_some_and(|c| c.capacity() - c.len() >= need);
+        (!fits).then_some(self.chunk_size)
     }
 
     /// Stores `row` and returns its ref.
     pub fn push(&mut self, row: &[u8]) -> u64 {
-        if let Some(capacity) = self.next_chunk(row.len()) {
-            self.chunks.push(Vec::with_capacity(capacity));
-        }
-        let index = self.chunks.len() - 1;
+        let index = match self.next_chunk(row.len()) {
+            Some(capacity) => {
+                self.chunks.push(Vec::with_capacity(capacity));
+                let index = self.chunks.len() - 1;
+                if Self::footprint(row.len()) <= self.chunk_size {
+                    self.current = Some(index);
+                }
+                index
+            }
+            // `next_chunk` found room in the current chunk.
+            None => self.current.unwrap_or(0),
+        };
         let chunk = &mut self.chunks[index];
         let offset = chunk.len();
         // Rows are far below 4 GiB: the host bounds batch sizes.

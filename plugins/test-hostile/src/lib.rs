@@ -8,6 +8,13 @@
 //! returns 16 MiB, whatever was asked), `panic` (panics in the middle of
 //! a batch), `deep-recursion` (overflows the stack), `drop-row` (silently
 //! loses one row: the lost-row test).
+//!
+//! Liars, each breaking one numbered contract subtly: `drop-every` (loses
+//! every 100,000th insert), `swap-past` (its cursor swaps two neighbours
+//! past 65,536 entries), `index-lie` (reports `index-bytes` = 1),
+//! `scan-extra` (a scan returns `limit + 1` entries), `get-neighbour` (a
+//! get is answered with the next key's entry), `clamp-after` (silently
+//! clamps its `after` parameter to 10, and says so in `describe`).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -24,6 +31,29 @@ enum Mode {
     DeepRecursion,
     DropRow,
     Unsorted,
+    DropEvery,
+    SwapPast,
+    IndexLie,
+    ScanExtra,
+    GetNeighbour,
+    ClampAfter,
+}
+
+/// A parameter the `clamp-after` liar takes: it keeps at most 10.
+struct Clamped(u64);
+
+impl std::str::FromStr for Clamped {
+    type Err = std::num::ParseIntError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Clamped(s.parse::<u64>()?.min(10)))
+    }
+}
+
+impl std::fmt::Display for Clamped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
 }
 
 /// The misbehaving memtable.
@@ -33,6 +63,8 @@ pub struct Hostile {
     after: u64,
     inserts: u64,
     entries: BTreeMap<Vec<u8>, (u64, u64)>,
+    /// The cursor's order, taken at the freeze.
+    frozen: Vec<(Vec<u8>, u64, u64)>,
 }
 
 /// Recursion that only wasm's own stack can stop: `limit` is not known at
@@ -63,7 +95,7 @@ impl Hostile {
             Mode::DeepRecursion => {
                 black_box(recurse(0, black_box(u64::MAX)));
             }
-            Mode::None | Mode::HugeReturn | Mode::DropRow | Mode::Unsorted => {}
+            _ => {}
         }
     }
 }
@@ -84,10 +116,16 @@ impl Memtable for Hostile {
             "deep-recursion" => Mode::DeepRecursion,
             "drop-row" => Mode::DropRow,
             "unsorted" => Mode::Unsorted,
+            "drop-every" => Mode::DropEvery,
+            "swap-past" => Mode::SwapPast,
+            "index-lie" => Mode::IndexLie,
+            "scan-extra" => Mode::ScanExtra,
+            "get-neighbour" => Mode::GetNeighbour,
+            "clamp-after" => Mode::ClampAfter,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
-        let after: u64 = params.get("after", 0)?;
-        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new() })
+        let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
+        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new(), frozen: Vec::new() })
     }
 
     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
@@ -96,6 +134,9 @@ impl Memtable for Hostile {
             self.misbehave();
         }
         if self.mode == Mode::DropRow && self.inserts == self.after + 1 {
+            return Ok(());
+        }
+        if self.mode == Mode::DropEvery && self.inserts % 100_000 == 0 {
             return Ok(());
         }
         match self.entries.get_mut(entry.key) {
@@ -109,15 +150,31 @@ impl Memtable for Hostile {
     }
 
     fn get<'a>(&'a self, key: &'a [u8]) -> Option<Entry<'a>> {
+        if self.mode == Mode::GetNeighbour {
+            // The first key after `key`: a neighbour's entry, when one exists.
+            let (k, &(timestamp, reference)) = self.entries.range::<[u8], _>((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)).next()?;
+            return Some(Entry { key: k, timestamp, reference });
+        }
         self.entries.get_key_value(key).map(|(k, &(timestamp, reference))| Entry { key: k, timestamp, reference })
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
+        let limit = if self.mode == Mode::ScanExtra { limit + 1 } else { limit };
         for (k, &(timestamp, reference)) in self.entries.range(start.to_vec()..).take(limit) {
             if end.is_some_and(|end| k.as_slice() >= end) {
                 break;
             }
             out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
+        }
+    }
+
+    fn freeze(&mut self) {
+        self.frozen = self.entries.iter().map(|(k, &(timestamp, reference))| (k.clone(), timestamp, reference)).collect();
+        match self.mode {
+            Mode::Unsorted => self.frozen.reverse(),
+            // Entries 65,536 and 65,537 of the cursor change places.
+            Mode::SwapPast if self.frozen.len() > 65_537 => self.frozen.swap(65_536, 65_537),
+            _ => {}
         }
     }
 
@@ -134,25 +191,21 @@ impl Memtable for Hostile {
             }
             return;
         }
-        if self.mode == Mode::Unsorted {
-            // Every entry at once, newest key first.
-            for (k, &(timestamp, reference)) in self.entries.iter().rev().skip(*position) {
-                out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
-                *position += 1;
-            }
-            return;
-        }
-        for (k, &(timestamp, reference)) in self.entries.iter().skip(*position) {
-            out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
+        for (k, timestamp, reference) in self.frozen.iter().skip(*position) {
+            out.push_with(|buf| Entry { key: k, timestamp: *timestamp, reference: *reference }.encode(buf));
             *position += 1;
-            if out.data_len() >= max_bytes {
+            // `unsorted` also floods: every entry at once.
+            if out.data_len() >= max_bytes && self.mode != Mode::Unsorted {
                 break;
             }
         }
     }
 
     fn stats(&self) -> Stats {
-        vec![Stat::Entries.with(self.entries.len() as u64), Stat::IndexBytes.with(0)]
+        // A B-tree node's share per entry, besides the key and the 16
+        // bytes of timestamp and ref.
+        let index: u64 = self.entries.keys().map(|k| k.len() as u64 + 16 + 32).sum();
+        vec![Stat::Entries.with(self.entries.len() as u64), Stat::IndexBytes.with(if self.mode == Mode::IndexLie { 1 } else { index })]
     }
 }
 

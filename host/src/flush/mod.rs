@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub(crate) mod audit;
+
 use memlab_sdk::{Entry, Packed, encode_flush_record};
 
 use crate::pool::MemoryPool;
@@ -138,8 +140,15 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let mut last_key: Vec<u8> = Vec::new();
     let mut first = true;
     let mut records = Packed::new();
+    let (mut tally, mut row_key) = (audit::MetaTally::default(), Vec::new());
     for mut strategies in job.shards {
         let shard = strategies.index();
+        let allocator = strategies.allocator_plugin().to_string();
+        let aliased = |detail: String| FlushError::Plugin {
+            generation,
+            source: SeamError::Contract { plugin: allocator.clone(), operation: "arena.load".into(), shard, detail },
+        };
+        let mut cursor_entries = 0;
         strategies.open_cursor().map_err(plugin)?;
         loop {
             let entries = strategies.next_entries(CURSOR_CHUNK).map_err(plugin)?;
@@ -160,23 +169,27 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
                 first = false;
                 last_key.clear();
                 last_key.extend_from_slice(entry.key);
+                tally.observe(&audit::row_of(entry, row, &mut row_key).map_err(aliased)?);
                 records.push_with(|buf| encode_flush_record(buf, entry.key, row));
             }
             report.rows += decoded.len() as u64;
+            cursor_entries += decoded.len() as u64;
             let bytes = writer.write(std::mem::take(&mut records)).map_err(plugin)?;
             segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
         }
         // After the cursor: a frozen memtable counts its entries cheaply.
         let (memtable, allocator) = strategies.stats().map_err(plugin)?;
+        strategies.check_stats(&memtable, &allocator, cursor_entries).map_err(plugin)?;
         merge(&mut report.memtable_stats, memtable);
         merge(&mut report.allocator_stats, allocator);
         report.shard_memory += strategies.guest_memory_bytes();
         report.shard_boundary.add(strategies.boundary());
     }
     let (tail, finished) = writer.finish().map_err(plugin)?;
-    if finished.meta.rows != report.rows {
-        return Err(contract(format!("serializer counted {} rows but was given {}", finished.meta.rows, report.rows)));
-    }
+    tally.compare(&finished.meta).map_err(|detail| FlushError::Plugin {
+        generation,
+        source: SeamError::Contract { plugin: writer.plugin().into(), operation: "writer.finish".into(), shard: job.part, detail },
+    })?;
     segment.append(&tail).map_err(|source| FlushError::Segment { generation, source })?;
     let description = writer.describe().map_err(plugin)?;
     report.partitions = finished.meta.partitions;

@@ -1,0 +1,95 @@
+//! `liar`: an allocator that keeps each row in a heap buffer of its own,
+//! honestly (`mode = "none"`) or with one subtle lie: `stop-reserving`
+//! (after `after` rows it keeps rows without reserving them: the budget
+//! cheat), `alias` (every 10,000th row gets the previous row's ref),
+//! `halve-used` (reports half its `bytes-used`). Built like the bundled
+//! plugins but never bundled: the trust tests prove memlab catches each.
+
+use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    None,
+    StopReserving,
+    Alias,
+    HalveUsed,
+}
+
+/// Bytes reserved per row besides its own: the buffer's pointer and length.
+const OVERHEAD: u64 = 16;
+
+/// The lying allocator.
+#[derive(Debug)]
+pub struct Liar {
+    mode: Mode,
+    after: u64,
+    rows: Vec<Box<[u8]>>,
+    used: u64,
+    reserved: u64,
+    reservations: u64,
+}
+
+impl Liar {
+    fn keep(&mut self, pool: &mut dyn Pool, row: &[u8]) -> Result<u64, Error> {
+        let index = self.rows.len() as u64;
+        let cost = row.len() as u64 + OVERHEAD;
+        if !(self.mode == Mode::StopReserving && index >= self.after) {
+            pool.reserve(cost)?;
+            self.reserved += cost;
+            self.reservations += 1;
+        }
+        self.used += cost;
+        self.rows.push(row.into());
+        if self.mode == Mode::Alias && index % 10_000 == 9_999 {
+            return Ok(index - 1);
+        }
+        Ok(index)
+    }
+}
+
+impl Allocator for Liar {
+    const NAME: &'static str = "liar";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    fn create(params: &mut Params) -> Result<Self, Error> {
+        let mode: String = params.get("mode", "none".to_string())?;
+        let mode = match mode.as_str() {
+            "none" => Mode::None,
+            "stop-reserving" => Mode::StopReserving,
+            "alias" => Mode::Alias,
+            "halve-used" => Mode::HalveUsed,
+            other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
+        };
+        let after = params.get("after", 1000u64)?;
+        Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0 })
+    }
+
+    fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
+        self.keep(pool, row.as_bytes())
+    }
+
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+        for record in rows.iter() {
+            RowView::decode(record)?;
+            refs.push(self.keep(pool, record)?);
+        }
+        Ok(())
+    }
+
+    fn load(&self, reference: u64) -> Result<&[u8], Error> {
+        self.rows.get(reference as usize).map(|r| &r[..]).ok_or_else(|| Error::Corrupt(format!("no row has ref {reference}")))
+    }
+
+    fn stats(&self) -> Stats {
+        let used = if self.mode == Mode::HalveUsed { self.used / 2 } else { self.used.min(self.reserved) };
+        vec![
+            Stat::BytesUsed.with(used),
+            Stat::BytesReserved.with(self.reserved),
+            Stat::Regions.with(self.rows.len() as u64),
+            Stat::Reservations.with(self.reservations),
+            Stat::Waste.with(self.reserved - used),
+        ]
+    }
+}
+
+memlab_sdk::export!(allocator: Liar);
