@@ -110,10 +110,15 @@ fn main() {
     twins.push(']');
     fs::write(out_dir.join("registry.rs"), table).unwrap_or_else(|e| fail(&format!("writing registry.rs: {e}")));
     fs::write(out_dir.join("twins.rs"), twins).unwrap_or_else(|e| fail(&format!("writing twins.rs: {e}")));
+    // Also at a path a bench config can name: `target/test-plugins/`.
+    let shared = target_dir.with_file_name("test-plugins");
+    fs::create_dir_all(&shared).unwrap_or_else(|e| fail(&format!("creating {}: {e}", shared.display())));
     for (krate, name) in TEST_PLUGINS {
         let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
-        let component_path = out_dir.join(format!("{name}.wasm"));
-        fs::write(&component_path, componentize(&module_path)).unwrap_or_else(|e| fail(&format!("writing {}: {e}", component_path.display())));
+        let component = componentize(&module_path);
+        for path in [out_dir.join(format!("{name}.wasm")), shared.join(format!("{name}.wasm"))] {
+            fs::write(&path, &component).unwrap_or_else(|e| fail(&format!("writing {}: {e}", path.display())));
+        }
     }
     println!("cargo:rustc-env=MEMLAB_TEST_PLUGINS={}", out_dir.display());
 }

@@ -30,9 +30,19 @@ pub enum VerifyError {
     #[error("verify: {segment} read back {found} rows but its metadata says {expected}")]
     RowCount { segment: String, expected: u64, found: u64 },
     #[error(
-        "verify: the segments do not hold the stream's final state: {missing} keys missing, {extra} unexpected, {different} with the wrong row (expected {expected} keys, digest {expected_digest:032x}; found {found} keys, digest {found_digest:032x})"
+        "verify: the segments do not hold the stream's final state: {missing} keys missing, {extra} unexpected, {different} with the wrong row (expected {expected} keys, digest {expected_digest:032x}; found {found} keys, digest {found_digest:032x}){first}"
     )]
-    Mismatch { missing: u64, extra: u64, different: u64, expected: u64, found: u64, expected_digest: u128, found_digest: u128 },
+    Mismatch {
+        missing: u64,
+        extra: u64,
+        different: u64,
+        expected: u64,
+        found: u64,
+        expected_digest: u128,
+        found_digest: u128,
+        /// The first wrong key in key order, once `explain` found it.
+        first: String,
+    },
 }
 
 /// What verification proved.
@@ -148,9 +158,62 @@ pub fn compare(expected: &State, found: &State, rows_read: u64) -> Result<Verifi
             found: found.len() as u64,
             expected_digest,
             found_digest: digest(found),
+            first: String::new(),
         });
     }
     Ok(Verified { keys: expected.len() as u64, rows_read, digest: expected_digest })
+}
+
+/// The key hashes on which two states differ.
+fn wrong_keys(expected: &State, found: &State) -> HashSet<u128> {
+    let mut wrong: HashSet<u128> = expected.iter().filter(|(k, v)| found.get(*k) != Some(*v)).map(|(k, _)| *k).collect();
+    wrong.extend(found.keys().filter(|k| !expected.contains_key(*k)));
+    wrong
+}
+
+/// Names the first wrong key of a mismatch, in key order: its bytes
+/// (printable, else hex) and what is wrong with it. It walks the stream and
+/// the segments again, which only a failed verification pays for.
+pub fn explain(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>, dir: &Path, open: &ReaderFactory<'_>, expected: &State, found: &State) -> String {
+    let wrong = wrong_keys(expected, found);
+    let mut first: Option<Vec<u8>> = None;
+    let mut consider = |key: &[u8]| {
+        if wrong.contains(&hash128(key)) && first.as_deref().is_none_or(|f| key < f) {
+            first = Some(key.to_vec());
+        }
+    };
+    let (mut source, mut op, mut key) = (stream.ops(), Op::default(), Vec::new());
+    for (thread, &count) in counts.iter().enumerate() {
+        for index in (0..count).filter(|i| !skip.contains(&(thread, *i))) {
+            if !source.op(thread, index, &mut op) {
+                continue;
+            }
+            for row in op.rows.iter().filter_map(|r| RowView::decode(r).ok()) {
+                key.clear();
+                sort_key(token(row.partition), row.partition, row.clustering, &mut key);
+                consider(&key);
+            }
+        }
+    }
+    for meta_path in segment::list(dir).unwrap_or_default() {
+        let Ok(loaded) = segment::load(&meta_path) else { continue };
+        let Ok(mut reader) = open(&loaded) else { continue };
+        while let Ok(batch) = reader.next(1 << 20) {
+            if batch.is_empty() {
+                break;
+            }
+            batch.iter().filter_map(|r| FlushRecord::decode(r).ok()).for_each(|r| consider(r.key));
+        }
+    }
+    let Some(key) = first else { return String::new() };
+    let h = hash128(&key);
+    let what = match (expected.get(&h), found.get(&h)) {
+        (Some(_), None) => "missing from the segments".to_string(),
+        (None, Some(_)) => "in the segments, but never written".to_string(),
+        (Some(want), Some(got)) if want.0 != got.0 => format!("read back at timestamp {}, the newest write has {}", got.0, want.0),
+        _ => "read back with different row bytes than the newest write".to_string(),
+    };
+    format!("; the first wrong key is {} ({} bytes): {what}", seam::show_key(&key), key.len())
 }
 
 #[cfg(test)]

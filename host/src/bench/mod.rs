@@ -233,9 +233,9 @@ fn run_variant(
     result.reads = reads;
     tally::flushes(&mut result, flushes.into_inner().unwrap_or_else(|p| p.into_inner()));
     if result.failure().is_none() && variant.verify {
-        match verify_run(stream, expected, &tally, dir, strategies.reader.as_ref()) {
+        match verify_run(stream, expected, &tally, dir, strategies.reader.as_ref(), variant) {
             Ok(v) => result.verified = Some(v),
-            Err(e) => result.fail(e.to_string()),
+            Err(e) => result.fail(e),
         }
     }
     result
@@ -244,14 +244,16 @@ fn run_variant(
 /// Reads the segments back and compares them with the stream's final
 /// state. Failed ops were never acknowledged, and a run for a duration
 /// took as many ops as it had time for: the state holds exactly the
-/// acknowledged ops taken.
+/// acknowledged ops taken. A mismatch names the strategies and the first
+/// wrong key.
 fn verify_run(
     stream: &Stream,
     expected: Option<&State>,
     tally: &tally::Tally,
     dir: &std::path::Path,
     reader: &verify::ReaderFactory<'static>,
-) -> Result<verify::Verified, verify::VerifyError> {
+    variant: &Variant,
+) -> Result<verify::Verified, String> {
     let computed;
     let expected = match expected {
         Some(e) if tally.failed_ops.is_empty() => e,
@@ -260,8 +262,17 @@ fn verify_run(
             &computed
         }
     };
-    let (found, read) = verify::read_back(dir, reader)?;
-    verify::compare(expected, &found, read)
+    let (found, read) = verify::read_back(dir, reader).map_err(|e| e.to_string())?;
+    verify::compare(expected, &found, read).map_err(|e| {
+        let e = match e {
+            verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, .. } => {
+                let first = verify::explain(stream, &tally.taken, &tally.failed_ops, dir, reader, expected, &found);
+                verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, first }
+            }
+            other => other,
+        };
+        format!("{e} (memtable `{}`, allocator `{}`, serializer `{}`)", variant.memtable, variant.allocator, variant.serializer)
+    })
 }
 
 /// The first thing that failed a run; later failures are its echoes.

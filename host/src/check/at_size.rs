@@ -14,6 +14,16 @@ use crate::workload::{SplitMix, mix};
 /// Rows, entries or records per call.
 const BATCH: u64 = 100;
 
+/// A record read back wrong: its key, or else its row bytes.
+fn wrong_record(got: &FlushRecord<'_>, key: &[u8], row: &[u8]) -> String {
+    if got.key != key {
+        return differ(got.key, key);
+    }
+    let got = got.row.as_bytes();
+    let at = got.iter().zip(row).position(|(a, b)| a != b).unwrap_or(got.len().min(row.len()));
+    format!("key {} has a row of {} bytes that differs from the {} written at byte {at}", show_key(key), got.len(), row.len())
+}
+
 /// Where two keys first differ, for a message.
 fn differ(got: &[u8], want: &[u8]) -> String {
     let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
@@ -73,45 +83,9 @@ pub(super) fn memtable(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Resu
         let (k, j) = &sorted[i];
         (k.clone(), expected[*j as usize].0, expected[*j as usize].1)
     };
-    // Gets: nine in ten present, the rest absent (a key no write used).
-    for round in 0..100 {
-        let picks: Vec<(Vec<u8>, Option<usize>)> = (0..100)
-            .map(|_| {
-                let i = rng.below(size) as usize;
-                if rng.below(10) == 0 { ([sorted[i].0.as_slice(), &[0, 0]].concat(), None) } else { (sorted[i].0.clone(), Some(i)) }
-            })
-            .collect();
-        let mut keys = Packed::new();
-        picks.iter().for_each(|(k, _)| keys.push(k));
-        let answers = shard.get(keys).map_err(e)?;
-        for ((asked, i), answer) in picks.iter().zip(answers.iter()) {
-            let got = if answer.is_empty() { None } else { Some(entry_of(answer)?) };
-            if got != i.map(want) {
-                return Err(format!("get {} (batch {round}) at {size} keys: answered {got:?}, expected {:?}", show_key(asked), i.map(want)));
-            }
-        }
-    }
-    for _ in 0..200 {
-        let from = rng.below(size) as usize;
-        let limit = 1 + rng.below(500) as u32;
-        let end = (rng.below(2) == 0).then(|| (from + rng.below(1000) as usize).min(sorted.len() - 1));
-        let found = shard.scan(&sorted[from].0, end.map(|x| sorted[x].0.as_slice()), limit).map_err(e)?;
-        let stop = end.unwrap_or(sorted.len()).min(from + limit as usize);
-        if found.len() != stop - from {
-            return Err(format!(
-                "scan from {} limit {limit} at {size} keys returned {} entries, expected {}",
-                show_key(&sorted[from].0),
-                found.len(),
-                stop - from
-            ));
-        }
-        for (n, record) in found.iter().enumerate() {
-            let (got, want) = (entry_of(record)?, want(from + n));
-            if got != want {
-                return Err(format!("scan from {}: entry {n}: {}", show_key(&sorted[from].0), differ(&got.0, &want.0)));
-            }
-        }
-    }
+    // A few reads live (a memtable may answer those by a full pass), the
+    // bulk once frozen and sorted.
+    sample(&mut shard, &sorted, &want, &mut rng, (10, 20), "before the freeze")?;
     shard.open_cursor().map_err(e)?;
     let mut at = 0usize;
     loop {
@@ -125,10 +99,12 @@ pub(super) fn memtable(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Resu
                 return Err(format!("the cursor returned more than the {size} keys inserted: {}", show_key(&got.0)));
             };
             if got != want {
-                let what = if got.0 == want.0 {
-                    format!("key {} has (ts {}, ref {}), expected (ts {}, ref {})", show_key(&got.0), got.1, got.2, want.1, want.2)
-                } else {
-                    differ(&got.0, &want.0)
+                let what = match got.0.cmp(&want.0) {
+                    std::cmp::Ordering::Equal => {
+                        format!("key {} has (ts {}, ref {}), expected (ts {}, ref {})", show_key(&got.0), got.1, got.2, want.1, want.2)
+                    }
+                    std::cmp::Ordering::Greater => format!("key {} is missing (the cursor went on to {})", show_key(&want.0), show_key(&got.0)),
+                    std::cmp::Ordering::Less => format!("{} comes out of order or was never inserted", differ(&got.0, &want.0)),
                 };
                 return Err(format!("cursor entry {at} of {size}: {what}"));
             }
@@ -138,9 +114,62 @@ pub(super) fn memtable(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Resu
     if at != sorted.len() {
         return Err(format!("the cursor returned {at} entries, {size} distinct keys were inserted; the first missing: {}", show_key(&sorted[at].0)));
     }
+    sample(&mut shard, &sorted, &want, &mut rng, (100, 200), "after the freeze")?;
     let (m, a) = shard.stats().map_err(e)?;
     shard.check_stats(&m, &a, at as u64).map_err(e)?;
-    Ok(format!("{size} distinct keys, {} overwrites, read back whole; 10,000 gets, 200 scans", size / 10))
+    Ok(format!("{size} distinct keys, {} overwrites, read back whole; 11,000 gets, 220 scans", size / 10))
+}
+
+/// Gets (100 keys a call, nine in ten present) and scans against the
+/// expected state, `when` the memtable is in it.
+fn sample(
+    shard: &mut crate::seam::Shard,
+    sorted: &[(Vec<u8>, u64)],
+    want: &dyn Fn(usize) -> (Vec<u8>, u64, u64),
+    rng: &mut SplitMix,
+    (get_batches, scans): (u32, u32),
+    when: &str,
+) -> Result<(), String> {
+    let size = sorted.len();
+    for round in 0..get_batches {
+        let picks: Vec<(Vec<u8>, Option<usize>)> = (0..100)
+            .map(|_| {
+                let i = rng.below(size as u64) as usize;
+                if rng.below(10) == 0 { ([sorted[i].0.as_slice(), &[0, 0]].concat(), None) } else { (sorted[i].0.clone(), Some(i)) }
+            })
+            .collect();
+        let mut keys = Packed::new();
+        picks.iter().for_each(|(k, _)| keys.push(k));
+        let answers = shard.get(keys).map_err(|e| e.to_string())?;
+        for ((asked, i), answer) in picks.iter().zip(answers.iter()) {
+            let got = if answer.is_empty() { None } else { Some(entry_of(answer)?) };
+            if got != i.map(want) {
+                return Err(format!("get {} (batch {round}, {when}) at {size} keys: answered {got:?}, expected {:?}", show_key(asked), i.map(want)));
+            }
+        }
+    }
+    for _ in 0..scans {
+        let from = rng.below(size as u64) as usize;
+        let limit = 1 + rng.below(500) as u32;
+        let end = (rng.below(2) == 0).then(|| (from + rng.below(1000) as usize).min(sorted.len() - 1));
+        let found = shard.scan(&sorted[from].0, end.map(|x| sorted[x].0.as_slice()), limit).map_err(|e| e.to_string())?;
+        let stop = end.unwrap_or(sorted.len()).min(from + limit as usize);
+        if found.len() != stop - from {
+            return Err(format!(
+                "scan from {} limit {limit} ({when}) at {size} keys returned {} entries, expected {}",
+                show_key(&sorted[from].0),
+                found.len(),
+                stop - from
+            ));
+        }
+        for (n, record) in found.iter().enumerate() {
+            let (got, want) = (entry_of(record)?, want(from + n));
+            if got != want {
+                return Err(format!("scan from {} ({when}): entry {n}: {}", show_key(&sorted[from].0), differ(&got.0, &want.0)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Row `j`: two cells of 64 to 255 bytes, a tombstone one in 50.
@@ -192,10 +221,10 @@ pub(super) fn allocator(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Res
 }
 
 /// Record `j`: ascending keys, eight rows a partition, one value of 20 to
-/// 79 bytes, a tombstone one in 50.
+/// 79 bytes, a tombstone one in five (so partitions hold several).
 fn record(seed: u64, j: u64) -> (Vec<u8>, Vec<u8>) {
     let h = mix(seed ^ j);
-    let tombstone = j % 50 == 49;
+    let tombstone = (h >> 32).is_multiple_of(5);
     let value = vec![b'v'; 20 + (h % 60) as usize];
     let cells = [Cell { column: 0, value: &value }].into_iter().filter(|_| !tombstone);
     let mut row = Vec::with_capacity(value.len() + 48);
@@ -284,7 +313,7 @@ fn read_back(
             let f = FlushRecord::decode(got).map_err(|e| ReadBack::Reported(format!("record {j} does not decode: {e}")))?;
             let (k, r) = record(seed, j);
             if f.key != k.as_slice() || f.row.as_bytes() != r.as_slice() {
-                return Err(ReadBack::Wrong(format!("record {j} of {size} reads back different: {}", differ(f.key, &k))));
+                return Err(ReadBack::Wrong(format!("record {j} of {size} reads back different: {}", wrong_record(&f, &k, &r))));
             }
             j += 1;
         }
@@ -303,7 +332,7 @@ fn read_back(
             let (k, r) = record(seed, j);
             let f = FlushRecord::decode(got).map_err(|e| ReadBack::Reported(format!("get of record {j}: {e}")))?;
             if f.key != k.as_slice() || f.row.as_bytes() != r.as_slice() {
-                return Err(ReadBack::Wrong(format!("get of record {j}: {}", differ(f.key, &k))));
+                return Err(ReadBack::Wrong(format!("get of record {j}: {}", wrong_record(&f, &k, &r))));
             }
         }
         if answers.get(chunk.len()).is_some_and(|a| !a.is_empty()) {

@@ -142,10 +142,7 @@ pub(crate) fn key(rng: &mut SplitMix) -> Vec<u8> {
 
 /// Shows a key briefly: printable bytes as is, long keys by length.
 pub(crate) fn show(key: &[u8]) -> String {
-    if key.len() > 40 {
-        return format!("<{} bytes: {}...>", key.len(), String::from_utf8_lossy(&key[..8]).escape_default());
-    }
-    format!("{:?}", String::from_utf8_lossy(key))
+    crate::seam::show_key(key)
 }
 
 /// Whether `Params` rejection works: `create` with an unknown parameter

@@ -152,6 +152,9 @@ serializer = "lean"
     // Nothing lost: verification catches the one dropped row.
     let failure = lossy.failure().expect("the lossy variant fails verification");
     assert!(failure.contains("1 keys missing"), "{failure}");
+    // It names the strategies and the key, so the author can act on it.
+    assert!(failure.contains("the first wrong key is") && failure.contains("missing from the segments"), "{failure}");
+    assert!(failure.contains("memtable `") && failure.contains("serializer `lean`"), "{failure}");
     // The flush checks the cursor's order: a segment is never written unsorted.
     let failure = unsorted.failure().expect("the unsorted cursor fails the flush");
     assert!(failure.contains("out of order") && failure.contains("shard 0"), "{failure}");

@@ -15,3 +15,4 @@ mod segments;
 mod serializers;
 mod streams;
 mod support;
+mod trust;

@@ -46,3 +46,8 @@ pub fn strict_host() -> Arc<PluginHost> {
 pub fn hostile_plugin() -> String {
     std::path::Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm").display().to_string()
 }
+
+/// A liar test plugin: `liar-alloc` or `liar-flush` (`plugins/test-liar-*`).
+pub fn liar_plugin(name: &str) -> String {
+    std::path::Path::new(env!("MEMLAB_TEST_PLUGINS")).join(format!("{name}.wasm")).display().to_string()
+}

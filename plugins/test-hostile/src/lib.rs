@@ -136,7 +136,7 @@ impl Memtable for Hostile {
         if self.mode == Mode::DropRow && self.inserts == self.after + 1 {
             return Ok(());
         }
-        if self.mode == Mode::DropEvery && self.inserts % 100_000 == 0 {
+        if self.mode == Mode::DropEvery && self.inserts.is_multiple_of(100_000) {
             return Ok(());
         }
         match self.entries.get_mut(entry.key) {

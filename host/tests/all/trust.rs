@@ -1,0 +1,126 @@
+//! Plugins that lie, one numbered contract at a time, by the classes an
+//! outside adversary found: bugs that show only at size (1), the budget
+//! cheat (2), counters and metadata that contradict what the host saw
+//! (3), and wrong read answers (4). Each is caught by `memlab check`, and
+//! classes 2-4 also by the bench, which then publishes no figures.
+
+use memlab::bench;
+use memlab::check::{CheckOptions, check};
+use memlab::config::BenchConfig;
+
+use crate::support::{hostile_plugin, liar_plugin, options, scratch, strict_host};
+
+/// Big enough to pass 65,536 entries and 100,000 inserts; the CLI's
+/// default is 1M.
+const SIZE: u64 = 150_000;
+
+/// Checks `plugin` with `params`; the failing properties' text.
+fn failures(plugin: &str, params: &[(&str, &str)], size: u64) -> String {
+    let params = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let report = check(&strict_host(), plugin, CheckOptions { ops: 5_000, size, flips: 20, ..CheckOptions::new(params, 7) }).expect("check runs");
+    assert!(!report.passed(), "{plugin} passed check:\n{}", report.render());
+    report.render().lines().filter(|l| l.contains("FAIL") || l.starts_with("          ")).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn liars_at_size_fail_check() {
+    let hostile = hostile_plugin();
+    for (mode, expected) in [("drop-every", "is missing"), ("swap-past", "cursor entry 65536")] {
+        let text = failures(&hostile, &[("mode", mode)], SIZE);
+        assert!(text.contains("FAIL  at-size") && text.contains(expected), "{mode}: {text}");
+    }
+    let text = failures(&liar_plugin("liar-alloc"), &[("mode", "alias")], SIZE);
+    assert!(text.contains("FAIL  at-size") && text.contains("row 9999"), "alias: {text}");
+    let flush = liar_plugin("liar-flush");
+    let text = failures(&flush, &[("mode", "rows-past")], SIZE);
+    assert!(text.contains("FAIL  at-size") && text.contains("rows = 150001"), "rows-past: {text}");
+    let text = failures(&flush, &[("mode", "checksum-skip")], SIZE);
+    assert!(text.contains("FAIL  at-size") && text.contains("flip"), "checksum-skip: {text}");
+}
+
+#[test]
+fn the_honest_liars_pass_check() {
+    // Their honest modes pass: what fails above is the lie, not the plugin.
+    for plugin in [liar_plugin("liar-alloc"), liar_plugin("liar-flush")] {
+        let report = check(&strict_host(), &plugin, CheckOptions { ops: 5_000, size: 20_000, flips: 10, ..CheckOptions::new(Vec::new(), 7) }).expect("check");
+        assert!(report.passed(), "{}", report.render());
+    }
+}
+
+/// A plugin, its parameters, and words its failure must contain.
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
+#[test]
+fn lies_the_host_can_see_fail_check() {
+    let hostile = hostile_plugin();
+    let alloc = liar_plugin("liar-alloc");
+    let flush = liar_plugin("liar-flush");
+    let cases: [Case<'_>; 8] = [
+        (&alloc, &[("mode", "stop-reserving")], "its linear memory grew"),
+        (&alloc, &[("mode", "halve-used")], "`bytes-used`"),
+        (&hostile, &[("mode", "index-lie")], "`index-bytes` = 1 "),
+        (&flush, &[("mode", "tombstones-per-partition")], "tombstones"),
+        (&flush, &[("mode", "min-gt-max")], "min-timestamp"),
+        (&hostile, &[("mode", "clamp-after"), ("after", "1000")], "configured as `1000`"),
+        (&hostile, &[("mode", "scan-extra")], "for a limit of"),
+        (&hostile, &[("mode", "get-neighbour")], "answered with key"),
+    ];
+    for (plugin, params, expected) in cases {
+        let text = failures(plugin, params, 20_000);
+        assert!(text.contains(expected), "{params:?}: {text}");
+    }
+}
+
+/// One variant per lie the bench can see, then an honest one.
+#[test]
+fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
+    let (hostile, alloc, flush) = (hostile_plugin(), liar_plugin("liar-alloc"), liar_plugin("liar-flush"));
+    let lies = [
+        ("budget cheat", "btree", String::new(), alloc.as_str(), r#"{ mode = "stop-reserving", after = 2000 }"#, "lean", "{}", "its linear memory grew"),
+        ("halved bytes-used", "btree", String::new(), &alloc, r#"{ mode = "halve-used" }"#, "lean", "{}", "`bytes-used`"),
+        ("index-bytes 1", &hostile, r#"{ mode = "index-lie" }"#.into(), "per-row", "{}", "lean", "{}", "`index-bytes` = 1 "),
+        ("tombstones per partition", "btree", String::new(), "per-row", "{}", &flush, r#"{ mode = "tombstones-per-partition" }"#, "tombstones"),
+        ("min > max", "btree", String::new(), "per-row", "{}", &flush, r#"{ mode = "min-gt-max" }"#, "min-timestamp"),
+        ("clamped parameter", &hostile, r#"{ mode = "clamp-after", after = 1000 }"#.into(), "per-row", "{}", "lean", "{}", "configured as `1000`"),
+        ("scan limit + 1", &hostile, r#"{ mode = "scan-extra" }"#.into(), "per-row", "{}", "lean", "{}", "for a limit of"),
+        ("neighbour's answer", &hostile, r#"{ mode = "get-neighbour" }"#.into(), "per-row", "{}", "lean", "{}", "answered with key"),
+    ];
+    let mut config = String::from(
+        r#"
+[bench]
+call_deadline_ms = 5000
+
+[workload]
+seed = 5
+ops = 6000
+threads = 1
+rows_per_batch = { dist = "uniform", min = 5, max = 10 }
+tombstone_ratio = 0.05
+partitions = { count = 2000 }
+clustering = { rows = { dist = "uniform", min = 1, max = 40 } }
+
+[workload.mix]
+insert = 80
+read = 15
+scan = 5
+scan_limit = 20
+"#,
+    );
+    for (name, memtable, mparams, allocator, aparams, serializer, sparams, _) in &lies {
+        let mparams = if mparams.is_empty() { "{}" } else { mparams.as_str() };
+        config.push_str(&format!(
+            "\n[[variant]]\nname = {name:?}\nmemtable = {memtable:?}\nmemtable_params = {mparams}\nallocator = {allocator:?}\nallocator_params = {aparams}\nserializer = {serializer:?}\nserializer_params = {sparams}\nmemtable_space = \"16MiB\"\n"
+        ));
+    }
+    config.push_str("\n[[variant]]\nname = \"honest\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nmemtable_space = \"16MiB\"\n");
+    let config = BenchConfig::parse("liars.toml", &config).expect("config");
+    let result = bench::run(&strict_host(), &config, &options(scratch("liars-bench")), |_| {}).expect("bench");
+    for (lie, run) in lies.iter().zip(&result.variants) {
+        let failure = run.failure().unwrap_or_else(|| panic!("`{}` was published:\n{}", lie.0, memlab::report::summary(run)));
+        assert!(failure.contains(lie.7), "{}: {failure}", lie.0);
+        assert!(memlab::report::summary(run).contains("not valid"), "{}", lie.0);
+    }
+    let honest = result.variants.last().expect("the honest run");
+    assert_eq!(honest.failure(), None);
+    assert!(honest.verified.is_some());
+}
