@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use memlab_sdk::RowView;
+use memlab_sdk::{Entry, RowView};
 
-use crate::seam::SeamError;
+use crate::seam::{SeamError, show_key};
+use crate::verify::{State, key_hash};
 use crate::workload::{Op, OpKind, Stream};
 use crate::write_path::WritePath;
 
@@ -33,7 +34,9 @@ impl ReadProbe {
 }
 
 /// Looks up the first row of `count` ops of the stream, batched per shard.
-pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe, SeamError> {
+/// With the stream's final state, each hit is checked against it: the key
+/// was written, and no later than its newest write.
+pub fn probe(stream: &Stream, path: &WritePath, count: u64, expected: Option<(&State, &str)>) -> Result<ReadProbe, SeamError> {
     let mut source = stream.ops();
     let mut op = Op::default();
     let mut keys: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -53,5 +56,24 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64) -> Result<ReadProbe,
         keys.push((partition.to_vec(), clustering.to_vec()));
     }
     let (answers, elapsed) = path.get_many(keys.iter().map(|(p, c)| (p.as_slice(), c.as_slice())), KEYS_PER_CALL)?;
+    if let Some((state, memtable)) = expected {
+        for answer in answers.iter().filter(|a| !a.is_empty()) {
+            check_hit(answer, state, memtable)?;
+        }
+    }
     Ok(ReadProbe { keys: answers.len() as u64, hits: answers.iter().filter(|a| !a.is_empty()).count() as u64, elapsed })
+}
+
+/// A hit must be an entry of a key the stream wrote, at a timestamp no
+/// newer than that key's newest write.
+fn check_hit(answer: &[u8], state: &State, memtable: &str) -> Result<(), SeamError> {
+    let wrong = |detail: String| SeamError::Contract { plugin: memtable.into(), operation: "memtable.get (read probe)".into(), shard: 0, detail };
+    let entry = Entry::decode(answer).map_err(|e| wrong(format!("an answer is not an entry: {e}")))?;
+    match state.get(&key_hash(entry.key)) {
+        None => Err(wrong(format!("answered with key {}, which the stream never wrote", show_key(entry.key)))),
+        Some(&(newest, _)) if entry.timestamp > newest => {
+            Err(wrong(format!("answered key {} at timestamp {}, newer than its newest write ({newest})", show_key(entry.key), entry.timestamp)))
+        }
+        Some(_) => Ok(()),
+    }
 }

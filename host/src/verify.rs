@@ -56,6 +56,11 @@ pub struct Verified {
     pub digest: u128,
 }
 
+/// A key's hash in a `State`.
+pub fn key_hash(key: &[u8]) -> u128 {
+    hash128(key)
+}
+
 /// FNV-1a, 128-bit: a published, fixed function, so a digest saved in
 /// run.json means the same to every later build (std's `DefaultHasher`
 /// may change between Rust releases).

@@ -199,7 +199,7 @@ fn run_variant(
             failure.record(format!("the interval sampler panicked: {}", flush::panic_message(panic.as_ref())));
             Vec::new()
         });
-        let reads = read_probe::probe(stream, &path, profile.read_probe);
+        let reads = read_probe::probe(stream, &path, profile.read_probe, expected.map(|e| (e, variant.memtable.as_str())));
         if let Err(e) = &reads {
             failure.record(e.to_string());
         }
