@@ -41,9 +41,9 @@ enum Command {
         /// Do not print interval lines.
         #[arg(long)]
         no_intervals: bool,
-        /// An epoch deadline per plugin call in milliseconds (overrides
-        /// `bench.call_deadline_ms`).
-        #[arg(long)]
+        /// An epoch deadline per plugin call in milliseconds, 1 to 3600000
+        /// (overrides `bench.call_deadline_ms`).
+        #[arg(long, value_parser = deadline)]
         deadline_ms: Option<f64>,
     },
     /// Writes a profile's stream to a file that a bench can replay
@@ -81,8 +81,8 @@ enum Command {
         /// The seed, decimal or `0x` hex (a failure prints its round's).
         #[arg(long, default_value = "0x6d656d6c6162", value_parser = seed)]
         seed: u64,
-        /// The epoch deadline per call, in milliseconds.
-        #[arg(long, default_value_t = 10_000.0)]
+        /// The epoch deadline per call, in milliseconds, 1 to 3600000.
+        #[arg(long, default_value_t = 10_000.0, value_parser = deadline)]
         deadline_ms: f64,
         /// A parameter for the plugin, `key=value` (repeatable).
         #[arg(long = "param", value_parser = key_value)]
@@ -115,8 +115,23 @@ pub enum CliError {
     Record(#[from] crate::record::RecordError),
     #[error("{0} of {1} runs failed")]
     VariantsFailed(usize, usize),
+    #[error("--out {path}: cannot create the run's directory: {detail}")]
+    Out { path: String, detail: String },
+    #[error("preflight, before any variant ran: {0}")]
+    Preflight(String),
+    #[error("interrupted: {kept} of {planned} runs are recorded in {path} (a run stopped midway is marked failed)")]
+    Interrupted { kept: usize, planned: usize, path: String },
     #[error("{plugin}: {failed} of {total} properties failed")]
     CheckFailed { plugin: String, failed: usize, total: usize },
+}
+
+/// A deadline in milliseconds: finite, 1 ms to an hour.
+fn deadline(text: &str) -> Result<f64, String> {
+    let ms: f64 = text.parse().map_err(|e| format!("`{text}` is not a number of milliseconds: {e}"))?;
+    if !(1.0..=3_600_000.0).contains(&ms) {
+        return Err(format!("`{text}` ms is outside 1..=3600000 (an hour); a deadline cannot be turned off from here"));
+    }
+    Ok(ms)
 }
 
 fn positive(text: &str) -> Result<u64, String> {
@@ -157,32 +172,79 @@ struct BenchFlags {
     deadline_ms: Option<f64>,
 }
 
+/// `<out>/<name>-<unix seconds>`, or with `-2`, `-3`... when a run in the
+/// same second took it; created here, so an unwritable `out` fails first.
+fn create_run_dir(out: &Path, name: &str) -> Result<PathBuf, CliError> {
+    std::fs::create_dir_all(out).map_err(|e| CliError::Out { path: out.display().to_string(), detail: e.to_string() })?;
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    for n in 1..1000 {
+        let dir = out.join(if n == 1 { format!("{name}-{stamp}") } else { format!("{name}-{stamp}-{n}") });
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(CliError::Out { path: dir.display().to_string(), detail: e.to_string() }),
+        }
+    }
+    Err(CliError::Out { path: out.display().to_string(), detail: "a thousand runs of this name started this second".into() })
+}
+
 fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     let BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms } = flags;
     let config = match &config {
         Some(path) => BenchConfig::load(path)?,
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
     };
-    let deadline = deadline_ms.or(config.bench.call_deadline_ms).filter(|ms| *ms > 0.0).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
+    let deadline = deadline_ms.or(config.bench.call_deadline_ms).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
     let settings = EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(&config), ..EngineSettings::default() };
     let host = PluginHost::new(settings)?;
     let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let run_dir = out.join(format!("{name}-{stamp}"));
-    let options = BenchOptions { run_dir: run_dir.clone(), keep_segments, log_flushes: !quiet, intervals: !no_intervals, repeats };
+    // The run's directory first: an unwritable `--out` is found before
+    // anything runs, and two runs never share a directory.
+    let run_dir = create_run_dir(&out, &name)?;
+    bench::preflight(&host, &config).map_err(CliError::Preflight)?;
+    let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // A second Ctrl-C ends the process at once; the first stops cleanly.
+    let _ = signal_hook::flag::register_conditional_shutdown(signal_hook::consts::SIGINT, 130, Arc::clone(&interrupt));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
+    let options = BenchOptions {
+        run_dir: run_dir.clone(),
+        keep_segments,
+        log_flushes: !quiet,
+        intervals: !no_intervals,
+        repeats,
+        interrupt: Some(Arc::clone(&interrupt)),
+    };
     println!("memlab bench: {name} — {}", config.bench.description);
     println!("{}", report::engine_line(host.settings()));
-    let result = bench::run(&host, &config, &options, |line| eprintln!("memlab: {line}"))?;
+    let json = run_dir.join("run.json");
+    let mut save_error = None;
+    let result = bench::run_saving(
+        &host,
+        &config,
+        &options,
+        |line| eprintln!("memlab: {line}"),
+        |so_far| {
+            // Each finished variant is saved at once, whole or not at all.
+            if let Err(e) = so_far.save(&json) {
+                save_error.get_or_insert(e);
+            }
+        },
+    )?;
+    if let Some(e) = save_error {
+        return Err(e.into());
+    }
     for v in &result.variants {
         println!("\n{}", report::summary(v));
     }
     print!("{}", report::comparison(&result));
-    std::fs::create_dir_all(&run_dir).map_err(io(&run_dir))?;
-    let json = run_dir.join("run.json");
     result.save(&json)?;
     let html = run_dir.join("report.html");
     std::fs::write(&html, report::html::render(&result)).map_err(io(&html))?;
     println!("\nSaved: {} and {}", json.display(), html.display());
+    if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        let planned = config.variants.len() * repeats.unwrap_or(config.bench.repeats);
+        return Err(CliError::Interrupted { kept: result.variants.len(), planned, path: json.display().to_string() });
+    }
     let failed = result.variants.iter().filter(|v| v.failure().is_some()).count();
     if failed > 0 {
         return Err(CliError::VariantsFailed(failed, result.variants.len()));
@@ -221,7 +283,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Check { plugin, ops, size, seed, deadline_ms, params } => {
-            let settings = EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms.max(1.0) / 1e3)), ..EngineSettings::default() };
+            let settings = EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3)), ..EngineSettings::default() };
             let host = PluginHost::new(settings)?;
             println!("{}", report::engine_line(host.settings()));
             let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { ops, size, ..crate::check::CheckOptions::new(params, seed) })?;

@@ -305,7 +305,7 @@ impl BenchConfig {
     /// relative to it.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+        let text = read_text(path)?;
         Self::parse_in(&file, &text, path.parent().unwrap_or(Path::new(".")))
     }
 
@@ -321,8 +321,26 @@ impl BenchConfig {
         if !(raw.bench.interval > 0.0 && raw.bench.interval <= 3600.0) {
             return Err(invalid(format!("`bench.interval` {} must lie in (0, 3600] seconds", raw.bench.interval)));
         }
+        let at = |key: &str, message: String| invalid(format!("{}{message}", key_at(text, key)));
         if raw.bench.call_deadline_ms.is_some_and(|ms| !(1.0..=3_600_000.0).contains(&ms)) {
-            return Err(invalid("`bench.call_deadline_ms` must lie in 1..=3600000".into()));
+            return Err(at("call_deadline_ms", "`bench.call_deadline_ms` must lie in 1..=3600000".into()));
+        }
+        if !(1..=1000).contains(&raw.bench.repeats) {
+            return Err(at("repeats", format!("`bench.repeats` = {} must lie in 1..=1000", raw.bench.repeats)));
+        }
+        let name = &raw.bench.name;
+        if name.starts_with('.') || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            return Err(at(
+                "name",
+                format!("`bench.name` = {name:?} names the run's directory: use letters, digits, `-`, `_` and `.` only, not starting with `.`"),
+            ));
+        }
+        let workload_table = toml::from_str::<toml::Table>(text).ok().and_then(|t| t.get("workload").and_then(toml::Value::as_table).cloned());
+        if workload_table.as_ref().is_some_and(|w| w.contains_key("stream") && (w.contains_key("ops") || w.contains_key("duration"))) {
+            return Err(at(
+                "stream",
+                "`workload.stream` replays a stream file whole: `ops` and `duration` beside it would be ignored, so they are refused".into(),
+            ));
         }
         let workload = resolve_workload(file, text, base, raw.workload)?;
         if raw.variants.is_empty() {
@@ -343,6 +361,9 @@ impl BenchConfig {
         for v in raw.variants {
             if variants.iter().any(|w: &Variant| w.name == v.name) {
                 return Err(invalid(format!("two variants are named `{}`", v.name)));
+            }
+            if v.cleanup_threshold.is_some_and(|t| !(0.01..=1.0).contains(&t)) {
+                return Err(at("cleanup_threshold", format!("variant `{}`: `cleanup_threshold` must lie in 0.01..=1 (a share of `memtable_space`)", v.name)));
             }
             let mut used = Vec::new();
             let memtable = resolve(text, "memtable", &raw.memtable, &v.memtable, &mut used).map_err(&invalid)?;
@@ -412,6 +433,29 @@ fn resolve(text: &str, kind: &str, named: &BTreeMap<String, Named>, name: &toml:
     Ok(Resolved { plugin, params, shards })
 }
 
+/// Where `key` (a dotted path's last part) is set in `text`, for an error
+/// that serde's spans cannot place: `line N (`...`): ` or nothing.
+fn key_at(text: &str, key: &str) -> String {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let found = text.lines().enumerate().find(|(_, l)| {
+        let l = l.trim_start();
+        l.strip_prefix(last).is_some_and(|rest| rest.trim_start().starts_with('=')) || l.contains(&format!(" {last} =")) || l.contains(&format!("{{{last} ="))
+    });
+    found.map(|(n, l)| format!("line {} (`{}`): ", n + 1, l.trim())).unwrap_or_default()
+}
+
+/// A file's text; invalid UTF-8 is named by line and byte.
+pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        ConfigError::Invalid { file, message: format!("line {line}, byte {at}: not UTF-8 text (byte {:#04x})", bytes[at]) }
+    })
+}
+
 fn line_of(text: &str, offset: usize) -> String {
     let line_no = text.get(..offset).unwrap_or("").matches('\n').count() + 1;
     let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
@@ -448,21 +492,21 @@ fn resolve_workload(file: &str, text: &str, base: &Path, raw: RawWorkload) -> Re
     if profile.name.is_empty() {
         profile.name = "inline".into();
     }
-    profile.validate().map_err(|e| invalid(e.to_string()))?;
+    profile.validate().map_err(|e| invalid(format!("{}{e}", key_at(text, e.key))))?;
     Ok(profile)
 }
 
 /// Reads a profile file (TOML, the profile's keys at top level).
 pub fn load_profile(path: &Path) -> Result<Profile, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+    let text = read_text(path)?;
     let invalid = |message: String| ConfigError::Invalid { file: file.clone(), message };
     let mut profile: Profile = toml::from_str(&text).map_err(|e| invalid(one_line(&text, &e)))?;
     resolve_stream_path(&mut profile, path.parent().unwrap_or(Path::new(".")));
     if profile.name.is_empty() {
         profile.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     }
-    profile.validate().map_err(|e| invalid(e.to_string()))?;
+    profile.validate().map_err(|e| invalid(format!("{}{e}", key_at(&text, e.key))))?;
     Ok(profile)
 }
 

@@ -19,6 +19,8 @@ pub(super) struct Plan {
     pub duration: Option<Duration>,
     /// Ops per second for this client (target rate mode).
     pub rate: Option<f64>,
+    /// Ctrl-C: stop as `stop` would.
+    pub interrupt: Option<std::sync::Arc<AtomicBool>>,
 }
 
 /// What each client brings back.
@@ -41,6 +43,8 @@ pub(super) struct ClientOutcome {
     pub read_hits: u64,
     /// Rows scans returned.
     pub scan_rows: u64,
+    /// The first error, fatal or not, as its message.
+    pub first_error: Option<String>,
 }
 
 /// Fatal errors stop the variant: a trap, a broken contract, a poisoned
@@ -61,6 +65,7 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         fingerprint: Fingerprint::default(),
         read_hits: 0,
         scan_rows: 0,
+        first_error: None,
     };
     let limit = stream.ops_for(thread);
     let mut source = stream.ops();
@@ -68,7 +73,8 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
     let started = Instant::now();
     let deadline = plan.duration.map(|d| started + d);
     for index in 0.. {
-        if limit.is_some_and(|n| index >= n) || stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+        let interrupted = plan.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed));
+        if limit.is_some_and(|n| index >= n) || stop.load(Ordering::Relaxed) || interrupted || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
         if !source.op(thread, index, &mut op) {
@@ -111,6 +117,7 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
             }
             Err(e) => {
                 out.errors += 1;
+                out.first_error.get_or_insert_with(|| e.to_string());
                 out.failed_ops.push((thread, index));
                 live.record(thread, latency, 0, true);
                 if is_fatal(&e) {

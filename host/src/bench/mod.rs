@@ -42,6 +42,15 @@ pub struct BenchOptions {
     pub intervals: bool,
     /// Overrides `bench.repeats`.
     pub repeats: Option<usize>,
+    /// Set (by Ctrl-C) to stop the run: the running variant stops and is
+    /// marked interrupted, and no further variant starts.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl BenchOptions {
+    fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed))
+    }
 }
 
 /// Largest pool of instance slots a bench reserves (4 GiB of address
@@ -70,7 +79,19 @@ pub fn instance_slots(config: &BenchConfig) -> u32 {
 
 /// Runs every variant of `config`, `repeats` times interleaved. A failed
 /// run is reported as such and the next one still runs.
-pub fn run(host: &Arc<PluginHost>, config: &BenchConfig, options: &BenchOptions, mut progress: impl FnMut(&str)) -> Result<BenchResult, StreamFileError> {
+pub fn run(host: &Arc<PluginHost>, config: &BenchConfig, options: &BenchOptions, progress: impl FnMut(&str)) -> Result<BenchResult, StreamFileError> {
+    run_saving(host, config, options, progress, |_| {})
+}
+
+/// `run`, handing the record so far to `finished` after each variant, so
+/// that a crash or an interrupt later keeps what finished.
+pub fn run_saving(
+    host: &Arc<PluginHost>,
+    config: &BenchConfig,
+    options: &BenchOptions,
+    mut progress: impl FnMut(&str),
+    mut finished: impl FnMut(&BenchResult),
+) -> Result<BenchResult, StreamFileError> {
     let stream = Stream::of(&config.workload)?;
     let counts: Option<Vec<u64>> = (0..stream.threads()).map(|t| stream.ops_for(t)).collect();
     let expected = counts.as_ref().map(|counts| {
@@ -78,21 +99,38 @@ pub fn run(host: &Arc<PluginHost>, config: &BenchConfig, options: &BenchOptions,
         verify::expected(&stream, counts, &HashSet::new())
     });
     let repeats = options.repeats.unwrap_or(config.bench.repeats).max(1);
+    let record = |variants: &[VariantResult]| BenchResult {
+        schema: SCHEMA_VERSION,
+        provenance: Provenance::collect(host, config, variants),
+        config: config.clone(),
+        variants: variants.to_vec(),
+    };
     let mut variants = Vec::new();
-    for repeat in 1..=repeats {
+    'runs: for repeat in 1..=repeats {
         for (i, variant) in config.variants.iter().enumerate() {
+            if options.interrupted() {
+                break 'runs;
+            }
             let of = if repeats > 1 { format!(" (repeat {repeat}/{repeats})") } else { String::new() };
             progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
-            let dir = options.run_dir.join(format!("{}-{repeat}", sanitize(&variant.name)));
+            // Numbered: two names that sanitize alike keep their own folders.
+            let folder = format!("{:02}-{}-{repeat}", i + 1, sanitize(&variant.name));
+            let dir = options.run_dir.join(&folder);
             let mut result = run_variant(host, config, &stream, variant, &dir, options, expected.as_ref());
             result.repeat = repeat;
-            if !options.keep_segments {
+            if options.interrupted() {
+                result.fail("interrupted (Ctrl-C): this run was stopped before its end");
+            }
+            if options.keep_segments && dir.exists() {
+                result.segments = Some(folder);
+            } else {
                 let _ = std::fs::remove_dir_all(&dir);
             }
             variants.push(result);
+            finished(&record(&variants));
         }
     }
-    Ok(BenchResult { schema: SCHEMA_VERSION, provenance: Provenance::collect(host, config, &variants), config: config.clone(), variants })
+    Ok(record(&variants))
 }
 
 fn sanitize(name: &str) -> String {
@@ -144,7 +182,11 @@ fn run_variant(
     let live = live::Live::new(threads);
     let start = Barrier::new(threads + 1);
     let resources = resources::Meter::start();
-    let plan = client::Plan { duration: profile.duration.filter(|_| profile.stream.is_none()), rate: profile.target_rate.map(|r| r / threads as f64) };
+    let plan = client::Plan {
+        duration: profile.duration.filter(|_| profile.stream.is_none()),
+        rate: profile.target_rate.map(|r| r / threads as f64),
+        interrupt: options.interrupt.clone(),
+    };
     let display = live::Display {
         lines: options.intervals,
         total: match profile.duration {
@@ -325,6 +367,24 @@ impl FlushWriter<'_> {
             *d = (self.serializer)(0).and_then(|mut s| s.describe()).ok();
         }
     }
+}
+
+/// Loads every variant's plugins and creates each strategy once with its
+/// parameters, before the first variant runs: a missing plugin, a bad
+/// parameter or a `describe` that does not echo it is refused up front,
+/// naming the variant, instead of after the variants before it ran.
+pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig) -> Result<(), String> {
+    for v in &config.variants {
+        let fail = |e: SeamError| format!("variant `{}`: {e}", v.name);
+        let pool = Arc::new(MemoryPool::new(v.memtable_space, v.pool));
+        let strategies = strategies::strategies(host, v, &pool).map_err(fail)?;
+        let (m, a) = (strategies.shard)(0).and_then(|mut shard| shard.describe()).map_err(fail)?;
+        seam::check_description(&v.memtable, &params(&v.memtable_params), &m).map_err(fail)?;
+        seam::check_description(&v.allocator, &params(&v.allocator_params), &a).map_err(fail)?;
+        let s = (strategies.serializer)(0).and_then(|mut w| w.describe()).map_err(fail)?;
+        seam::check_description(&v.serializer, &params(&v.serializer_params), &s).map_err(fail)?;
+    }
+    Ok(())
 }
 
 /// What the memtable and allocator say of themselves, each checked to

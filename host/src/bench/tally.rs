@@ -39,6 +39,9 @@ pub(super) fn clients(result: &mut VariantResult, outcomes: &[ClientOutcome]) ->
         result.errors += o.errors;
         result.read_hits += o.read_hits;
         result.scan_rows += o.scan_rows;
+        if result.first_error.is_none() {
+            result.first_error.clone_from(&o.first_error);
+        }
         failed_ops.extend(o.failed_ops.iter().copied());
         fingerprints.push(o.fingerprint);
         taken.push(o.taken);
@@ -53,6 +56,10 @@ pub(super) fn clients(result: &mut VariantResult, outcomes: &[ClientOutcome]) ->
     }
     result.spectrum = spectrum(&all);
     result.fingerprint = Fingerprint::combine(&fingerprints).to_string();
+    if result.ops > 0 && result.errors == result.ops {
+        let cause = result.first_error.clone().unwrap_or_default();
+        result.fail(format!("every one of the {} ops failed; the first: {cause}", result.ops));
+    }
     Tally { failed_ops, taken }
 }
 

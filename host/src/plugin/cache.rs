@@ -1,10 +1,13 @@
 //! Precompiled components, cached by the component's sha256 and the
-//! engine's compatibility hash. Only files this module wrote are ever
-//! deserialized, and a file that fails to load is recompiled over.
+//! engine's compatibility hash. A cache file is the sha256 of its payload,
+//! then the payload; only a file whose payload matches its sha256 is ever
+//! deserialized (a flipped bit in native code would crash the process),
+//! and a file that fails either check is recompiled over.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 
 /// `$MEMLAB_CACHE_DIR` (empty disables), else the user's cache directory.
@@ -24,8 +27,8 @@ pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &st
     let mut hasher = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let path = dir.join(format!("{sha256}-{:016x}.cwasm", hasher.finish()));
-    if path.exists() {
-        if let Ok(component) = deserialize(engine, &path) {
+    if let Ok(file) = std::fs::read(&path) {
+        if let Some(component) = verified(&file).and_then(|payload| deserialize(engine, payload).ok()) {
             return Ok((component, true));
         }
         // A damaged or stale entry: compile afresh and replace it.
@@ -34,18 +37,27 @@ pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &st
     let component = Component::new(engine, bytes).map_err(|e| format!("{e:#}"))?;
     // The cache is an optimisation: failing to write it is not an error.
     if let Ok(serialized) = component.serialize() {
-        let _ = write_atomically(dir, &path, &serialized);
+        let mut file = Sha256::digest(&serialized).to_vec();
+        file.extend_from_slice(&serialized);
+        let _ = write_atomically(dir, &path, &file);
     }
     Ok((component, false))
 }
 
+/// The payload of a cache file, if it matches the sha256 it starts with.
+pub(crate) fn verified(file: &[u8]) -> Option<&[u8]> {
+    let (sum, payload) = file.split_at_checked(32)?;
+    (Sha256::digest(payload).as_slice() == sum).then_some(payload)
+}
+
 #[expect(unsafe_code, reason = "wasmtime requires unsafe to load precompiled native code")]
-fn deserialize(engine: &wasmtime::Engine, path: &Path) -> wasmtime::Result<Component> {
-    // SAFETY: `path` lies in memlab's own cache directory and is named by
-    // the component's sha256 and this engine's compatibility hash; only
-    // `write_atomically` below creates such files, from `serialize` output
-    // of this same engine configuration. wasmtime still checks the header.
-    unsafe { Component::deserialize_file(engine, path) }
+fn deserialize(engine: &wasmtime::Engine, payload: &[u8]) -> wasmtime::Result<Component> {
+    // SAFETY: `payload` comes from a file in memlab's own cache directory,
+    // named by the component's sha256 and this engine's compatibility
+    // hash, and its bytes match the sha256 `compile` wrote with them: they
+    // are exactly `serialize` output of this engine configuration.
+    // wasmtime still checks the header.
+    unsafe { Component::deserialize(engine, payload) }
 }
 
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {

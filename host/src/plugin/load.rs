@@ -115,10 +115,18 @@ pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, SeamError> {
         let shown: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
         return Err(SeamError::NotWasm { plugin: name.to_string(), detail: format!("{} bytes, starting {}", bytes.len(), shown.join(" ")) });
     }
-    wit_component::ComponentEncoder::default()
-        .module(bytes)
-        .and_then(|encoder| encoder.validate(true).encode())
-        .map_err(|e| SeamError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") })
+    // wit-component assumes a valid module (a truncated one made it panic):
+    // validate first, and treat a panic that still escapes as a refusal.
+    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+        .validate_all(bytes)
+        .map_err(|e| SeamError::NotWasm { plugin: name.to_string(), detail: format!("an invalid core module of {} bytes: {e}", bytes.len()) })?;
+    let encode = || wit_component::ComponentEncoder::default().module(bytes).and_then(|encoder| encoder.validate(true).encode());
+    match std::panic::catch_unwind(encode) {
+        Ok(encoded) => encoded.map_err(|e| SeamError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") }),
+        Err(panic) => {
+            Err(SeamError::Componentize { plugin: name.to_string(), detail: format!("wit-component failed: {}", crate::flush::panic_message(panic.as_ref())) })
+        }
+    }
 }
 
 /// Refuses foreign imports and wrong versions; returns the one kind exported.

@@ -126,6 +126,9 @@ pub struct VariantResult {
     pub partitions: u64,
     /// Ops that failed.
     pub errors: u64,
+    /// The first failed op's error.
+    #[serde(default)]
+    pub first_error: Option<String>,
     /// Point reads that found their row in a live memtable.
     pub read_hits: u64,
     /// Rows the scans returned.
@@ -165,6 +168,9 @@ pub struct VariantResult {
     /// Whether the run completed; a failed run's figures are not valid.
     #[serde(default)]
     pub outcome: Outcome,
+    /// The folder under the run's directory holding its kept segments.
+    #[serde(default)]
+    pub segments: Option<String>,
     /// Schema 1's `failure` string: read from old records, then folded
     /// into `outcome`; never written.
     #[serde(default, rename = "failure", skip_serializing)]

@@ -128,7 +128,13 @@ fn rate_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
         ("Latency 99.9th percentile", ms(l.p999 as f64)),
         ("Latency max", ms(l.max as f64)),
         ("Total partitions", thousands(v.partitions as f64)),
-        ("Total errors", thousands(v.errors as f64)),
+        (
+            "Total errors",
+            match &v.first_error {
+                Some(first) if v.errors > 0 => format!("{} (the first: {first})", thousands(v.errors as f64)),
+                _ => thousands(v.errors as f64),
+            },
+        ),
         ("Total operation time", hms(v.elapsed)),
         ("Op mix", op_mix(v)),
         (

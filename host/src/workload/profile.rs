@@ -232,8 +232,11 @@ impl Profile {
         if !(0.0..=1.0).contains(&self.tombstone_ratio) {
             return bad("tombstone_ratio", "must be between 0 and 1".into());
         }
-        if self.target_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
-            return bad("target_rate", "must be above 0".into());
+        if self.target_rate.is_some_and(|r| !(1.0..=1e9).contains(&r)) {
+            return bad("target_rate", "must lie in 1..=1e9 ops per second (slower would take days)".into());
+        }
+        if self.stream.is_none() && self.duration.is_none() && self.ops == 0 {
+            return bad("ops", "is 0: the run would test nothing".into());
         }
         if self.duration.is_some_and(|d| d.is_zero()) {
             return bad("duration", "must be above 0".into());
