@@ -45,6 +45,10 @@ enum Command {
         /// (overrides `bench.call_deadline_ms`).
         #[arg(long, value_parser = deadline)]
         deadline_ms: Option<f64>,
+        /// Without a per-call deadline, the watchdog ends the run when a
+        /// plugin call makes no progress for this many seconds.
+        #[arg(long, default_value_t = 60, value_parser = positive)]
+        stall_s: u64,
     },
     /// Writes a profile's stream to a file that a bench can replay
     /// (`stream = "file"` in the workload).
@@ -88,6 +92,13 @@ enum Command {
         #[arg(long = "param", value_parser = key_value)]
         params: Vec<(String, String)>,
     },
+    /// Re-reads a run's kept segments (`bench --keep-segments`) through
+    /// their serializers and checks them against the run's record: every
+    /// checksum, every row count, and the digest of the state they hold.
+    Verify {
+        /// The run's directory (where its `run.json` is).
+        run_dir: PathBuf,
+    },
     /// Lists the bundled plugins: name, kind, version, sha256.
     List,
     /// Wraps a core wasm module (built with memlab-sdk) into a component.
@@ -117,6 +128,8 @@ pub enum CliError {
     VariantsFailed(usize, usize),
     #[error("--out {path}: cannot create the run's directory: {detail}")]
     Out { path: String, detail: String },
+    #[error("{broken} of {checked} runs' segments no longer hold what was verified")]
+    VerifyFailed { broken: usize, checked: usize },
     #[error("preflight, before any variant ran: {0}")]
     Preflight(String),
     #[error("interrupted: {kept} of {planned} runs are recorded in {path} (a run stopped midway is marked failed)")]
@@ -170,6 +183,77 @@ struct BenchFlags {
     repeats: Option<usize>,
     no_intervals: bool,
     deadline_ms: Option<f64>,
+    stall_s: u64,
+}
+
+/// The watchdog's action: save the finished runs plus the stuck one,
+/// failed, and end the process (the stuck thread cannot be stopped).
+fn stall_watchdog(
+    host: &Arc<PluginHost>,
+    config: &BenchConfig,
+    json: &Path,
+    saved: &Arc<std::sync::Mutex<Vec<crate::record::VariantResult>>>,
+    limit: std::time::Duration,
+) -> bench::Watchdog {
+    let (host, config, json, saved) = (Arc::clone(host), config.clone(), json.to_path_buf(), Arc::clone(saved));
+    let on_stall = move |variant: &crate::config::Variant, message: &str| {
+        let mut variants = saved.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        variants.push(crate::record::VariantResult::failed(variant, message));
+        let record = BenchResult {
+            schema: crate::record::SCHEMA_VERSION,
+            provenance: crate::record::Provenance::collect(&host, &config, &variants),
+            config: config.clone(),
+            variants,
+        };
+        let kept = match record.save(&json) {
+            Ok(()) => format!("the {} finished runs and this failure are in {}", record.variants.len() - 1, json.display()),
+            Err(e) => format!("and saving the record failed: {e}"),
+        };
+        eprintln!("error: variant `{}`: {message}; {kept}", variant.name);
+        std::process::exit(3);
+    };
+    bench::Watchdog { limit, on_stall: Arc::new(on_stall) }
+}
+
+/// `memlab verify`: every variant's kept segments against its record.
+fn verify(run_dir: &Path) -> Result<(), CliError> {
+    let record = BenchResult::load(&run_dir.join("run.json"))?;
+    let host = PluginHost::new(EngineSettings { instance_slots: 0, ..EngineSettings::default() })?;
+    let (mut broken, mut checked) = (0, 0);
+    for v in &record.variants {
+        let label = format!("{} (repeat {})", v.variant.name, v.repeat);
+        let Some(folder) = v.segments.as_deref().filter(|_| v.failure().is_none()) else {
+            println!("  -     {label}: no segments kept (run the bench with --keep-segments)");
+            continue;
+        };
+        let name = v.variant.serializer.clone();
+        let params = crate::config::params(&v.variant.serializer_params);
+        let open: Box<crate::verify::ReaderFactory<'_>> = match v.variant.runtime {
+            crate::config::Runtime::Native => {
+                Box::new(move |seg: &crate::segment::LoadedSegment| crate::native::segment_reader(&name, &params, &seg.data, &seg.index))
+            }
+            crate::config::Runtime::Wasm => {
+                let plugin = host.load_as(&name, crate::seam::Kind::Serializer)?;
+                let host = Arc::clone(&host);
+                Box::new(move |seg: &crate::segment::LoadedSegment| host.reader(&plugin, &params, &seg.data, &seg.index))
+            }
+        };
+        checked += 1;
+        match crate::verify::recheck(&run_dir.join(folder), v.verified.as_ref(), record.schema, open.as_ref()) {
+            crate::verify::Recheck::Holds(x) => println!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
+            crate::verify::Recheck::ReadBack(rows) => {
+                println!("  OK    {label}: {rows} rows read back, every checksum holds (a schema-{} record: no comparable digest)", record.schema)
+            }
+            crate::verify::Recheck::Broken(why) => {
+                broken += 1;
+                println!("  FAIL  {label}: {why}");
+            }
+        }
+    }
+    if broken > 0 {
+        return Err(CliError::VerifyFailed { broken, checked });
+    }
+    Ok(())
 }
 
 /// `<out>/<name>-<unix seconds>`, or with `-2`, `-3`... when a run in the
@@ -189,7 +273,8 @@ fn create_run_dir(out: &Path, name: &str) -> Result<PathBuf, CliError> {
 }
 
 fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
-    let BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms } = flags;
+    let BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms, stall_s } = flags;
+    let stall = std::time::Duration::from_secs(stall_s);
     let config = match &config {
         Some(path) => BenchConfig::load(path)?,
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
@@ -206,6 +291,9 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     // A second Ctrl-C ends the process at once; the first stops cleanly.
     let _ = signal_hook::flag::register_conditional_shutdown(signal_hook::consts::SIGINT, 130, Arc::clone(&interrupt));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
+    let json = run_dir.join("run.json");
+    let saved: Arc<std::sync::Mutex<Vec<crate::record::VariantResult>>> = Arc::default();
+    let watchdog = if deadline.is_none() { Some(stall_watchdog(&host, &config, &json, &saved, stall)) } else { None };
     let options = BenchOptions {
         run_dir: run_dir.clone(),
         keep_segments,
@@ -213,10 +301,13 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         intervals: !no_intervals,
         repeats,
         interrupt: Some(Arc::clone(&interrupt)),
+        watchdog,
     };
     println!("memlab bench: {name} — {}", config.bench.description);
     println!("{}", report::engine_line(host.settings()));
-    let json = run_dir.join("run.json");
+    if deadline.is_none() {
+        println!("Watchdog: a plugin call that makes no progress for {stall_s} s ends the run, keeping the finished variants");
+    }
     let mut save_error = None;
     let result = bench::run_saving(
         &host,
@@ -225,6 +316,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         |line| eprintln!("memlab: {line}"),
         |so_far| {
             // Each finished variant is saved at once, whole or not at all.
+            *saved.lock().unwrap_or_else(|p| p.into_inner()) = so_far.variants.clone();
             if let Err(e) = so_far.save(&json) {
                 save_error.get_or_insert(e);
             }
@@ -254,11 +346,19 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    let default =
-        Command::Bench { config: None, out: "memlab-runs".into(), keep_segments: false, quiet: false, repeats: None, no_intervals: false, deadline_ms: None };
+    let default = Command::Bench {
+        config: None,
+        out: "memlab-runs".into(),
+        keep_segments: false,
+        quiet: false,
+        repeats: None,
+        no_intervals: false,
+        deadline_ms: None,
+        stall_s: 60,
+    };
     match cli.command.unwrap_or(default) {
-        Command::Bench { config, out, keep_segments, quiet, repeats, no_intervals, deadline_ms } => {
-            bench(config, BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms })
+        Command::Bench { config, out, keep_segments, quiet, repeats, no_intervals, deadline_ms, stall_s } => {
+            bench(config, BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms, stall_s })
         }
         Command::Stream { profile, output } => {
             let profile = crate::config::load_profile(&profile)?;
@@ -266,6 +366,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             println!("{}: {} ops of profile `{}` over {} threads, fingerprint {fingerprint}", output.display(), ops, profile.name, profile.threads);
             Ok(())
         }
+        Command::Verify { run_dir } => verify(&run_dir),
         Command::Show { run, baseline, html } => {
             let result = read_run(&run)?;
             match baseline {

@@ -221,6 +221,40 @@ pub fn explain(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>, di
     format!("; the first wrong key is {} ({} bytes): {what}", seam::show_key(&key), key.len())
 }
 
+/// What `recheck` found for one recorded run of a variant.
+#[derive(Debug)]
+pub enum Recheck {
+    /// The segments still hold the recorded final state.
+    Holds(Verified),
+    /// The record predates the stable digest: only the checksums and the
+    /// read-back were checked.
+    ReadBack(u64),
+    /// Damage, a reader's error, or a state that differs from the record.
+    Broken(String),
+}
+
+/// Reads a recorded variant's kept segments back through `open` and
+/// checks them against the record: every CRC32 and row count, and the
+/// digest of the state they hold against the one verified at run time.
+pub fn recheck(dir: &Path, recorded: Option<&Verified>, schema: u32, open: &ReaderFactory<'_>) -> Recheck {
+    let (found, rows) = match read_back(dir, open) {
+        Ok(read) => read,
+        Err(e) => return Recheck::Broken(e.to_string()),
+    };
+    let Some(recorded) = recorded else { return Recheck::Broken("the record says it was never verified".into()) };
+    if schema < 2 {
+        return Recheck::ReadBack(rows);
+    }
+    let now = Verified { keys: found.len() as u64, rows_read: rows, digest: digest(&found) };
+    if now.keys != recorded.keys || now.digest != recorded.digest {
+        return Recheck::Broken(format!(
+            "the segments now hold {} keys, digest {:032x}; the run verified {} keys, digest {:032x}",
+            now.keys, now.digest, recorded.keys, recorded.digest
+        ));
+    }
+    Recheck::Holds(now)
+}
+
 #[cfg(test)]
 mod tests {
     use super::hash128;

@@ -45,6 +45,45 @@ pub struct BenchOptions {
     /// Set (by Ctrl-C) to stop the run: the running variant stops and is
     /// marked interrupted, and no further variant starts.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Ends the run when a plugin call makes no progress for too long.
+    pub watchdog: Option<Watchdog>,
+}
+
+/// A call that never returns cannot be interrupted without the epoch
+/// deadline (which costs every call): the watchdog sees it stall, fails
+/// the variant naming the plugin and the operation, and hands the message
+/// to `on_stall`, which keeps what finished and ends the process.
+#[derive(Clone)]
+pub struct Watchdog {
+    /// How long a call may go without finishing.
+    pub limit: Duration,
+    /// Called once with the variant and the failure; the CLI saves the
+    /// finished runs and exits, since the stuck thread cannot be stopped.
+    pub on_stall: Arc<OnStall>,
+}
+
+/// What the watchdog calls with the stuck variant and the failure.
+pub type OnStall = dyn Fn(&Variant, &str) + Send + Sync;
+
+impl std::fmt::Debug for Watchdog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watchdog").field("limit", &self.limit).finish_non_exhaustive()
+    }
+}
+
+/// What a stall is reported as: the plugin, the operation, the shard.
+fn stall_message(variant: &Variant, stall: seam::watch::Stall) -> String {
+    let plugin = match stall.call.kind() {
+        seam::Kind::Memtable => &variant.memtable,
+        seam::Kind::Allocator => &variant.allocator,
+        seam::Kind::Serializer => &variant.serializer,
+    };
+    format!(
+        "plugin `{plugin}` made no progress for {:.0} s in `{}` on shard {} (a call that never returns; with no per-call deadline it cannot be interrupted, so the run was ended)",
+        stall.for_.as_secs_f64(),
+        stall.call.name(),
+        stall.shard
+    )
 }
 
 impl BenchOptions {
@@ -196,7 +235,24 @@ fn run_variant(
         label: variant.name.clone(),
     };
     let run_started = Instant::now();
+    let watched = AtomicBool::new(false);
     let (outcomes, counters, reads, intervals, elapsed) = std::thread::scope(|scope| {
+        let watchdog = options.watchdog.as_ref().map(|dog| {
+            let (watched, failure, stop) = (&watched, &failure, &stop);
+            scope.spawn(move || {
+                let mut watch = seam::watch::Watch::default();
+                while !watched.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if let Some(stall) = watch.stalled(dog.limit) {
+                        let message = stall_message(variant, stall);
+                        failure.record(message.clone());
+                        stop.store(true, Ordering::Relaxed);
+                        (dog.on_stall)(variant, &message);
+                        break;
+                    }
+                }
+            })
+        });
         let flushers: Vec<_> = (0..variant.flush_writers)
             .map(|_| {
                 let writer = FlushWriter {
@@ -254,6 +310,10 @@ fn run_variant(
             if let Err(panic) = f.join() {
                 failure.record(format!("a flush writer panicked: {}", flush::panic_message(panic.as_ref())));
             }
+        }
+        watched.store(true, Ordering::Release);
+        if let Some(dog) = watchdog {
+            let _ = dog.join();
         }
         (outcomes, counters, reads.unwrap_or_default(), intervals, elapsed)
     });

@@ -7,6 +7,7 @@ use memlab_sdk::{Description, Finished, Packed, Stats};
 
 use memlab_sdk::{Entry, Stat};
 
+use super::watch::{Call, during};
 use super::{Boundary, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
 
 /// Linear memory an allocator may hold beyond what it held once created,
@@ -129,7 +130,7 @@ impl Shard {
         const OP: &str = "arena.store";
         self.count(packed_bytes(rows));
         let expected = rows.len();
-        let refs = self.runtime.store_rows(rows).map_err(|f| self.fault(Side::Allocator, OP, f))?;
+        let refs = during(Call::Store, self.shard, || self.runtime.store_rows(rows)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
         self.boundary.bytes_out += 8 * refs.len() as u64;
         if refs.len() != expected {
             return Err(self.contract(Side::Allocator, OP, format_args!("returned {} refs for {expected} rows", refs.len())));
@@ -144,7 +145,7 @@ impl Shard {
     /// Inserts entries into the memtable; lent as in `store_rows`.
     pub fn insert(&mut self, entries: &mut Packed) -> Result<(), SeamError> {
         self.count(packed_bytes(entries));
-        self.runtime.insert(entries).map_err(|f| self.fault(Side::Memtable, "memtable.insert", f))?;
+        during(Call::Insert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, "memtable.insert", f))?;
         self.observed.entries += entries.len() as u64;
         Ok(())
     }
@@ -180,7 +181,7 @@ impl Shard {
         let expected = keys.len();
         // The keys go to the runtime; keep them to check the answers by.
         let asked = keys.clone();
-        let out = self.runtime.get(keys).map_err(|f| self.fault(Side::Memtable, OP, f))?;
+        let out = during(Call::Get, self.shard, || self.runtime.get(keys)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         if out.len() != expected {
             return Err(self.contract(Side::Memtable, OP, format_args!("returned {} records for {expected} keys", out.len())));
@@ -202,7 +203,7 @@ impl Shard {
     pub fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, SeamError> {
         const OP: &str = "memtable.scan";
         self.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
-        let out = self.runtime.scan(start, end, limit).map_err(|f| self.fault(Side::Memtable, OP, f))?;
+        let out = during(Call::Scan, self.shard, || self.runtime.scan(start, end, limit)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         // Memtable contract 4: in [start, end), ascending, at most `limit`.
         if out.len() > limit as usize {
@@ -224,7 +225,7 @@ impl Shard {
     /// Freezes the memtable and opens its flush cursor.
     pub fn open_cursor(&mut self) -> Result<(), SeamError> {
         self.count(0);
-        self.runtime.open_cursor().map_err(|f| self.fault(Side::Memtable, "memtable.cursor", f))?;
+        during(Call::Cursor, self.shard, || self.runtime.open_cursor()).map_err(|f| self.fault(Side::Memtable, "memtable.cursor", f))?;
         self.cursor_open = true;
         Ok(())
     }
@@ -236,7 +237,7 @@ impl Shard {
             return Err(SeamError::Host { operation: OP.into(), detail: format!("no cursor is open on shard {}", self.shard) });
         }
         self.count(4);
-        let out = self.runtime.next_entries(max_bytes).map_err(|f| self.fault(Side::Memtable, OP, f))?;
+        let out = during(Call::Next, self.shard, || self.runtime.next_entries(max_bytes)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         // Memtable contract 5: entries until `max_bytes` is reached, so all
         // but the last fit below it; more is a plugin flooding the host.
@@ -254,7 +255,7 @@ impl Shard {
         self.count(8 * refs.len() as u64);
         let expected = refs.len();
         let before = self.runtime.memory_of(Kind::Allocator);
-        let out = self.runtime.load(refs).map_err(|f| self.fault(Side::Allocator, OP, f))?;
+        let out = during(Call::Load, self.shard, || self.runtime.load(refs)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         if let (Some(before), Some(after)) = (before, self.runtime.memory_of(Kind::Allocator)) {
             self.observed.load_growth += after.saturating_sub(before);
@@ -371,7 +372,7 @@ impl Serializer {
     pub fn write(&mut self, records: Packed) -> Result<Vec<u8>, SeamError> {
         self.boundary.calls += 1;
         self.boundary.bytes_in += packed_bytes(&records);
-        let out = self.runtime.write(records).map_err(|f| self.fault("writer.write", f))?;
+        let out = during(Call::Write, self.shard, || self.runtime.write(records)).map_err(|f| self.fault("writer.write", f))?;
         self.boundary.bytes_out += out.len() as u64;
         Ok(out)
     }
@@ -379,7 +380,7 @@ impl Serializer {
     /// Ends the segment: the data file's tail, the index and the metadata.
     pub fn finish(&mut self) -> Result<(Vec<u8>, Finished), SeamError> {
         self.boundary.calls += 1;
-        let (tail, finished) = self.runtime.finish().map_err(|f| self.fault("writer.finish", f))?;
+        let (tail, finished) = during(Call::Finish, self.shard, || self.runtime.finish()).map_err(|f| self.fault("writer.finish", f))?;
         self.boundary.bytes_out += (tail.len() + finished.index.len()) as u64;
         Ok((tail, finished))
     }
@@ -420,14 +421,14 @@ impl Reader {
 
     /// The next flush records in written order; empty when done.
     pub fn next(&mut self, max_bytes: u32) -> Result<Packed, SeamError> {
-        self.runtime.next(max_bytes).map_err(|f| SeamError::from_fault(f, &self.name, "reader.next", 0))
+        during(Call::ReaderNext, 0, || self.runtime.next(max_bytes)).map_err(|f| SeamError::from_fault(f, &self.name, "reader.next", 0))
     }
 
     /// Batched point reads: one record per key, empty for a miss.
     pub fn get(&mut self, keys: Packed) -> Result<Packed, SeamError> {
         const OP: &str = "reader.get";
         let expected = keys.len();
-        let out = self.runtime.get(keys).map_err(|f| SeamError::from_fault(f, &self.name, OP, 0))?;
+        let out = during(Call::ReaderGet, 0, || self.runtime.get(keys)).map_err(|f| SeamError::from_fault(f, &self.name, OP, 0))?;
         if out.len() != expected {
             let detail = format!("returned {} records for {expected} keys", out.len());
             return Err(SeamError::Contract { plugin: self.name.clone(), operation: OP.into(), shard: 0, detail });

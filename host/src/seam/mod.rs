@@ -6,6 +6,7 @@
 
 mod checked;
 mod error;
+pub mod watch;
 
 use std::fmt;
 
