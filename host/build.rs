@@ -121,6 +121,7 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=MEMLAB_TEST_PLUGINS={}", out_dir.display());
+    println!("cargo:rustc-env=MEMLAB_CORE_MODULES={}", target_dir.join(TARGET).join("plugin").display());
 }
 
 fn fail(message: &str) -> ! {

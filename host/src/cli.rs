@@ -36,7 +36,7 @@ enum Command {
         #[arg(long)]
         quiet: bool,
         /// Runs of every variant, interleaved (overrides `bench.repeats`).
-        #[arg(long)]
+        #[arg(long, value_parser = repeats)]
         repeats: Option<usize>,
         /// Do not print interval lines.
         #[arg(long)]
@@ -145,6 +145,14 @@ fn deadline(text: &str) -> Result<f64, String> {
         return Err(format!("`{text}` ms is outside 1..=3600000 (an hour); a deadline cannot be turned off from here"));
     }
     Ok(ms)
+}
+
+fn repeats(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=100).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} is outside 1..=100")),
+        Err(e) => Err(format!("`{text}`: {e}")),
+    }
 }
 
 fn positive(text: &str) -> Result<u64, String> {

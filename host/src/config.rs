@@ -325,9 +325,6 @@ impl BenchConfig {
         if raw.bench.call_deadline_ms.is_some_and(|ms| !(1.0..=3_600_000.0).contains(&ms)) {
             return Err(at("call_deadline_ms", "`bench.call_deadline_ms` must lie in 1..=3600000".into()));
         }
-        if !(1..=1000).contains(&raw.bench.repeats) {
-            return Err(at("repeats", format!("`bench.repeats` = {} must lie in 1..=1000", raw.bench.repeats)));
-        }
         let name = &raw.bench.name;
         if name.starts_with('.') || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
             return Err(at(

@@ -11,6 +11,19 @@ use crate::native;
 use crate::segment;
 use crate::workload::StreamFile;
 
+/// A plugin file, as `memlab bench`, `check` and `componentize` take it:
+/// validated and wrapped as a component (compiling is left to wasmtime's
+/// own fuzzing).
+pub fn plugin_module(bytes: &[u8]) {
+    let _ = crate::plugin::to_component("fuzz.wasm", bytes);
+}
+
+/// A compile-cache file: only a payload that matches its sha256 would
+/// ever reach wasmtime's deserializer.
+pub fn cache_file(bytes: &[u8]) {
+    let _ = crate::plugin::verified_cache_payload(bytes);
+}
+
 /// Bench config text, as `memlab bench` reads it.
 pub fn config(bytes: &[u8]) {
     if let Ok(text) = std::str::from_utf8(bytes) {

@@ -45,7 +45,7 @@ pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &st
 }
 
 /// The payload of a cache file, if it matches the sha256 it starts with.
-pub(crate) fn verified(file: &[u8]) -> Option<&[u8]> {
+pub fn verified(file: &[u8]) -> Option<&[u8]> {
     let (sum, payload) = file.split_at_checked(32)?;
     (Sha256::digest(payload).as_slice() == sum).then_some(payload)
 }

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use cache::verified as verified_cache_payload;
 pub use load::{Plugin, Source, to_component};
 pub use probe::AbiProbe;
 pub use store::Limits;
@@ -46,6 +47,10 @@ pub struct EngineSettings {
     /// holds two per generation: live, flushing, or started ahead); 0
     /// allocates each instance's memory on demand instead.
     pub instance_slots: u32,
+    /// Linear memories reserve only what they use (with explicit bounds
+    /// checks) instead of 4 GiB of address space each: set when the
+    /// process's address space is limited (`ulimit -v`).
+    pub compact_memories: bool,
 }
 
 impl Default for EngineSettings {
@@ -56,6 +61,7 @@ impl Default for EngineSettings {
             stack_limit: 1 << 20,
             cache_dir: cache::default_dir(),
             instance_slots: DEFAULT_INSTANCE_SLOTS,
+            compact_memories: false,
         }
     }
 }
@@ -92,11 +98,24 @@ fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, SeamError> {
     if settings.instance_slots > 0 {
         config.allocation_strategy(pooling(settings));
     }
+    if settings.compact_memories {
+        // No virtual reservation beyond the memory itself: memories grow
+        // by moving, and accesses are bounds-checked (slower, but it fits).
+        config.memory_reservation(0).memory_guard_size(0).memory_reservation_for_growth(1 << 20);
+    }
     // Names guest functions for `perf` and callgrind (/tmp/perf-PID.map).
     if std::env::var_os("MEMLAB_PERF_MAP").is_some() {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
     wasmtime::Engine::new(&config).map_err(|e| SeamError::Engine(format!("{e:#}")))
+}
+
+/// The process's address-space limit (`ulimit -v`), from
+/// `/proc/self/limits`; `None` when unlimited or unknown.
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
 }
 
 /// A wasmtime engine plus the linker that offers memlab's own interfaces
@@ -120,6 +139,10 @@ impl PluginHost {
     /// allocator cannot reserve its address space (a `ulimit -v`, valgrind),
     /// instances are allocated on demand instead, and `settings()` says so.
     pub fn new(mut settings: EngineSettings) -> Result<Arc<Self>, SeamError> {
+        if address_space_limit().is_some() {
+            settings.instance_slots = 0;
+            settings.compact_memories = true;
+        }
         let engine = match engine(&settings) {
             Err(_) if settings.instance_slots > 0 => {
                 settings.instance_slots = 0;

@@ -497,9 +497,10 @@ pub fn engine_line(settings: &crate::plugin::EngineSettings) -> String {
         settings.call_deadline.map_or("off".to_string(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3)),
         mib(settings.memory_cap),
         mib(settings.stack_limit as u64),
-        match settings.instance_slots {
-            0 => "instances allocated on demand".to_string(),
-            n => format!("pooling allocator, {n} instance slots"),
+        match (settings.instance_slots, settings.compact_memories) {
+            (_, true) => "address space limited: instances allocated on demand, compact bounds-checked memories".to_string(),
+            (0, false) => "instances allocated on demand".to_string(),
+            (n, false) => format!("pooling allocator, {n} instance slots"),
         }
     )
 }

@@ -48,11 +48,15 @@ fn mutate(rng: &mut SplitMix, seed: &[u8]) -> Vec<u8> {
 }
 
 fn drive(name: &str, seeds: &[Vec<u8>], target: fn(&[u8])) {
+    drive_n(name, seeds, target, ROUNDS);
+}
+
+fn drive_n(name: &str, seeds: &[Vec<u8>], target: fn(&[u8]), rounds: usize) {
     let mut rng = SplitMix::new(&[name.len() as u64, 0xf022]);
     for seed in seeds {
         target(seed);
     }
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         let seed = &seeds[rng.below(seeds.len() as u64) as usize];
         target(&mutate(&mut rng, seed));
     }
@@ -102,4 +106,42 @@ fn segment_reading_survives_mutations() {
         seeds.push(seed);
     }
     drive("segment", &seeds, memlab::fuzz::segment);
+}
+
+#[test]
+fn plugin_loading_survives_mutations() {
+    let module = std::fs::read(std::path::Path::new(env!("MEMLAB_CORE_MODULES")).join("memtable_null.wasm")).expect("a core module");
+    // Validation and wrapping are the slow part: fewer rounds.
+    drive_n("plugin", &[module], memlab::fuzz::plugin_module, 300);
+}
+
+#[test]
+fn cache_files_survive_mutations() {
+    use sha2::Digest;
+    let payload = b"precompiled code would be here".to_vec();
+    let mut file = sha2::Sha256::digest(&payload).to_vec();
+    file.extend(&payload);
+    assert!(memlab::plugin::verified_cache_payload(&file).is_some());
+    let mut flipped = file.clone();
+    flipped[40] ^= 1;
+    assert!(memlab::plugin::verified_cache_payload(&flipped).is_none(), "a flipped bit must fail the check");
+    drive("cache", &[file], memlab::fuzz::cache_file);
+}
+
+#[test]
+fn a_damaged_cache_entry_is_recompiled_not_loaded() {
+    let dir = scratch("fuzz-cache");
+    let settings = || memlab::plugin::EngineSettings { cache_dir: Some(dir.clone()), instance_slots: 0, ..Default::default() };
+    let first = memlab::plugin::PluginHost::new(settings()).expect("engine").load("null").expect("compiles");
+    assert!(!first.cache_hit);
+    let entry =
+        std::fs::read_dir(&dir).expect("cache").flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "cwasm")).expect("a cache file");
+    let mut bytes = std::fs::read(&entry).expect("read");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&entry, bytes).expect("damage");
+    let again = memlab::plugin::PluginHost::new(settings()).expect("engine").load("null").expect("recompiles");
+    assert!(!again.cache_hit, "a damaged entry must not be loaded");
+    let third = memlab::plugin::PluginHost::new(settings()).expect("engine").load("null").expect("loads");
+    assert!(third.cache_hit, "the entry was rewritten");
 }

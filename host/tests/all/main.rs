@@ -2,6 +2,7 @@
 //! reference model, the pipeline end to end, and bad input.
 
 mod allocators;
+mod bad_input;
 mod check;
 mod config;
 mod differential;

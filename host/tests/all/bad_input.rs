@@ -1,0 +1,167 @@
+//! Bad input and faults, case by case, through the `memlab` binary as a
+//! user meets them: each gives one clear error naming the file, key,
+//! line or plugin, and exits non-zero; none panics, hangs or loses a
+//! finished variant's figures.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::scratch;
+
+/// Runs `memlab args...` in the workspace; (success, stdout + stderr).
+fn memlab(args: &[&str]) -> (bool, String) {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace");
+    let out = Command::new(env!("CARGO_BIN_EXE_memlab"))
+        .args(args)
+        .current_dir(workspace)
+        .env("MEMLAB_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache"))
+        .output()
+        .expect("memlab runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("panicked"), "memlab {args:?} panicked:\n{text}");
+    (out.status.success(), text)
+}
+
+/// A small valid config with `extra` spliced into its `[workload]`, and
+/// `bench` lines after the `[bench]` header.
+fn config(dir: &Path, name: &str, bench: &str, workload: &str) -> PathBuf {
+    let text = format!(
+        "[bench]\n{bench}\n\n[workload]\nseed = 3\n{workload}\npartitions = {{ count = 500 }}\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n"
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+#[test]
+fn bad_configs_and_flags_give_one_clear_error() {
+    let dir = scratch("bad-input-configs");
+    let out = dir.join("runs");
+    let out = out.to_str().expect("utf-8 path");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![config(&dir, "ops0.toml", "", "ops = 0").display().to_string()], "`ops` is 0"),
+        (vec![config(&dir, "stream-ops.toml", "", "ops = 5\nstream = \"s.mls\"").display().to_string()], "ops` and `duration` beside it"),
+        (vec![config(&dir, "name.toml", "name = \"../../x\"", "ops = 5").display().to_string()], "line 2 (`name = \"../../x\"`)"),
+        (
+            vec![config(&dir, "rate.toml", "", "ops = 5\ntarget_rate = 1e-6").display().to_string()],
+            "line 7 (`target_rate = 1e-6`): workload: `target_rate` must lie in 1..=1e9",
+        ),
+        (vec![config(&dir, "repeats.toml", "repeats = 0", "ops = 5").display().to_string()], "line 2 (`repeats = 0`): 0 is outside 1..=100"),
+        (vec![config(&dir, "deadline.toml", "call_deadline_ms = -5", "ops = 5").display().to_string()], "`bench.call_deadline_ms` must lie in 1..=3600000"),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["bench".to_string()];
+        all.extend(args.iter().cloned());
+        all.extend(["--out".to_string(), out.to_string()]);
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let (ok, text) = memlab(&all);
+        assert!(!ok && text.contains(expected), "{all:?}: expected `{expected}` in:\n{text}");
+    }
+    let threshold = dir.join("threshold.toml");
+    std::fs::write(
+        &threshold,
+        "[workload]\nops = 5\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\ncleanup_threshold = 1e-300\n",
+    )
+    .expect("write");
+    let (ok, text) = memlab(&["bench", threshold.to_str().expect("path"), "--out", out]);
+    assert!(!ok && text.contains("line 9 (`cleanup_threshold = 1e-300`)") && text.contains("0.01..=1"), "{text}");
+    let utf8 = dir.join("utf8.toml");
+    std::fs::write(&utf8, b"[workload]\nops = 5\n# caf\xe9\n").expect("write");
+    let (ok, text) = memlab(&["bench", utf8.to_str().expect("path"), "--out", out]);
+    assert!(!ok && text.contains("line 3, byte 24: not UTF-8") && text.contains("utf8.toml"), "{text}");
+    let valid = config(&dir, "valid.toml", "", "ops = 5");
+    let valid = valid.to_str().expect("path");
+    for (flags, expected) in [
+        (&["--deadline-ms", "inf"][..], "outside 1..=3600000"),
+        (&["--deadline-ms", "1e300"], "outside 1..=3600000"),
+        (&["--deadline-ms=-5"], "outside 1..=3600000"),
+        (&["--repeats", "0"], "outside 1..=100"),
+    ] {
+        let mut args = vec!["bench", valid, "--out", out];
+        args.extend(flags);
+        let (ok, text) = memlab(&args);
+        assert!(!ok && text.contains(expected), "{flags:?}: {text}");
+    }
+    let (ok, text) = memlab(&["check", "btree", "--ops", "0"]);
+    assert!(!ok && text.contains("0 would check nothing"), "{text}");
+    let (ok, text) = memlab(&["bench", valid, "--out", "/proc/memlab-cannot-write-here"]);
+    assert!(!ok && text.contains("--out /proc/memlab-cannot-write-here"), "{text}");
+}
+
+#[test]
+fn a_truncated_module_is_refused_everywhere_before_anything_runs() {
+    let dir = scratch("bad-input-truncated");
+    let module = std::fs::read(Path::new(env!("MEMLAB_CORE_MODULES")).join("memtable_btree.wasm")).expect("a core module");
+    for cut in [9, 100, module.len() / 3, module.len() / 2, module.len() - 1] {
+        let path = dir.join(format!("cut-{cut}.wasm"));
+        std::fs::write(&path, &module[..cut]).expect("write");
+        let path = path.to_str().expect("path");
+        let (ok, text) = memlab(&["componentize", path, "-o", dir.join("out.wasm").to_str().expect("path")]);
+        assert!(!ok && text.contains("invalid core module"), "cut {cut}: {text}");
+        let (ok, text) = memlab(&["check", path]);
+        assert!(!ok && text.contains(path), "cut {cut}: {text}");
+    }
+    // As the second variant: refused before the first one runs.
+    let cut = dir.join("cut-9.wasm");
+    let config = dir.join("second.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[workload]\nops = 50\n\n[[variant]]\nname = \"fine\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n\n[[variant]]\nname = \"cut\"\nmemtable = \"{}\"\nallocator = \"per-row\"\nserializer = \"lean\"\n",
+            cut.display()
+        ),
+    )
+    .expect("write");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", dir.join("runs").to_str().expect("path")]);
+    assert!(!ok && text.contains("preflight") && text.contains("variant `cut`") && !text.contains("variant 1/2"), "{text}");
+}
+
+#[test]
+fn runs_of_one_config_in_one_second_keep_their_own_directories() {
+    let dir = scratch("bad-input-runs");
+    let config = config(&dir, "quick.toml", "name = \"quick\"", "ops = 20");
+    let out = dir.join("runs");
+    for _ in 0..2 {
+        let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--quiet", "--no-intervals"]);
+        assert!(ok, "{text}");
+    }
+    let runs: Vec<_> = std::fs::read_dir(&out).expect("runs").flatten().filter(|e| e.path().join("run.json").exists()).collect();
+    assert_eq!(runs.len(), 2, "two runs, two directories");
+}
+
+#[test]
+fn rows_that_can_never_fit_fail_the_variant_with_the_cause() {
+    let dir = scratch("bad-input-huge");
+    let config = dir.join("huge.toml");
+    std::fs::write(
+        &config,
+        "[workload]\nops = 2\npartitions = { count = 10 }\n\n[[workload.column]]\nname = \"big\"\nsize = 16777216\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nmemtable_space = \"1MiB\"\n",
+    )
+    .expect("write");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", dir.join("runs").to_str().expect("path"), "--quiet", "--no-intervals"]);
+    assert!(!ok && text.contains("every one of the 2 ops failed") && text.contains("pool is full"), "{text}");
+}
+
+#[test]
+fn verify_rereads_kept_segments_and_finds_damage() {
+    let dir = scratch("bad-input-verify");
+    let config = config(&dir, "kept.toml", "name = \"kept\"", "ops = 300");
+    let out = dir.join("runs");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--keep-segments", "--quiet", "--no-intervals"]);
+    assert!(ok, "{text}");
+    let run = std::fs::read_dir(&out).expect("runs").flatten().map(|e| e.path()).find(|p| p.join("run.json").exists()).expect("a run");
+    let (ok, text) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(ok && text.contains("OK    v (repeat 1)"), "{text}");
+    let data = std::fs::read_dir(run.join("01-v-1"))
+        .expect("segments")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "data"))
+        .expect("a data file");
+    let mut bytes = std::fs::read(&data).expect("read");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    std::fs::write(&data, bytes).expect("write");
+    let (ok, text) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(!ok && text.contains("FAIL  v (repeat 1)") && text.contains(data.file_name().and_then(|n| n.to_str()).expect("name")), "{text}");
+}
