@@ -165,3 +165,81 @@ fn verify_rereads_kept_segments_and_finds_damage() {
     let (ok, text) = memlab(&["verify", run.to_str().expect("path")]);
     assert!(!ok && text.contains("FAIL  v (repeat 1)") && text.contains(data.file_name().and_then(|n| n.to_str()).expect("name")), "{text}");
 }
+
+/// Starts `memlab args...` in the workspace, for a test that signals it.
+fn spawn(args: &[&str]) -> std::process::Child {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace");
+    Command::new(env!("CARGO_BIN_EXE_memlab"))
+        .args(args)
+        .current_dir(workspace)
+        .env("MEMLAB_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("memlab starts")
+}
+
+fn two_variants(dir: &Path, second: &str) -> PathBuf {
+    let config = dir.join("two.toml");
+    std::fs::write(
+        &config,
+        format!("[workload]\nseed = 9\nops = 400\npartitions = {{ count = 1000 }}\n\n[[variant]]\nname = \"healthy\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n\n[[variant]]\nname = \"second\"\n{second}\n"),
+    )
+    .expect("write");
+    config
+}
+
+fn record_in(out: &Path) -> serde_json::Value {
+    let run = std::fs::read_dir(out).expect("runs").flatten().map(|e| e.path().join("run.json")).find(|p| p.exists()).expect("a run.json");
+    serde_json::from_slice(&std::fs::read(run).expect("read")).expect("json")
+}
+
+#[test]
+fn a_call_that_never_returns_ends_the_run_and_keeps_what_finished() {
+    let dir = scratch("bad-input-loop");
+    let hostile = Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm");
+    let config = two_variants(
+        &dir,
+        &format!(
+            "memtable = {:?}\nmemtable_params = {{ mode = \"loop\", after = 50 }}\nallocator = \"per-row\"\nserializer = \"lean\"",
+            hostile.display().to_string()
+        ),
+    );
+    let out = dir.join("runs");
+    let child = spawn(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--stall-s", "2", "--quiet", "--no-intervals"]);
+    let output = child.wait_with_output().expect("it ends by itself");
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && text.contains("made no progress") && text.contains("memtable.insert"), "{text}");
+    let record = record_in(&out);
+    assert_eq!(record["variants"][0]["outcome"]["status"], "completed");
+    assert_eq!(record["variants"][1]["outcome"]["status"], "failed");
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_says_what_was_kept() {
+    let dir = scratch("bad-input-ctrl-c");
+    let config = two_variants(&dir, "memtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"");
+    // Long enough to be stopped in the middle: a paced second variant.
+    let text = std::fs::read_to_string(&config).expect("read").replace("ops = 400", "ops = 40000\ntarget_rate = 2000");
+    std::fs::write(&config, text).expect("write");
+    let out = dir.join("runs");
+    let mut child = spawn(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--quiet", "--no-intervals"]);
+    // Interrupt once the first variant has started.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut text = String::new();
+    while !text.contains("variant 1/2") {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut stderr, &mut line).expect("read") == 0 {
+            break;
+        }
+        text.push_str(&line);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
+    assert!(status.success());
+    std::io::Read::read_to_string(&mut stderr, &mut text).expect("read the rest");
+    let status = child.wait().expect("it stops");
+    assert!(!status.success() && text.contains("interrupted") && text.contains("run.json"), "{text}");
+    let record = record_in(&out);
+    assert!(record["variants"][0]["outcome"]["reason"].as_str().is_some_and(|r| r.contains("Ctrl-C")), "{record}");
+}
