@@ -337,6 +337,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         println!("\n{}", report::summary(v));
     }
     print!("{}", report::comparison(&result));
+    print!("{}", report::fidelity(&result));
     result.save(&json)?;
     let html = run_dir.join("report.html");
     std::fs::write(&html, report::html::render(&result)).map_err(io(&html))?;
@@ -383,6 +384,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                         println!("{}", report::summary(v));
                     }
                     print!("{}", report::comparison(&result));
+                    print!("{}", report::fidelity(&result));
                 }
                 Some(path) => print!("{}", report::against_baseline(&read_run(&path)?, &result)),
             }

@@ -246,6 +246,12 @@ pub fn render(result: &BenchResult) -> String {
     );
     html.push_str("<h2>Comparison</h2>");
     html.push_str(&comparison_table(result));
+    let fidelity = super::fidelity(result);
+    if !fidelity.is_empty() {
+        html.push_str("<h2>Fidelity</h2><pre>");
+        html.push_str(&esc(fidelity.trim_start()));
+        html.push_str("</pre>");
+    }
     html.push_str("<h2>Charts</h2><div class=charts>");
     let throughput = series(result, |r| r.intervals.iter().map(|i| (i.at, if i.rows > 0 { i.row_rate } else { i.op_rate })).collect());
     html.push_str(&line_chart("Throughput over time", "seconds", "rows/s", &throughput, Axis::Linear, None));

@@ -4,8 +4,11 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+mod fidelity;
 pub mod html;
 pub mod stats;
+
+pub use fidelity::fidelity;
 
 use memlab_sdk::Stat;
 
@@ -320,7 +323,7 @@ pub fn by_variant(result: &BenchResult) -> Vec<(&str, Vec<&VariantResult>)> {
     groups
 }
 
-fn median(mut x: Vec<f64>) -> Option<f64> {
+pub(crate) fn median(mut x: Vec<f64>) -> Option<f64> {
     if x.is_empty() {
         return None;
     }
@@ -385,7 +388,7 @@ fn beyond_budget_mib(v: &VariantResult) -> f64 {
     v.resources.beyond_budget(v.variant.memtable_space) as f64 / (1024.0 * 1024.0)
 }
 
-fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
+pub(crate) fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
     runs.iter().copied().filter(|r| r.failure().is_none()).collect()
 }
 

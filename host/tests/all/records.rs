@@ -66,3 +66,18 @@ fn a_newer_schema_is_named_not_misread() {
     let message = BenchResult::load(&path).expect_err("too new").to_string();
     assert!(message.contains("schema 99") && message.contains("run.json"), "{message}");
 }
+
+#[test]
+fn the_fidelity_section_pairs_twins_and_flags_a_changed_ranking() {
+    // performance-5 ran four memtables as wasm and as native twins.
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-11-30-rust-2c24g/performance-5/run.json");
+    let result = BenchResult::load(&recorded).expect("performance-5");
+    let text = report::fidelity(&result);
+    assert!(text.contains("skiplist x8, per-row, lean |      764,019 |    1,473,227 |        0.52"), "{text}");
+    assert!(text.contains("CHANGED"), "skiplist vs trie flips between wasm and native: {text}");
+    assert!(report::html::render(&result).contains("<h2>Fidelity</h2>"));
+    // A run without twins has no section.
+    let default =
+        BenchResult::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-11-30-rust-2c24g/default-4/run.json")).expect("default-4");
+    assert!(report::fidelity(&default).is_empty());
+}

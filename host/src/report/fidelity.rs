@@ -1,0 +1,70 @@
+//! Does the sandbox change the answer? For every variant that has a
+//! native twin in the same run (same strategies and settings, the other
+//! runtime), the wasm/native row-rate ratio; and for every pair of such
+//! strategies, their ratio under wasm beside their ratio under native, so
+//! a reader sees at a glance whether the ranking held.
+
+use std::fmt::Write as _;
+
+use super::{Rates, by_variant, median, ok, thousands};
+use crate::config::{Runtime, Variant};
+use crate::record::{BenchResult, VariantResult};
+
+/// Everything but the name and the runtime: what a twin must share.
+fn setup(v: &Variant) -> String {
+    let mut twin = v.clone();
+    twin.name.clear();
+    twin.runtime = Runtime::Wasm;
+    twin.configurations.clear();
+    serde_json::to_string(&twin).unwrap_or_default()
+}
+
+/// A label for a twin pair: the strategies.
+fn label(v: &Variant) -> String {
+    let shards = if v.shards > 1 { format!(" x{}", v.shards) } else { String::new() };
+    format!("{}{shards}, {}, {}", v.memtable, v.allocator, v.serializer)
+}
+
+fn median_rate(runs: &[&VariantResult]) -> Option<f64> {
+    median(ok(runs).into_iter().map(|v| Rates::of(v).rows).collect())
+}
+
+/// The Fidelity section, or nothing when no variant has a native twin.
+pub fn fidelity(result: &BenchResult) -> String {
+    let groups = by_variant(result);
+    // (label, wasm rate, native rate), in config order of the wasm side.
+    let mut pairs: Vec<(String, f64, f64)> = Vec::new();
+    for (_, runs) in &groups {
+        let Some(first) = runs.first() else { continue };
+        if first.variant.runtime != Runtime::Wasm {
+            continue;
+        }
+        let key = setup(&first.variant);
+        let twin = groups.iter().find(|(_, r)| r.first().is_some_and(|t| t.variant.runtime == Runtime::Native && setup(&t.variant) == key));
+        if let (Some(wasm), Some(native)) = (median_rate(runs), twin.and_then(|(_, r)| median_rate(r))) {
+            pairs.push((label(&first.variant), wasm, native));
+        }
+    }
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let width = pairs.iter().map(|p| p.0.len()).max().unwrap_or(0).max(20);
+    let mut s = String::from("\nFidelity: the same strategies as wasm components and as native twins (median row/s)\n");
+    let _ = writeln!(s, "{:<width$} | {:>12} | {:>12} | {:>11}", "strategies", "wasm", "native", "wasm/native");
+    for (name, wasm, native) in &pairs {
+        let _ = writeln!(s, "{name:<width$} | {:>12} | {:>12} | {:>11.2}", thousands(*wasm), thousands(*native), wasm / native);
+    }
+    if pairs.len() > 1 {
+        let pw = (2 * width + 3).min(72);
+        let _ = writeln!(s, "\n{:<pw$} | {:>8} | {:>8} | {:>10} | ranking", "ratio of row rates", "wasm", "native", "wasm/native");
+        for (i, a) in pairs.iter().enumerate() {
+            for b in &pairs[i + 1..] {
+                let (wasm, native) = (a.1 / b.1, a.2 / b.2);
+                let kept = if (wasm >= 1.0) == (native >= 1.0) { "kept" } else { "CHANGED" };
+                let name = format!("{} / {}", a.0, b.0);
+                let _ = writeln!(s, "{name:<pw$} | {wasm:>8.2} | {native:>8.2} | {:>10.2} | {kept}", wasm / native);
+            }
+        }
+    }
+    s
+}
