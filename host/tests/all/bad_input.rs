@@ -243,3 +243,32 @@ fn ctrl_c_stops_cleanly_and_says_what_was_kept() {
     let record = record_in(&out);
     assert!(record["variants"][0]["outcome"]["reason"].as_str().is_some_and(|r| r.contains("Ctrl-C")), "{record}");
 }
+
+#[test]
+fn variants_whose_names_sanitize_alike_keep_their_own_segments() {
+    let dir = scratch("bad-input-names");
+    let config = dir.join("names.toml");
+    let variant = |name: &str| format!("\n[[variant]]\nname = {name:?}\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n");
+    std::fs::write(&config, format!("[workload]\nops = 200\npartitions = {{ count = 100 }}\n{}{}", variant("skip list"), variant("skip?list"))).expect("write");
+    let out = dir.join("runs");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--keep-segments", "--quiet", "--no-intervals"]);
+    assert!(ok, "{text}");
+    let record = record_in(&out);
+    let folders: Vec<&str> = (0..2).map(|i| record["variants"][i]["segments"].as_str().expect("kept")).collect();
+    assert_ne!(folders[0], folders[1]);
+    let run = std::fs::read_dir(&out).expect("runs").flatten().map(|e| e.path()).find(|p| p.join("run.json").exists()).expect("run");
+    for folder in folders {
+        assert!(std::fs::read_dir(run.join(folder)).expect("kept segments").count() > 0, "{folder}");
+    }
+}
+
+#[test]
+fn a_limited_address_space_still_runs() {
+    let dir = scratch("bad-input-ulimit");
+    let config = config(&dir, "small.toml", "", "ops = 200");
+    let script =
+        format!("ulimit -v 8000000 && {} bench {} --out {} --quiet --no-intervals", env!("CARGO_BIN_EXE_memlab"), config.display(), dir.join("runs").display());
+    let out = Command::new("sh").args(["-c", &script]).env("MEMLAB_CACHE_DIR", dir.join("cache")).output().expect("sh runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("address space limited"), "{text}");
+}
