@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::pool::PoolMode;
+use crate::seam::Kind;
 use crate::workload::{Profile, resolve_stream_path};
 use crate::write_path::Coalescing;
 
@@ -343,29 +344,32 @@ impl BenchConfig {
         if raw.variants.is_empty() {
             return Err(invalid("no `[[variant]]` to run".into()));
         }
-        let kinds = [("memtable", &raw.memtable), ("allocator", &raw.allocator), ("serializer", &raw.serializer)];
+        let kinds = [(Kind::Memtable, &raw.memtable), (Kind::Allocator, &raw.allocator), (Kind::Serializer, &raw.serializer)];
         for (kind, named) in kinds {
             for (name, n) in named.iter() {
+                let header = format!("[{kind}.{name}]");
+                let at = text.lines().position(|l| l.trim() == header).map(|n| format!("line {}: ", n + 1)).unwrap_or_default();
                 if n.plugin.is_some() == n.inherits.is_some() {
-                    return Err(invalid(format!("`[{kind}.{name}]` needs exactly one of `plugin` and `inherits`")));
+                    return Err(invalid(format!("{at}`{header}` needs exactly one of `plugin` and `inherits`")));
                 }
-                if kind != "memtable" && n.shards.is_some() {
-                    return Err(invalid(format!("`[{kind}.{name}]`: `shards` belongs to memtable configurations")));
+                if kind != Kind::Memtable && n.shards.is_some() {
+                    return Err(invalid(format!("{at}`{header}`: `shards` belongs to memtable configurations")));
                 }
             }
         }
         let mut variants = Vec::with_capacity(raw.variants.len());
         for v in raw.variants {
             if variants.iter().any(|w: &Variant| w.name == v.name) {
-                return Err(invalid(format!("two variants are named `{}`", v.name)));
+                let second = text.match_indices(&format!("name = {:?}", v.name)).nth(1).map(|(at, _)| format!("{}: ", line_of(text, at))).unwrap_or_default();
+                return Err(invalid(format!("{second}two variants are named `{}`", v.name)));
             }
             if v.cleanup_threshold.is_some_and(|t| !(0.01..=1.0).contains(&t)) {
                 return Err(at("cleanup_threshold", format!("variant `{}`: `cleanup_threshold` must lie in 0.01..=1 (a share of `memtable_space`)", v.name)));
             }
             let mut used = Vec::new();
-            let memtable = resolve(text, "memtable", &raw.memtable, &v.memtable, &mut used).map_err(&invalid)?;
-            let allocator = resolve(text, "allocator", &raw.allocator, &v.allocator, &mut used).map_err(&invalid)?;
-            let serializer = resolve(text, "serializer", &raw.serializer, &v.serializer, &mut used).map_err(&invalid)?;
+            let memtable = resolve(text, Kind::Memtable, &raw.memtable, &v.memtable, &mut used).map_err(&invalid)?;
+            let allocator = resolve(text, Kind::Allocator, &raw.allocator, &v.allocator, &mut used).map_err(&invalid)?;
+            let serializer = resolve(text, Kind::Serializer, &raw.serializer, &v.serializer, &mut used).map_err(&invalid)?;
             let merge = |mut base: BTreeMap<String, ParamValue>, over: BTreeMap<String, ParamValue>| {
                 base.extend(over);
                 base
@@ -402,7 +406,7 @@ struct Resolved {
 
 /// Follows `inherits` from the configuration `name` (or takes `name` as a
 /// plugin when no configuration has it), merging parameters child-last.
-fn resolve(text: &str, kind: &str, named: &BTreeMap<String, Named>, name: &toml::Spanned<String>, used: &mut Vec<String>) -> Result<Resolved, String> {
+fn resolve(text: &str, kind: Kind, named: &BTreeMap<String, Named>, name: &toml::Spanned<String>, used: &mut Vec<String>) -> Result<Resolved, String> {
     let Some(mut current) = named.get(name.get_ref()) else {
         return Ok(Resolved { plugin: name.get_ref().clone(), params: BTreeMap::new(), shards: None });
     };

@@ -5,6 +5,7 @@
 mod client;
 mod live;
 mod resources;
+mod slots;
 mod strategies;
 mod tally;
 
@@ -15,6 +16,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 pub use crate::record::{BenchResult, IntervalSample, Latency, Resources, VariantResult};
+pub use slots::instance_slots;
 pub(crate) use tally::histogram;
 
 use crate::config::{BenchConfig, Variant, params};
@@ -90,30 +92,6 @@ impl BenchOptions {
     fn interrupted(&self) -> bool {
         self.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed))
     }
-}
-
-/// Largest pool of instance slots a bench reserves (4 GiB of address
-/// space each); a config that could need more allocates on demand.
-const MAX_INSTANCE_SLOTS: u64 = 8192;
-
-/// Instance slots for the pooling allocator that cover every wasm variant
-/// of `config`: two per shard for the live generation, each frozen one the
-/// budget can hold (one per cleanup threshold) and the spare started ahead,
-/// plus serializers and readers. 0 (on demand) when that is more than
-/// `MAX_INSTANCE_SLOTS`.
-pub fn instance_slots(config: &BenchConfig) -> u32 {
-    let needed = config
-        .variants
-        .iter()
-        .filter(|v| v.runtime == crate::config::Runtime::Wasm)
-        .map(|v| {
-            let generations = (1.0 / v.threshold()).ceil() as u64 + 2;
-            v.shards as u64 * 2 * generations + 2 * v.flush_writers as u64 + 16
-        })
-        .max()
-        .unwrap_or(0)
-        .max(u64::from(crate::plugin::DEFAULT_INSTANCE_SLOTS));
-    if needed > MAX_INSTANCE_SLOTS { 0 } else { needed as u32 }
 }
 
 /// Runs every variant of `config`, `repeats` times interleaved. A failed
