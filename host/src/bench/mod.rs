@@ -233,15 +233,8 @@ fn run_variant(
         });
         let flushers: Vec<_> = (0..variant.flush_writers)
             .map(|_| {
-                let writer = FlushWriter {
-                    jobs: jobs_rx.clone(),
-                    serializer: strategies.serializer.as_ref(),
-                    dir,
-                    pool: &pool,
-                    path: &path,
-                    run_started,
-                    log: options.log_flushes,
-                };
+                let writer =
+                    FlushWriter { jobs: jobs_rx.clone(), serializer: strategies.serializer.as_ref(), dir, pool: &pool, run_started, log: options.log_flushes };
                 let (flushes, failure, stop, description) = (&flushes, &failure, &stop, &serializer_description);
                 scope.spawn(move || writer.run(flushes, failure, stop, description))
             })
@@ -381,7 +374,6 @@ struct FlushWriter<'a> {
     serializer: &'a SerializerFactory,
     dir: &'a std::path::Path,
     pool: &'a MemoryPool,
-    path: &'a WritePath,
     run_started: Instant,
     log: bool,
 }
@@ -389,8 +381,7 @@ struct FlushWriter<'a> {
 impl FlushWriter<'_> {
     fn run(self, flushes: &Mutex<Vec<FlushReport>>, failure: &FirstFailure, stop: &AtomicBool, description: &Mutex<Option<memlab_sdk::Description>>) {
         for job in self.jobs {
-            // A switch just happened: the next one is furthest away.
-            self.path.prepare_next_generation();
+            job.next.start_ahead();
             match flush::flush(job, self.serializer, self.dir, self.pool, self.run_started) {
                 Ok(report) => {
                     if self.log {

@@ -14,7 +14,7 @@ mod generation;
 mod metrics;
 
 pub use coalesce::Coalescing;
-pub use generation::ShardFactory;
+pub use generation::{NextGeneration, ShardFactory};
 pub use metrics::{WriteCounters, WriteMetrics};
 
 use crate::pool::MemoryPool;
@@ -32,6 +32,8 @@ pub struct FlushJob {
     pub shards: Vec<Shard>,
     /// Pool bytes these shards hold; released after the flush.
     pub reserved: u64,
+    /// Lets the flush writer start the next generation ahead of its switch.
+    pub next: NextGeneration,
 }
 
 /// A shard's live generation; `None` once the write path was drained.
@@ -79,14 +81,14 @@ pub struct PathSettings {
 pub struct WritePath {
     router: Router,
     shards: Vec<Mutex<ShardSlot>>,
-    generations: Generations,
+    generations: Arc<Generations>,
     pool: Arc<MemoryPool>,
     threshold: u64,
     flush_writers: usize,
     // Taken (closed) by `drain`, which ends the flush writers' loops.
     jobs: Mutex<Option<Sender<FlushJob>>>,
     switching: AtomicBool,
-    metrics: WriteMetrics,
+    metrics: Arc<WriteMetrics>,
     coalescing: Coalescing,
     clients: usize,
     groups: Vec<coalesce::Group>,
@@ -99,8 +101,9 @@ impl WritePath {
         let shards = (0..router.shards()).map(|i| factory(i).map(|shard| Mutex::new(ShardSlot { live: Some(shard) }))).collect::<Result<Vec<_>, _>>()?;
         let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
         let groups = (0..router.shards()).map(|_| coalesce::Group::default()).collect();
+        let metrics = Arc::new(WriteMetrics::default());
         Ok(WritePath {
-            generations: Generations::new(factory, router.shards()),
+            generations: Arc::new(Generations::new(factory, router.shards(), Arc::clone(&metrics))),
             router,
             shards,
             pool,
@@ -108,7 +111,7 @@ impl WritePath {
             flush_writers: flush_writers.max(1),
             jobs: Mutex::new(Some(jobs)),
             switching: AtomicBool::new(false),
-            metrics: WriteMetrics::default(),
+            metrics,
             coalescing,
             clients: clients.max(1),
             groups,
@@ -236,7 +239,7 @@ impl WritePath {
     /// with `replace`, a fresh generation takes new writes.
     fn switch(&self, replace: bool) -> Result<(), SeamError> {
         let fresh: Vec<Option<Shard>> =
-            if replace { self.generations.next(&self.metrics)?.into_iter().map(Some).collect() } else { (0..self.shards.len()).map(|_| None).collect() };
+            if replace { self.generations.next()?.into_iter().map(Some).collect() } else { (0..self.shards.len()).map(|_| None).collect() };
         let generation = self.generations.freeze_next();
         let mut frozen = Vec::with_capacity(self.shards.len());
         for (i, new) in fresh.into_iter().enumerate() {
@@ -257,7 +260,7 @@ impl WritePath {
             if let Some(jobs) = jobs.as_ref() {
                 // A send fails only when the flush writers are gone: then
                 // nothing will release this memory, nor wait for it.
-                let _ = jobs.send(FlushJob { generation, part, shards, reserved });
+                let _ = jobs.send(FlushJob { generation, part, shards, reserved, next: NextGeneration(Arc::clone(&self.generations)) });
             }
             part += 1;
         }
@@ -265,15 +268,13 @@ impl WritePath {
     }
 
     /// Starts the next generation's shards ahead of the switch that needs
-    /// them; flush writers call it between jobs, so a switch only swaps
-    /// them in (RocksDB and Cassandra create the new memtable on the
-    /// switching thread, but theirs cost no instantiation). No-op once
-    /// drained or when a spare is ready.
+    /// them, so that a switch only swaps them in (RocksDB and Cassandra
+    /// create the new memtable on the switching thread, but theirs cost no
+    /// instantiation). The bench calls it once at set-up; after that each
+    /// flush job carries it (`FlushJob::next`). No-op once drained or when
+    /// a spare is ready.
     pub fn prepare_next_generation(&self) {
-        if self.jobs.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
-            return;
-        }
-        self.generations.prepare_spare(&self.metrics);
+        self.generations.prepare_spare();
     }
 
     /// Freezes whatever is live, queues it for flush and closes the flush
@@ -282,6 +283,8 @@ impl WritePath {
         while self.switching.swap(true, Ordering::Acquire) {
             std::thread::yield_now();
         }
+        // Before the final jobs go out, so no flush writer starts a spare.
+        self.generations.close();
         let result = self.switch(false);
         self.jobs.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.switching.store(false, Ordering::Release);
