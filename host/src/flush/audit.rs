@@ -3,28 +3,48 @@
 //! entry points at, and the serializer's segment metadata is what the
 //! host works out from the rows it handed over.
 
-use memlab_sdk::{Entry, RowView, SegmentMeta};
+use memlab_sdk::{Entry, RowHead, RowView, SegmentMeta};
 
 use crate::router::{sort_key, token};
 use crate::seam::show_key;
 
-/// Checks a loaded row against its entry: same sort key, same timestamp.
-/// A mismatch is an allocator that handed out a ref aliasing another row.
-pub(crate) fn row_of<'r>(entry: &Entry<'_>, row: &'r [u8], key: &mut Vec<u8>) -> Result<RowView<'r>, String> {
-    let view = RowView::decode(row).map_err(|e| format!("for ref {} it loaded bytes that are not a row: {e}", entry.reference))?;
-    key.clear();
-    sort_key(token(view.partition), view.partition, view.clustering, key);
-    if key.as_slice() != entry.key || view.timestamp != entry.timestamp {
-        return Err(format!(
-            "for ref {} it loaded the row of key {} at timestamp {}, but the entry holding that ref has key {} at timestamp {} (refs alias)",
-            entry.reference,
-            show_key(key),
-            view.timestamp,
-            show_key(entry.key),
-            entry.timestamp
-        ));
+/// Checks each loaded row against its entry: same sort key, same
+/// timestamp. A mismatch is an allocator that handed out a ref aliasing
+/// another row. Rows come in key order, so a partition's rows share the
+/// key's prefix (token, partition), worked out once per partition.
+#[derive(Debug, Default)]
+pub(crate) struct RowAudit {
+    partition: Vec<u8>,
+    prefix: Vec<u8>,
+    started: bool,
+}
+
+impl RowAudit {
+    pub(crate) fn check<'r>(&mut self, entry: &Entry<'_>, row: &'r [u8]) -> Result<RowHead<'r>, String> {
+        let head = RowView::head(row).map_err(|e| format!("for ref {} it loaded bytes that are not a row: {e}", entry.reference))?;
+        if !self.started || head.partition != self.partition.as_slice() {
+            self.started = true;
+            self.partition.clear();
+            self.partition.extend_from_slice(head.partition);
+            self.prefix.clear();
+            sort_key(token(head.partition), head.partition, &[], &mut self.prefix);
+        }
+        let p = self.prefix.len();
+        let same_key = entry.key.len() == p + head.clustering.len() && entry.key[..p] == self.prefix[..] && entry.key[p..] == *head.clustering;
+        if !same_key || head.timestamp != entry.timestamp {
+            let mut key = self.prefix.clone();
+            key.extend_from_slice(head.clustering);
+            return Err(format!(
+                "for ref {} it loaded the row of key {} at timestamp {}, but the entry holding that ref has key {} at timestamp {} (refs alias)",
+                entry.reference,
+                show_key(&key),
+                head.timestamp,
+                show_key(entry.key),
+                entry.timestamp
+            ));
+        }
+        Ok(head)
     }
-    Ok(view)
 }
 
 /// The segment metadata of the rows handed to a serializer, in order.
@@ -37,7 +57,7 @@ pub(crate) struct MetaTally {
 impl MetaTally {
     /// Accounts one row; rows come in key order, so a partition's rows
     /// are contiguous.
-    pub(crate) fn observe(&mut self, row: &RowView<'_>) {
+    pub(crate) fn observe(&mut self, row: &RowHead<'_>) {
         let m = &mut self.meta;
         if m.rows == 0 || row.partition != self.partition.as_slice() {
             m.partitions += 1;

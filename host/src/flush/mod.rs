@@ -140,7 +140,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let mut last_key: Vec<u8> = Vec::new();
     let mut first = true;
     let mut records = Packed::new();
-    let (mut tally, mut row_key) = (audit::MetaTally::default(), Vec::new());
+    let (mut tally, mut rows_audit) = (audit::MetaTally::default(), audit::RowAudit::default());
     for mut strategies in job.shards {
         let shard = strategies.index();
         let allocator = strategies.allocator_plugin().to_string();
@@ -169,7 +169,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
                 first = false;
                 last_key.clear();
                 last_key.extend_from_slice(entry.key);
-                tally.observe(&audit::row_of(entry, row, &mut row_key).map_err(aliased)?);
+                tally.observe(&rows_audit.check(entry, row).map_err(aliased)?);
                 records.push_with(|buf| encode_flush_record(buf, entry.key, row));
             }
             report.rows += decoded.len() as u64;

@@ -84,6 +84,19 @@ pub struct RowView<'a> {
 
 const TOMBSTONE: u8 = 1;
 
+/// A row's keys, timestamp and tombstone flag (`RowView::head`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowHead<'a> {
+    /// The partition key.
+    pub partition: &'a [u8],
+    /// The clustering key.
+    pub clustering: &'a [u8],
+    /// The write timestamp.
+    pub timestamp: u64,
+    /// True for a row tombstone.
+    pub tombstone: bool,
+}
+
 impl<'a> RowView<'a> {
     /// Reads and validates a whole row record; trailing bytes are corrupt.
     pub fn decode(bytes: &'a [u8]) -> Result<Self, Error> {
@@ -121,6 +134,22 @@ impl<'a> RowView<'a> {
             return Err(corrupt(format_args!("row says {cell_count} cells but holds {seen}")));
         }
         Ok(view)
+    }
+
+    /// Reads a row record's keys, timestamp and tombstone flag, checking
+    /// their bounds and the flags but not walking the cells.
+    pub fn head(bytes: &'a [u8]) -> Result<RowHead<'a>, Error> {
+        let mut r = Reader::new(bytes, "row");
+        let pk_len = r.u32()? as usize;
+        let partition = r.take(pk_len)?;
+        let ck_len = r.u32()? as usize;
+        let clustering = r.take(ck_len)?;
+        let timestamp = r.u64()?;
+        let flags = r.u8()?;
+        if flags & !TOMBSTONE != 0 {
+            return Err(corrupt(format_args!("row has unknown flags {flags:#x}")));
+        }
+        Ok(RowHead { partition, clustering, timestamp, tombstone: flags & TOMBSTONE != 0 })
     }
 
     /// Reads only the keys and timestamp of a row record, checking their

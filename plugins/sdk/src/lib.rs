@@ -35,7 +35,7 @@ pub use allocator::{Allocator, Pool, reserve_rows};
 pub use chunks::ChunkStore;
 pub use compare::compare_keys;
 pub use error::Error;
-pub use layout::{Cell, Cells, Entry, FlushRecord, RowView, encode_flush_record, encode_row};
+pub use layout::{Cell, Cells, Entry, FlushRecord, RowHead, RowView, encode_flush_record, encode_row};
 pub use memtable::Memtable;
 pub use packed::Packed;
 pub use params::{Description, Params, Stat, Stats};
