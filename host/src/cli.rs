@@ -101,7 +101,9 @@ enum Command {
     },
     /// Lists the bundled plugins: name, kind, version, sha256.
     List,
-    /// Wraps a core wasm module (built with memlab-sdk) into a component.
+    /// Wraps a core wasm module into a component: any module that carries
+    /// the component type of a memlab world (memlab-sdk's, wit-bindgen's
+    /// from Rust or C), with no WASI.
     Componentize {
         /// The core module (`target/wasm32-unknown-unknown/release/*.wasm`).
         input: PathBuf,
@@ -221,6 +223,18 @@ fn stall_watchdog(
         std::process::exit(3);
     };
     bench::Watchdog { limit, on_stall: Arc::new(on_stall) }
+}
+
+/// The version a bundled plugin's `describe()` gives (its own crate's).
+fn described_version(host: &Arc<PluginHost>, plugin: &Arc<plugin::Plugin>) -> Result<String, CliError> {
+    use crate::seam::Kind;
+    let pool = || Arc::new(crate::pool::MemoryPool::new(1 << 30, crate::pool::PoolMode::FetchAdd));
+    let description = match plugin.kind {
+        Kind::Memtable => host.shard(plugin, &[], &host.load_as("per-row", Kind::Allocator)?, &[], pool(), 0)?.describe()?.0,
+        Kind::Allocator => host.shard(&host.load_as("btree", Kind::Memtable)?, &[], plugin, &[], pool(), 0)?.describe()?.1,
+        Kind::Serializer => host.serializer(plugin, &[], 0)?.describe()?,
+    };
+    Ok(description.version)
 }
 
 /// `memlab verify`: every variant's kept segments against its record.
@@ -407,9 +421,10 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::List => {
             let host: Arc<PluginHost> = PluginHost::new(EngineSettings::default())?;
+            println!("{:<12} {:<11} {:<8} component sha256", "name", "kind", "version");
             for b in registry::all() {
-                let plugin = host.load(b.name)?;
-                println!("{:<12} {:<11} {:<8} {}", b.name, b.kind.to_string(), env!("CARGO_PKG_VERSION"), plugin.sha256);
+                let plugin = host.load_as(b.name, b.kind)?;
+                println!("{:<12} {:<11} {:<8} {}", b.name, b.kind.to_string(), described_version(&host, &plugin)?, plugin.sha256);
             }
             Ok(())
         }

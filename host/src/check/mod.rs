@@ -90,7 +90,7 @@ impl CheckReport {
 
     /// The report as lines: one per property, failures with their case.
     pub fn render(&self) -> String {
-        let mut out = format!("memlab check: {} ({} plugin, sha256 {:.12})\n", self.plugin, self.kind, self.sha256);
+        let mut out = format!("memlab check: {} ({} plugin, component sha256 {:.12}, as memlab wrapped it)\n", self.plugin, self.kind, self.sha256);
         for p in &self.properties {
             match &p.failure {
                 None => out.push_str(&format!("  PASS  {:<22} {}\n", p.name, p.detail)),

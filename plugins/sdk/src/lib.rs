@@ -5,10 +5,71 @@
 //! natively into the memlab host as the plugin's "native twin", so the
 //! sandbox's cost is measured on the same code.
 //!
-//! ```ignore
-//! struct MyTable { /* ... */ }
-//! impl memlab_sdk::Memtable for MyTable { /* ... */ }
+//! ```
+//! use std::collections::BTreeMap;
+//!
+//! use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats};
+//!
+//! /// A memtable over a `BTreeMap`: key -> (timestamp, ref).
+//! pub struct MyTable {
+//!     map: BTreeMap<Vec<u8>, (u64, u64)>,
+//! }
+//!
+//! impl Memtable for MyTable {
+//!     const NAME: &'static str = "my-table";
+//!     const VERSION: &'static str = "0.1.0";
+//!     type Position = usize;
+//!
+//!     fn create(params: &mut Params) -> Result<Self, Error> {
+//!         let _fanout: usize = params.get("fanout", 16)?; // unknown params are refused for you
+//!         Ok(MyTable { map: BTreeMap::new() })
+//!     }
+//!
+//!     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
+//!         let slot = self.map.entry(entry.key.to_vec()).or_insert((entry.timestamp, entry.reference));
+//!         if entry.timestamp >= slot.0 {
+//!             *slot = (entry.timestamp, entry.reference); // the higher timestamp wins; a tie, the later write
+//!         }
+//!         Ok(())
+//!     }
+//!
+//!     fn get<'a>(&'a self, key: &'a [u8]) -> Option<Entry<'a>> {
+//!         self.map.get_key_value(key).map(|(k, &(timestamp, reference))| Entry { key: k, timestamp, reference })
+//!     }
+//!
+//!     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
+//!         let range = self.map.range(start.to_vec()..).take_while(|(k, _)| end.is_none_or(|e| k.as_slice() < e));
+//!         for (k, &(timestamp, reference)) in range.take(limit) {
+//!             out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
+//!         }
+//!     }
+//!
+//!     fn cursor(&self) -> usize {
+//!         0
+//!     }
+//!
+//!     fn next(&self, position: &mut usize, max_bytes: usize, out: &mut Packed) {
+//!         for (k, &(timestamp, reference)) in self.map.iter().skip(*position) {
+//!             out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
+//!             *position += 1;
+//!             if out.data_len() >= max_bytes {
+//!                 break;
+//!             }
+//!         }
+//!     }
+//!
+//!     fn stats(&self) -> Stats {
+//!         let index: usize = self.map.keys().map(|k| k.len() + 16 + 32).sum();
+//!         vec![Stat::Entries.with(self.map.len() as u64), Stat::IndexBytes.with(index as u64)]
+//!     }
+//! }
+//!
 //! memlab_sdk::export!(memtable: MyTable);
+//!
+//! // The same type runs natively, as its "native twin" does in memlab.
+//! let mut table = MyTable::create(&mut Params::new(Vec::new())).unwrap();
+//! table.insert(Entry { key: b"k", timestamp: 1, reference: 7 }).unwrap();
+//! assert_eq!(table.get(b"k").map(|e| e.reference), Some(7));
 //! ```
 //!
 //! Enable the cargo feature of the kind you export (`memtable`,
