@@ -146,6 +146,22 @@ impl ShardSubject<'_> {
             if all != model.all() {
                 return Err((at, format!("the cursor gave {} entries, the model holds {}", all.len(), model.len())));
             }
+            // Contract 5: a second cursor starts over, and reads after the
+            // freeze answer from the frozen state.
+            shard.open_cursor().map_err(|e| (at, e.to_string()))?;
+            let first = shard.next_entries(4096).map_err(|e| (at, e.to_string()))?;
+            let first = entries_of(&first).map_err(|e| (at, e))?;
+            if !all.starts_with(&first) {
+                return Err((at, format!("a second cursor did not start over: its first {} entries differ from the first cursor's", first.len())));
+            }
+            if let Some((key, timestamp, reference)) = all.first() {
+                let mut keys = Packed::new();
+                keys.push(key);
+                let answer = shard.get(keys).map_err(|e| (at, e.to_string()))?;
+                if entries_of(&answer).map_err(|e| (at, e))?.first() != Some(&(key.clone(), *timestamp, *reference)) {
+                    return Err((at, format!("a get of {} after the freeze did not answer its entry", show(key))));
+                }
+            }
             let mut late = Packed::new();
             late.push_with(|buf| Entry { key: b"late", timestamp: 1, reference: 1 }.encode(buf));
             match shard.insert(&mut late) {
