@@ -138,7 +138,7 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
         found: format!("{WIT_NAMESPACE}@{}", item.split_once('@').map_or("(no version)", |(_, v)| v)),
         expected: WIT_PACKAGE.to_string(),
     };
-    let allowed_imports = [interface_name("pool"), interface_name("types")];
+    let allowed_imports = [interface_name("pool"), interface_name("types"), interface_name("diagnostics")];
     for (import, _) in ty.imports(engine) {
         if allowed_imports.iter().any(|a| a == import) {
             continue;

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::EngineSettings;
-use super::bindings::{memlab::strategy::pool, types};
+use super::bindings::{memlab::strategy::diagnostics, memlab::strategy::pool, types};
 use crate::pool::MemoryPool;
 
 /// Per-instance limits.
@@ -85,6 +85,8 @@ pub struct StoreCtx {
     /// Bytes this store reserved from the pool and has not released.
     pub(super) reserved: u64,
     pub(super) reservations: u64,
+    /// The first panic message an instance sent before trapping.
+    pub(super) panic: Option<String>,
 }
 
 impl StoreCtx {
@@ -98,6 +100,7 @@ impl StoreCtx {
             pool,
             reserved: 0,
             reservations: 0,
+            panic: None,
         }
     }
 }
@@ -122,6 +125,18 @@ impl wasmtime::ResourceLimiter for StoreCtx {
 }
 
 impl types::Host for StoreCtx {}
+
+impl diagnostics::Host for StoreCtx {
+    fn panicked(&mut self, message: String) {
+        if self.panic.is_none() {
+            let mut end = message.len().min(4096);
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.panic = Some(message[..end].to_string());
+        }
+    }
+}
 
 impl pool::Host for StoreCtx {
     fn reserve(&mut self, bytes: u64) -> Result<(), types::Error> {

@@ -48,7 +48,12 @@ impl Caller {
         f(&mut self.store).map_err(|error| {
             let kind = classify(&error, self.store.data());
             self.trapped = Some(format!("`{}` trapped in `{operation}`: {kind}", plugin.name));
-            Fault::Trap { sha256: plugin.sha256.clone(), kind, detail: trap_detail(&error) }
+            // A panic the plugin reported before trapping says what and where.
+            let detail = match self.store.data_mut().panic.take() {
+                Some(panic) => format!("{} ({})", panic.replace('\n', " "), trap_detail(&error)),
+                None => trap_detail(&error),
+            };
+            Fault::Trap { sha256: plugin.sha256.clone(), kind, detail }
         })
     }
 

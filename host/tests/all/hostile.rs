@@ -59,6 +59,10 @@ fn each_hostile_behaviour_is_classified_and_poisons_only_its_shard() {
         assert!(message.contains("hostile.wasm") && message.contains(&sha[..12]), "{mode}: {message}");
         assert!(message.contains("memtable.insert") && message.contains("shard 5"), "{mode}: {message}");
         assert_eq!(message.lines().count(), 1, "{mode}: {message}");
+        if mode == "panic" {
+            // The SDK's panic hook told the host what and where before the trap.
+            assert!(message.contains("hostile plugin: panic in the middle of a batch") && message.contains("src/lib.rs:"), "{message}");
+        }
         // The shard (its store) is poisoned; the host and other shards are not.
         let again = shard.get(entries(1)).expect_err("poisoned").to_string();
         assert!(again.contains("poisoned"), "{mode}: {again}");

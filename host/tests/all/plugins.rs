@@ -40,11 +40,11 @@ fn a_foreign_import_is_refused_by_name() {
 
 #[test]
 fn a_wrong_package_version_is_refused() {
-    // A plugin built against 0.1.0, before `pool.reserve-each`.
-    let bytes = component(r#"(component (instance $i) (export "memlab:strategy/memtable@0.1.0" (instance $i)))"#);
-    let err = host().load_bytes("old", Source::Bundled, &bytes).expect_err("0.1.0 is no longer spoken");
+    // A plugin built against 0.2.0, before `diagnostics.panicked`.
+    let bytes = component(r#"(component (instance $i) (export "memlab:strategy/memtable@0.2.0" (instance $i)))"#);
+    let err = host().load_bytes("old", Source::Bundled, &bytes).expect_err("0.2.0 is no longer spoken");
     assert!(matches!(err, SeamError::WrongVersion { .. }), "{err}");
-    assert!(err.to_string().contains("0.1.0") && err.to_string().contains("0.2.0"), "{err}");
+    assert!(err.to_string().contains("0.2.0") && err.to_string().contains(memlab::plugin::WIT_PACKAGE), "{err}");
 }
 
 #[test]

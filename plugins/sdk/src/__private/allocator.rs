@@ -53,6 +53,7 @@ pub struct ArenaResource<T: Allocator> {
 
 impl<T: Allocator> wit::GuestArena for ArenaResource<T> {
     fn create(params: Vec<(String, String)>) -> Result<wit::Arena, wit_types::Error> {
+        install_panic_hook();
         Ok(wit::Arena::new(ArenaResource { arena: RefCell::new(ArenaInstance::<T>::create(params)?) }))
     }
 

@@ -36,6 +36,7 @@ pub struct CursorResource<T: Memtable> {
 
 impl<T: Memtable> wit::GuestMemtable for MemtableResource<T> {
     fn create(params: Vec<(String, String)>) -> Result<wit::Memtable, wit_types::Error> {
+        install_panic_hook();
         let instance = MemtableInstance::<T>::create(params)?;
         Ok(wit::Memtable::new(MemtableResource { instance: Rc::new(RefCell::new(instance)) }))
     }

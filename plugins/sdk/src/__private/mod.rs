@@ -43,6 +43,13 @@ macro_rules! types_glue {
             super::packed_in(p.data, p.ends).map_err(Into::into)
         }
 
+        /// Hands a panic's message and location to the host before the
+        /// trap (diagnostics contract 1); installed once, by `create`.
+        fn install_panic_hook() {
+            static HOOK: std::sync::Once = std::sync::Once::new();
+            HOOK.call_once(|| std::panic::set_hook(Box::new(|info| memlab::strategy::diagnostics::panicked(&info.to_string()))));
+        }
+
         fn description_out(d: &$crate::Description) -> wit_types::Description {
             wit_types::Description { name: d.name.clone(), version: d.version.clone(), params: d.params.clone() }
         }

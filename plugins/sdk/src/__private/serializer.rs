@@ -30,6 +30,7 @@ pub struct WriterResource<T: Serializer> {
 
 impl<T: Serializer> wit::GuestWriter for WriterResource<T> {
     fn create(params: Vec<(String, String)>) -> Result<wit::Writer, wit_types::Error> {
+        install_panic_hook();
         Ok(wit::Writer::new(WriterResource { writer: RefCell::new(WriterInstance::<T>::create(params)?) }))
     }
 
@@ -75,6 +76,7 @@ pub struct ReaderResource<R: SegmentReader> {
 
 impl<R: SegmentReader> wit::GuestReader for ReaderResource<R> {
     fn open(params: Vec<(String, String)>, data: Vec<u8>, index: Vec<u8>) -> Result<wit::Reader, wit_types::Error> {
+        install_panic_hook();
         Ok(wit::Reader::new(ReaderResource { reader: RefCell::new(ReaderInstance::<R>::open(params, data, index)?) }))
     }
 
