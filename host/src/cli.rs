@@ -99,6 +99,17 @@ enum Command {
         /// The run's directory (where its `run.json` is).
         run_dir: PathBuf,
     },
+    /// Writes a new plugin crate, outside memlab's tree: its strategy, a
+    /// README and a bench config against the bundled strategies.
+    New {
+        /// `memtable`, `allocator` or `serializer`.
+        kind: crate::seam::Kind,
+        /// The plugin's name (lowercase, digits, `-`).
+        name: String,
+        /// Where to put the crate's folder.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
     /// Lists the bundled plugins: name, kind, version, sha256.
     List,
     /// Wraps a core wasm module into a component: any module that carries
@@ -126,6 +137,8 @@ pub enum CliError {
     Io { path: String, source: std::io::Error },
     #[error(transparent)]
     Record(#[from] crate::record::RecordError),
+    #[error(transparent)]
+    Scaffold(#[from] crate::scaffold::ScaffoldError),
     #[error("{0} of {1} runs failed")]
     VariantsFailed(usize, usize),
     #[error("--out {path}: cannot create the run's directory: {detail}")]
@@ -417,6 +430,14 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             if failed > 0 {
                 return Err(CliError::CheckFailed { plugin: result.plugin, failed, total: result.properties.len() });
             }
+            Ok(())
+        }
+        Command::New { kind, name, dir } => {
+            let root = crate::scaffold::scaffold(kind, &name, &dir)?;
+            println!("Wrote {}. Then, in it:", root.display());
+            println!("  cargo build --release --target wasm32-unknown-unknown");
+            println!("  memlab check target/wasm32-unknown-unknown/release/{}.wasm", name.replace('-', "_"));
+            println!("  memlab bench bench.toml");
             Ok(())
         }
         Command::List => {

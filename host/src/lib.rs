@@ -22,6 +22,7 @@ pub mod record;
 pub mod registry;
 pub mod report;
 pub mod router;
+pub mod scaffold;
 pub mod seam;
 pub mod segment;
 pub mod verify;

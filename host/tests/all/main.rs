@@ -12,6 +12,7 @@ mod pipeline;
 mod plugins;
 mod profiles;
 mod records;
+mod scaffold;
 mod segments;
 mod serializers;
 mod streams;

@@ -1,0 +1,79 @@
+//! `memlab new`: a plugin crate of its own, outside memlab's tree, that
+//! builds, passes `memlab check`, and benches against the bundled
+//! strategies out of the box.
+
+use std::path::{Path, PathBuf};
+
+use crate::seam::Kind;
+
+/// Why a scaffold could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    #[error("`{0}` is not a plugin name: use lowercase letters, digits and `-`, starting with a letter")]
+    Name(String),
+    #[error("{0} already exists: choose another name or directory")]
+    Exists(String),
+    #[error("{path}: {detail}")]
+    Write { path: String, detail: String },
+}
+
+/// memlab's checkout: where the SDK, the WIT and the profiles are.
+fn checkout() -> PathBuf {
+    let host = Path::new(env!("CARGO_MANIFEST_DIR"));
+    host.parent().unwrap_or(host).to_path_buf()
+}
+
+/// Writes the crate for a `kind` plugin called `name` into `dir/name`.
+pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldError> {
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase()) && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !valid {
+        return Err(ScaffoldError::Name(name.into()));
+    }
+    let root = std::path::absolute(dir.join(name)).map_err(|e| ScaffoldError::Write { path: dir.display().to_string(), detail: e.to_string() })?;
+    if root.exists() {
+        return Err(ScaffoldError::Exists(root.display().to_string()));
+    }
+    let checkout = checkout();
+    let file = name.replace('-', "_");
+    let (source, trait_name, bundled) = match kind {
+        Kind::Memtable => (include_str!("scaffold/memtable.rs.in"), "Memtable", ["btree", "skiplist"]),
+        Kind::Allocator => (include_str!("scaffold/allocator.rs.in"), "Allocator", ["per-row", "per-cell"]),
+        Kind::Serializer => (include_str!("scaffold/serializer.rs.in"), "Serializer", ["lean", "naive"]),
+    };
+    let wasm = root.join(format!("target/wasm32-unknown-unknown/release/{file}.wasm"));
+    let variant = |label: &str, plugin: &str| {
+        let (m, a, s) = match kind {
+            Kind::Memtable => (plugin, "per-row", "lean"),
+            Kind::Allocator => ("skiplist", plugin, "lean"),
+            Kind::Serializer => ("skiplist", "per-row", plugin),
+        };
+        format!("[[variant]]\nname = {label:?}\nmemtable = {m:?}\nallocator = {a:?}\nserializer = {s:?}\n")
+    };
+    let mut variants = vec![variant(name, &wasm.display().to_string())];
+    variants.extend(bundled.iter().map(|b| variant(b, b)));
+    let fill = |text: &str| {
+        text.replace("{{name}}", name)
+            .replace("{{crate}}", name)
+            .replace("{{file}}", &file)
+            .replace("{{kind}}", kind.interface())
+            .replace("{{trait}}", trait_name)
+            .replace("{{sdk}}", &checkout.join("plugins/sdk").display().to_string())
+            .replace("{{checkout}}", &checkout.display().to_string())
+            .replace("{{variants}}", &variants.join("\n"))
+    };
+    let files = [
+        ("Cargo.toml", fill(include_str!("scaffold/Cargo.toml.in"))),
+        ("src/lib.rs", fill(source)),
+        ("README.md", fill(include_str!("scaffold/README.md.in"))),
+        ("bench.toml", fill(include_str!("scaffold/bench.toml.in"))),
+    ];
+    for (path, text) in files {
+        let path = root.join(path);
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(path.parent().unwrap_or(&root))?;
+            std::fs::write(&path, text)
+        };
+        write().map_err(|e| ScaffoldError::Write { path: path.display().to_string(), detail: e.to_string() })?;
+    }
+    Ok(root)
+}
