@@ -132,6 +132,8 @@ pub enum CliError {
     #[error(transparent)]
     Plugin(#[from] crate::seam::SeamError),
     #[error(transparent)]
+    Load(#[from] crate::seam::LoadError),
+    #[error(transparent)]
     Stream(#[from] crate::workload::StreamFileError),
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },

@@ -11,7 +11,7 @@ use wasmtime::component::{Component, InstancePre};
 use super::store::StoreCtx;
 use super::{PluginHost, WIT_NAMESPACE, WIT_PACKAGE, bindings, cache, interface_name};
 use crate::registry;
-use crate::seam::{Kind, SeamError};
+use crate::seam::{Kind, LoadError};
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -60,42 +60,42 @@ const COMPONENT_MAGIC: [u8; 8] = [0, b'a', b's', b'm', 0x0d, 0, 1, 0];
 
 impl PluginHost {
     /// Loads a plugin by bundled name or path, checking that it is a `kind`.
-    pub fn load_as(&self, spec: &str, kind: Kind) -> Result<Arc<Plugin>, SeamError> {
+    pub fn load_as(&self, spec: &str, kind: Kind) -> Result<Arc<Plugin>, LoadError> {
         // Kinds may share a bundled name (`null`): take the one asked for.
         let plugin = match registry::find_kind(spec, kind) {
             Some(bundled) => self.load_bytes(spec, Source::Bundled, bundled.component)?,
             None => self.load(spec)?,
         };
         if plugin.kind != kind {
-            return Err(SeamError::WrongKind { plugin: plugin.name.clone(), expected: kind.to_string(), found: plugin.kind.to_string() });
+            return Err(LoadError::WrongKind { plugin: plugin.name.clone(), expected: kind.to_string(), found: plugin.kind.to_string() });
         }
         Ok(plugin)
     }
 
     /// Loads a plugin by bundled name, or else by path.
-    pub fn load(&self, spec: &str) -> Result<Arc<Plugin>, SeamError> {
+    pub fn load(&self, spec: &str) -> Result<Arc<Plugin>, LoadError> {
         if let Some(bundled) = registry::find(spec) {
             return self.load_bytes(spec, Source::Bundled, bundled.component);
         }
         let path = Path::new(spec);
         if !path.exists() && !spec.contains('/') && !spec.ends_with(".wasm") {
-            return Err(SeamError::UnknownBundled(spec.to_string()));
+            return Err(LoadError::UnknownBundled(spec.to_string()));
         }
-        let bytes = std::fs::read(path).map_err(|e| SeamError::Read { plugin: spec.to_string(), path: path.display().to_string(), detail: e.to_string() })?;
+        let bytes = std::fs::read(path).map_err(|e| LoadError::Read { plugin: spec.to_string(), path: path.display().to_string(), detail: e.to_string() })?;
         self.load_bytes(spec, Source::File(path.display().to_string()), &bytes)
     }
 
     /// Loads a plugin from bytes: a component, or a core module carrying
     /// wit-bindgen's component type (wrapped here with wit-component).
-    pub fn load_bytes(&self, name: &str, source: Source, bytes: &[u8]) -> Result<Arc<Plugin>, SeamError> {
+    pub fn load_bytes(&self, name: &str, source: Source, bytes: &[u8]) -> Result<Arc<Plugin>, LoadError> {
         let started = Instant::now();
         let component_bytes = to_component(name, bytes)?;
         let sha256 = hex(&Sha256::digest(&component_bytes));
         let (component, cache_hit) = cache::compile(&self.engine, self.settings.cache_dir.as_deref(), &sha256, &component_bytes)
-            .map_err(|detail| SeamError::Compile { plugin: name.to_string(), detail })?;
+            .map_err(|detail| LoadError::Compile { plugin: name.to_string(), detail })?;
         let kind = check_interfaces(&self.engine, name, &component)?;
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| SeamError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") })?;
-        let missing = |e: wasmtime::Error| SeamError::Instantiate { plugin: name.to_string(), detail: format!("{e:#}") };
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link { plugin: name.to_string(), detail: format!("{e:#}") })?;
+        let missing = |e: wasmtime::Error| LoadError::Link { plugin: name.to_string(), detail: format!("{e:#}") };
         let indices = match kind {
             Kind::Memtable => Indices::Memtable(bindings::memtable::GuestIndices::new(&pre).map_err(missing)?),
             Kind::Allocator => Indices::Allocator(bindings::allocator::GuestIndices::new(&pre).map_err(missing)?),
@@ -106,34 +106,34 @@ impl PluginHost {
 }
 
 /// Wraps a core module into a component; passes a component through.
-pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, SeamError> {
+pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, LoadError> {
     let head: [u8; 8] = bytes.get(..8).and_then(|h| h.try_into().ok()).unwrap_or([0; 8]);
     if head == COMPONENT_MAGIC {
         return Ok(bytes.to_vec());
     }
     if head != CORE_MAGIC {
         let shown: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        return Err(SeamError::NotWasm { plugin: name.to_string(), detail: format!("{} bytes, starting {}", bytes.len(), shown.join(" ")) });
+        return Err(LoadError::NotWasm { plugin: name.to_string(), detail: format!("{} bytes, starting {}", bytes.len(), shown.join(" ")) });
     }
     // wit-component assumes a valid module (a truncated one made it panic):
     // validate first, and treat a panic that still escapes as a refusal.
     wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
         .validate_all(bytes)
-        .map_err(|e| SeamError::NotWasm { plugin: name.to_string(), detail: format!("an invalid core module of {} bytes: {e}", bytes.len()) })?;
+        .map_err(|e| LoadError::NotWasm { plugin: name.to_string(), detail: format!("an invalid core module of {} bytes: {e}", bytes.len()) })?;
     let encode = || wit_component::ComponentEncoder::default().module(bytes).and_then(|encoder| encoder.validate(true).encode());
     match std::panic::catch_unwind(encode) {
-        Ok(encoded) => encoded.map_err(|e| SeamError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") }),
+        Ok(encoded) => encoded.map_err(|e| LoadError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") }),
         Err(panic) => {
-            Err(SeamError::Componentize { plugin: name.to_string(), detail: format!("wit-component failed: {}", crate::flush::panic_message(panic.as_ref())) })
+            Err(LoadError::Componentize { plugin: name.to_string(), detail: format!("wit-component failed: {}", crate::flush::panic_message(panic.as_ref())) })
         }
     }
 }
 
 /// Refuses foreign imports and wrong versions; returns the one kind exported.
-fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component) -> Result<Kind, SeamError> {
+fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component) -> Result<Kind, LoadError> {
     let ty = component.component_type();
     let ours = format!("{WIT_NAMESPACE}/");
-    let wrong_version = |item: &str| SeamError::WrongVersion {
+    let wrong_version = |item: &str| LoadError::WrongVersion {
         plugin: name.to_string(),
         found: format!("{WIT_NAMESPACE}@{}", item.split_once('@').map_or("(no version)", |(_, v)| v)),
         expected: WIT_PACKAGE.to_string(),
@@ -146,7 +146,7 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
         if import.starts_with(&ours) {
             return Err(wrong_version(import));
         }
-        return Err(SeamError::ForeignImport { plugin: name.to_string(), import: import.to_string() });
+        return Err(LoadError::ForeignImport { plugin: name.to_string(), import: import.to_string() });
     }
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
     let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| exports.contains(&interface_name(k.interface()))).collect();
@@ -154,9 +154,9 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
         [kind] => Ok(*kind),
         [] => match exports.iter().find(|e| e.starts_with(&ours)) {
             Some(other) => Err(wrong_version(other)),
-            None => Err(SeamError::NoStrategy { plugin: name.to_string(), found: if exports.is_empty() { "nothing".into() } else { exports.join(", ") } }),
+            None => Err(LoadError::NoStrategy { plugin: name.to_string(), found: if exports.is_empty() { "nothing".into() } else { exports.join(", ") } }),
         },
-        several => Err(SeamError::SeveralKinds { plugin: name.to_string(), found: several.iter().map(Kind::to_string).collect::<Vec<_>>().join(", ") }),
+        several => Err(LoadError::SeveralKinds { plugin: name.to_string(), found: several.iter().map(Kind::to_string).collect::<Vec<_>>().join(", ") }),
     }
 }
 

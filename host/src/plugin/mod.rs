@@ -20,7 +20,7 @@ pub use probe::AbiProbe;
 pub use store::Limits;
 
 use crate::pool::MemoryPool;
-use crate::seam::{self, SeamError};
+use crate::seam::{self, LoadError, SeamError};
 
 /// The WIT package this host speaks; plugins must match it.
 pub const WIT_PACKAGE: &str = "memlab:strategy@0.3.0";
@@ -87,7 +87,7 @@ fn pooling(settings: &EngineSettings) -> wasmtime::PoolingAllocationConfig {
     pooling
 }
 
-fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, SeamError> {
+fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, LoadError> {
     let mut config = wasmtime::Config::new();
     config
         .concurrency_support(false)
@@ -107,7 +107,7 @@ fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, SeamError> {
     if std::env::var_os("MEMLAB_PERF_MAP").is_some() {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
-    wasmtime::Engine::new(&config).map_err(|e| SeamError::Engine(format!("{e:#}")))
+    wasmtime::Engine::new(&config).map_err(|e| LoadError::Engine(format!("{e:#}")))
 }
 
 /// The process's address-space limit (`ulimit -v`), from
@@ -138,7 +138,7 @@ impl PluginHost {
     /// ~600 ns a call), Cranelift at opt level Speed. Where the pooling
     /// allocator cannot reserve its address space (a `ulimit -v`, valgrind),
     /// instances are allocated on demand instead, and `settings()` says so.
-    pub fn new(mut settings: EngineSettings) -> Result<Arc<Self>, SeamError> {
+    pub fn new(mut settings: EngineSettings) -> Result<Arc<Self>, LoadError> {
         if address_space_limit().is_some() {
             settings.instance_slots = 0;
             settings.compact_memories = true;
@@ -152,7 +152,7 @@ impl PluginHost {
         };
         let mut linker = wasmtime::component::Linker::new(&engine);
         bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
-            .map_err(|e| SeamError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
+            .map_err(|e| LoadError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
         let ticker = settings.call_deadline.map(|_| store::EpochTicker::start(engine.clone()));
         Ok(Arc::new(PluginHost { engine, linker, settings, _ticker: ticker }))
     }

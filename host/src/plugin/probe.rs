@@ -6,7 +6,8 @@
 use wasmtime::Store;
 use wasmtime::component::{Component, Func, Linker};
 
-use super::{PluginHost, SeamError};
+use super::PluginHost;
+use crate::seam::LoadError;
 
 const PROBE: &str = r#"
 (component
@@ -47,17 +48,17 @@ pub struct AbiProbe {
     take_packed: Func,
 }
 
-fn engine_error(e: wasmtime::Error) -> SeamError {
-    SeamError::Engine(format!("boundary probe: {e:#}"))
+fn engine_error(e: wasmtime::Error) -> LoadError {
+    LoadError::Engine(format!("boundary probe: {e:#}"))
 }
 
 impl PluginHost {
     /// Builds the boundary probe on this host's engine.
-    pub fn abi_probe(&self) -> Result<AbiProbe, SeamError> {
+    pub fn abi_probe(&self) -> Result<AbiProbe, LoadError> {
         let component = Component::new(&self.engine, PROBE).map_err(engine_error)?;
         let mut store = Store::new(&self.engine, ());
         let instance = Linker::new(&self.engine).instantiate(&mut store, &component).map_err(engine_error)?;
-        let missing = |name: &str| SeamError::Engine(format!("boundary probe: no `{name}` export"));
+        let missing = |name: &str| LoadError::Engine(format!("boundary probe: no `{name}` export"));
         let take_list = instance.get_func(&mut store, "take-list").ok_or_else(|| missing("take-list"))?;
         let take_packed = instance.get_func(&mut store, "take-packed").ok_or_else(|| missing("take-packed"))?;
         Ok(AbiProbe { store, take_list, take_packed })
@@ -66,13 +67,13 @@ impl PluginHost {
 
 impl AbiProbe {
     /// Passes `rows` as `list<list<u8>>`; returns how many arrived.
-    pub fn take_list(&mut self, rows: &[Vec<u8>]) -> Result<u32, SeamError> {
+    pub fn take_list(&mut self, rows: &[Vec<u8>]) -> Result<u32, LoadError> {
         let f = self.take_list.typed::<(&[Vec<u8>],), (u32,)>(&self.store).map_err(engine_error)?;
         Ok(f.call(&mut self.store, (rows,)).map_err(engine_error)?.0)
     }
 
     /// Passes the same rows packed: bytes back to back and end offsets.
-    pub fn take_packed(&mut self, data: &[u8], ends: &[u32]) -> Result<u32, SeamError> {
+    pub fn take_packed(&mut self, data: &[u8], ends: &[u32]) -> Result<u32, LoadError> {
         let f = self.take_packed.typed::<(&[u8], &[u32]), (u32,)>(&self.store).map_err(engine_error)?;
         Ok(f.call(&mut self.store, (data, ends)).map_err(engine_error)?.0)
     }

@@ -13,7 +13,7 @@ use super::load::Indices;
 use super::store::{Limits, Running, StoreCtx};
 use super::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
-use crate::seam::{self, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
+use crate::seam::{self, Fault, Kind, LoadError, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
 
 /// A store plus the trap state every call shares.
 struct Caller {
@@ -133,7 +133,7 @@ fn load_failed(plugin: &Plugin, e: wasmtime::Error) -> SeamError {
 }
 
 fn wrong_kind(plugin: &Plugin, expected: Kind) -> SeamError {
-    SeamError::WrongKind { plugin: plugin.name.clone(), expected: expected.to_string(), found: plugin.kind.to_string() }
+    SeamError::Load(LoadError::WrongKind { plugin: plugin.name.clone(), expected: expected.to_string(), found: plugin.kind.to_string() })
 }
 
 /// A constructor's failure, before the seam wraps the runtime.

@@ -27,11 +27,10 @@ impl fmt::Display for TrapKind {
     }
 }
 
-/// Everything that can go wrong loading, creating or calling a strategy,
-/// wasm or native. Each message names the plugin, and for calls the
-/// operation and the shard.
+/// Why a plugin could not be loaded: read, validated, wrapped, compiled
+/// and checked against the WIT package. Each message names the plugin.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum SeamError {
+pub enum LoadError {
     #[error("setting up the wasm engine: {0}")]
     Engine(String),
     #[error("plugin `{plugin}`: cannot read {path}: {detail}")]
@@ -54,6 +53,17 @@ pub enum SeamError {
     SeveralKinds { plugin: String, found: String },
     #[error("plugin `{plugin}` is a {found} plugin, but it is configured as the {expected}")]
     WrongKind { plugin: String, expected: String, found: String },
+    #[error("plugin `{plugin}`: cannot link its imports: {detail}")]
+    Link { plugin: String, detail: String },
+}
+
+/// Everything that can go wrong creating or calling a strategy, wasm or
+/// native (and loading it, through `Load`). Each message names the plugin,
+/// and for calls the operation and the shard.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SeamError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
     #[error("plugin `{plugin}`: cannot instantiate: {detail}")]
     Instantiate { plugin: String, detail: String },
     #[error("plugin `{plugin}` (sha256 {sha256:.12}) trapped in `{operation}` on shard {shard}: {kind}: {detail}")]

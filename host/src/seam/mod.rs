@@ -13,7 +13,7 @@ use std::fmt;
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
 pub use checked::{MEMORY_SLACK_BYTES, Reader, Serializer, Shard, check_description, memory_allowance, show_key};
-pub use error::{Fault, SeamError, TrapKind};
+pub use error::{Fault, LoadError, SeamError, TrapKind};
 
 /// The three kinds of strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
