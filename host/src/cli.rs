@@ -263,18 +263,7 @@ fn verify(run_dir: &Path) -> Result<(), CliError> {
             println!("  -     {label}: no segments kept (run the bench with --keep-segments)");
             continue;
         };
-        let name = v.variant.serializer.clone();
-        let params = crate::config::params(&v.variant.serializer_params);
-        let open: Box<crate::verify::ReaderFactory<'_>> = match v.variant.runtime {
-            crate::config::Runtime::Native => {
-                Box::new(move |seg: &crate::segment::LoadedSegment| crate::native::segment_reader(&name, &params, &seg.data, &seg.index))
-            }
-            crate::config::Runtime::Wasm => {
-                let plugin = host.load_as(&name, crate::seam::Kind::Serializer)?;
-                let host = Arc::clone(&host);
-                Box::new(move |seg: &crate::segment::LoadedSegment| host.reader(&plugin, &params, &seg.data, &seg.index))
-            }
-        };
+        let open = bench::reader(&host, &v.variant)?;
         checked += 1;
         match crate::verify::recheck(&run_dir.join(folder), v.verified.as_ref(), record.schema, open.as_ref()) {
             crate::verify::Recheck::Holds(x) => println!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),

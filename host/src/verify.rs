@@ -92,9 +92,14 @@ pub fn digest(state: &State) -> u128 {
 /// acknowledged). Reads and scans leave nothing.
 pub fn expected(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>) -> State {
     let mut state = State::new();
-    let mut source = stream.ops();
-    let mut op = Op::default();
-    let mut key = Vec::new();
+    for_each_row(stream, counts, skip, |key, row| keep_newest(&mut state, key, row));
+    state
+}
+
+/// Calls `f` with the sort key and the row of every row the first
+/// `counts[t]` ops of each thread `t` wrote, leaving out the ops in `skip`.
+fn for_each_row(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>, mut f: impl FnMut(&[u8], &RowView<'_>)) {
+    let (mut source, mut op, mut key) = (stream.ops(), Op::default(), Vec::new());
     for (thread, &count) in counts.iter().enumerate() {
         for index in 0..count {
             if skip.contains(&(thread, index)) || !source.op(thread, index, &mut op) {
@@ -106,11 +111,10 @@ pub fn expected(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>) -
                 let Ok(row) = RowView::decode(record) else { continue };
                 key.clear();
                 sort_key(token(row.partition), row.partition, row.clustering, &mut key);
-                keep_newest(&mut state, &key, &row);
+                f(&key, &row);
             }
         }
     }
-    state
 }
 
 /// Reads every segment in `dir` back through its serializer's reader.
@@ -187,19 +191,7 @@ pub fn explain(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>, di
             first = Some(key.to_vec());
         }
     };
-    let (mut source, mut op, mut key) = (stream.ops(), Op::default(), Vec::new());
-    for (thread, &count) in counts.iter().enumerate() {
-        for index in (0..count).filter(|i| !skip.contains(&(thread, *i))) {
-            if !source.op(thread, index, &mut op) {
-                continue;
-            }
-            for row in op.rows.iter().filter_map(|r| RowView::decode(r).ok()) {
-                key.clear();
-                sort_key(token(row.partition), row.partition, row.clustering, &mut key);
-                consider(&key);
-            }
-        }
-    }
+    for_each_row(stream, counts, skip, |key, _| consider(key));
     for meta_path in segment::list(dir).unwrap_or_default() {
         let Ok(loaded) = segment::load(&meta_path) else { continue };
         let Ok(mut reader) = open(&loaded) else { continue };

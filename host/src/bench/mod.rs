@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 pub use crate::record::{BenchResult, IntervalSample, Latency, Resources, VariantResult};
 pub use slots::instance_slots;
+pub use strategies::reader;
 pub(crate) use tally::histogram;
 
 use crate::config::{BenchConfig, Variant, params};
@@ -411,11 +412,8 @@ pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig) -> Result<(), Str
         let fail = |e: SeamError| format!("variant `{}`: {e}", v.name);
         let pool = Arc::new(MemoryPool::new(v.memtable_space, v.pool));
         let strategies = strategies::strategies(host, v, &pool).map_err(fail)?;
-        let (m, a) = (strategies.shard)(0).and_then(|mut shard| shard.describe()).map_err(fail)?;
-        seam::check_description(&v.memtable, &params(&v.memtable_params), &m).map_err(fail)?;
-        seam::check_description(&v.allocator, &params(&v.allocator_params), &a).map_err(fail)?;
-        let s = (strategies.serializer)(0).and_then(|mut w| w.describe()).map_err(fail)?;
-        seam::check_description(&v.serializer, &params(&v.serializer_params), &s).map_err(fail)?;
+        let shard = (strategies.shard)(0).and_then(|mut shard| shard.describe()).map_err(fail)?;
+        checked_descriptions(v, shard, strategies.serializer.as_ref()).map_err(fail)?;
     }
     Ok(())
 }
@@ -423,7 +421,16 @@ pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig) -> Result<(), Str
 /// What the memtable and allocator say of themselves, each checked to
 /// echo its configured parameters (the serializer's is checked likewise).
 fn described(path: &WritePath, serializer: &SerializerFactory, variant: &Variant) -> Result<Vec<memlab_sdk::Description>, SeamError> {
-    let (m, a) = path.describe()?;
+    checked_descriptions(variant, path.describe()?, serializer)
+}
+
+/// The memtable's and allocator's descriptions, and a serializer's, each
+/// held to the variant's configured parameters; the first two returned.
+fn checked_descriptions(
+    variant: &Variant,
+    (m, a): (memlab_sdk::Description, memlab_sdk::Description),
+    serializer: &SerializerFactory,
+) -> Result<Vec<memlab_sdk::Description>, SeamError> {
     seam::check_description(&variant.memtable, &params(&variant.memtable_params), &m)?;
     seam::check_description(&variant.allocator, &params(&variant.allocator_params), &a)?;
     let s = serializer(0)?.describe()?;

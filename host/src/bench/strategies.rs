@@ -41,8 +41,7 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             let shard = Box::new(move |i| h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i).map(|s| accounted(s, holds_rows)));
             let (h, s, sp2) = (Arc::clone(host), Arc::clone(&serializer), sp.clone());
             let serializer_factory = Box::new(move |part| h.serializer(&s, &sp2, part));
-            let h = Arc::clone(host);
-            let reader = Box::new(move |seg: &LoadedSegment| h.reader(&serializer, &sp, &seg.data, &seg.index));
+            let reader = wasm_reader(host, serializer, sp);
             Ok(Strategies { plugins, shard, serializer: serializer_factory, reader })
         }
         Runtime::Native => {
@@ -55,11 +54,29 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             let shard = Box::new(move |i| native::shard(&m, &mp, &a, &ap, Arc::clone(&p), i).map(|s| accounted(s, holds_rows)));
             let (s, sp2) = (v.serializer.clone(), sp.clone());
             let serializer = Box::new(move |part| native::serializer(&s, &sp2, part));
-            let s = v.serializer.clone();
-            let reader = Box::new(move |seg: &LoadedSegment| native::segment_reader(&s, &sp, &seg.data, &seg.index));
+            let reader = native_reader(v.serializer.clone(), sp);
             Ok(Strategies { plugins, shard, serializer, reader })
         }
     }
+}
+
+fn wasm_reader(host: &Arc<PluginHost>, serializer: Arc<Plugin>, params: Vec<(String, String)>) -> Box<ReaderFactory<'static>> {
+    let host = Arc::clone(host);
+    Box::new(move |seg: &LoadedSegment| host.reader(&serializer, &params, &seg.data, &seg.index))
+}
+
+fn native_reader(serializer: String, params: Vec<(String, String)>) -> Box<ReaderFactory<'static>> {
+    Box::new(move |seg: &LoadedSegment| native::segment_reader(&serializer, &params, &seg.data, &seg.index))
+}
+
+/// Opens segments with a variant's serializer, as its runs wrote them
+/// (`memlab verify` reads kept segments back with it).
+pub fn reader(host: &Arc<PluginHost>, v: &Variant) -> Result<Box<ReaderFactory<'static>>, SeamError> {
+    let params = params(&v.serializer_params);
+    Ok(match v.runtime {
+        Runtime::Wasm => wasm_reader(host, host.load_as(&v.serializer, Kind::Serializer)?, params),
+        Runtime::Native => native_reader(v.serializer.clone(), params),
+    })
 }
 
 /// A variant that does not verify may use an allocator that keeps nothing

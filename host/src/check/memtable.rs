@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use memlab_sdk::{Entry, Packed, Stat};
 
-use super::{CheckOptions, Property, ShardSubject, key, rounds, show};
+use super::{CheckOptions, Property, ShardSubject, key, rounds};
 use crate::model::ReferenceMemtable;
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::SeamError;
+use crate::seam::{SeamError, show_key};
 use crate::workload::SplitMix;
 
 /// Ops per round: each round is a fresh instance, so a failure shrinks
@@ -27,11 +27,11 @@ impl std::fmt::Display for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Step::Insert(e) => {
-                let shown: Vec<String> = e.iter().map(|(k, t, r)| format!("{} ts {t} ref {r}", show(k))).collect();
+                let shown: Vec<String> = e.iter().map(|(k, t, r)| format!("{} ts {t} ref {r}", show_key(k))).collect();
                 write!(f, "insert [{}]", shown.join(", "))
             }
-            Step::Get(keys) => write!(f, "get [{}]", keys.iter().map(|k| show(k)).collect::<Vec<_>>().join(", ")),
-            Step::Scan(s, e, l) => write!(f, "scan from {} to {} limit {l}", show(s), e.as_deref().map_or("the end".into(), show)),
+            Step::Get(keys) => write!(f, "get [{}]", keys.iter().map(|k| show_key(k)).collect::<Vec<_>>().join(", ")),
+            Step::Scan(s, e, l) => write!(f, "scan from {} to {} limit {l}", show_key(s), e.as_deref().map_or("the end".into(), show_key)),
         }
     }
 }
@@ -108,12 +108,12 @@ impl ShardSubject<'_> {
                         } else {
                             let e = Entry::decode(record).map_err(|e| fail(e.to_string()))?;
                             if e.key != k.as_slice() {
-                                return Err(fail(format!("get {} answered for key {}", show(k), show(e.key))));
+                                return Err(fail(format!("get {} answered for key {}", show_key(k), show_key(e.key))));
                             }
                             Some((e.timestamp, e.reference))
                         };
                         if have != model.get(k) {
-                            return Err(fail(format!("get {}: plugin says {have:?}, the model {:?}", show(k), model.get(k))));
+                            return Err(fail(format!("get {}: plugin says {have:?}, the model {:?}", show_key(k), model.get(k))));
                         }
                     }
                 }
@@ -159,7 +159,7 @@ impl ShardSubject<'_> {
                 keys.push(key);
                 let answer = shard.get(keys).map_err(|e| (at, e.to_string()))?;
                 if entries_of(&answer).map_err(|e| (at, e))?.first() != Some(&(key.clone(), *timestamp, *reference)) {
-                    return Err((at, format!("a get of {} after the freeze did not answer its entry", show(key))));
+                    return Err((at, format!("a get of {} after the freeze did not answer its entry", show_key(key))));
                 }
             }
             let mut late = Packed::new();

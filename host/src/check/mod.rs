@@ -140,11 +140,6 @@ pub(crate) fn key(rng: &mut SplitMix) -> Vec<u8> {
     }
 }
 
-/// Shows a key briefly: printable bytes as is, long keys by length.
-pub(crate) fn show(key: &[u8]) -> String {
-    crate::seam::show_key(key)
-}
-
 /// Whether `Params` rejection works: `create` with an unknown parameter
 /// must fail with a message naming it.
 pub(crate) fn unknown_param_result(result: Result<(), SeamError>) -> Property {

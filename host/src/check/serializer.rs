@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
-use super::{CheckOptions, Property, describe_result, key, rounds, show, unknown_param_result, unknown_params};
+use super::{CheckOptions, Property, describe_result, key, rounds, unknown_param_result, unknown_params};
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::{self, SeamError};
+use crate::seam::{self, SeamError, show_key};
 use crate::workload::SplitMix;
 
 const PER_ROUND: u64 = 5_000;
@@ -82,7 +82,7 @@ fn round_trip(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
     let mut reader = host.reader(plugin, params, &data, &index).map_err(|e| e.to_string())?;
     let all = read_all(&mut reader).map_err(|e| e.to_string())?;
     if let Some(i) = (0..all.len().max(records.len())).find(|&i| all.get(i) != records.get(i)) {
-        return Err(format!("record {i} of {} read back differs (key {})", records.len(), records.get(i).map_or("-".into(), |r| show(&r.0))));
+        return Err(format!("record {i} of {} read back differs (key {})", records.len(), records.get(i).map_or("-".into(), |r| show_key(&r.0))));
     }
     let mut probes = Packed::new();
     let mut rng = SplitMix::new(&[seed, 5]);
@@ -94,7 +94,7 @@ fn round_trip(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
         let want = records.binary_search_by(|(r, _)| r.as_slice().cmp(k)).ok().map(|i| records[i].1.as_slice());
         let have = if record.is_empty() { None } else { Some(FlushRecord::decode(record).map_err(|e| e.to_string())?.row.as_bytes()) };
         if have != want {
-            return Err(format!("get {}: found {} bytes, expected {}", show(k), have.map_or(0, <[u8]>::len), want.map_or(0, <[u8]>::len)));
+            return Err(format!("get {}: found {} bytes, expected {}", show_key(k), have.map_or(0, <[u8]>::len), want.map_or(0, <[u8]>::len)));
         }
     }
     Ok(())

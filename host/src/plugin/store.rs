@@ -70,6 +70,14 @@ pub(super) enum Running {
     Allocator = 1,
 }
 
+impl Running {
+    /// The instance a plugin of `kind` runs as (a serializer's store holds
+    /// only it, charged as the first).
+    pub(super) fn of(kind: crate::seam::Kind) -> Self {
+        if kind == crate::seam::Kind::Allocator { Running::Allocator } else { Running::Memtable }
+    }
+}
+
 /// The data of one `Store`.
 pub struct StoreCtx {
     pub(super) memory_cap: u64,

@@ -41,7 +41,7 @@ impl Caller {
         if let Some(cause) = &self.trapped {
             return Err(Fault::Poisoned { cause: cause.clone() });
         }
-        self.store.data_mut().running = if plugin.kind == Kind::Allocator { Running::Allocator } else { Running::Memtable };
+        self.store.data_mut().running = Running::of(plugin.kind);
         if let Some(ticks) = self.limits.deadline_ticks {
             self.store.set_epoch_deadline(ticks);
         }
@@ -118,7 +118,7 @@ fn description(d: types::Description) -> Description {
 }
 
 fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::component::Instance, SeamError> {
-    caller.store.data_mut().running = if plugin.kind == Kind::Allocator { Running::Allocator } else { Running::Memtable };
+    caller.store.data_mut().running = Running::of(plugin.kind);
     plugin.pre.instantiate(&mut caller.store).map_err(|e| {
         let mut detail = format!("{e:#}");
         if detail.contains("maximum concurrent") {
@@ -272,8 +272,7 @@ impl ShardRuntime for WasmShard {
     }
 
     fn memory_of(&self, kind: Kind) -> Option<u64> {
-        let running = if kind == Kind::Allocator { Running::Allocator } else { Running::Memtable };
-        Some(self.caller.store.data().memory_of[running as usize])
+        Some(self.caller.store.data().memory_of[Running::of(kind) as usize])
     }
 }
 

@@ -3,9 +3,7 @@
 //! the plugin, operation and shard of a failure, and enforces the
 //! contract checks the host can make on a result.
 
-use memlab_sdk::{Description, Finished, Packed, Stats};
-
-use memlab_sdk::{Entry, Stat};
+use memlab_sdk::{Description, Entry, Finished, Packed, Stat, Stats};
 
 use super::watch::{Call, during};
 use super::{Boundary, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
@@ -30,7 +28,6 @@ pub fn memory_allowance(baseline: u64, reserved: u64, largest_batch: u64, load_g
 struct Observed {
     rows: u64,
     row_bytes: u64,
-    entries: u64,
     /// The largest batch given to the allocator to store, in bytes.
     largest_batch: u64,
     /// Linear memory the allocator grew while answering loads.
@@ -89,11 +86,6 @@ impl Shard {
         self
     }
 
-    /// The memtable's name, as configured.
-    pub fn memtable_plugin(&self) -> &str {
-        &self.memtable
-    }
-
     /// The allocator's name, as configured.
     pub fn allocator_plugin(&self) -> &str {
         &self.allocator
@@ -145,9 +137,7 @@ impl Shard {
     /// Inserts entries into the memtable; lent as in `store_rows`.
     pub fn insert(&mut self, entries: &mut Packed) -> Result<(), SeamError> {
         self.count(packed_bytes(entries));
-        during(Call::Insert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, "memtable.insert", f))?;
-        self.observed.entries += entries.len() as u64;
-        Ok(())
+        during(Call::Insert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, "memtable.insert", f))
     }
 
     /// An allocator's memory may grow only with what it reserved: one that

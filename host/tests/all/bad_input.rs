@@ -8,15 +8,17 @@ use std::process::Command;
 
 use crate::support::scratch;
 
-/// Runs `memlab args...` in the workspace; (success, stdout + stderr).
-fn memlab(args: &[&str]) -> (bool, String) {
+/// `memlab args...`, to run in the workspace with the tests' cache.
+fn command(args: &[&str]) -> Command {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace");
-    let out = Command::new(env!("CARGO_BIN_EXE_memlab"))
-        .args(args)
-        .current_dir(workspace)
-        .env("MEMLAB_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache"))
-        .output()
-        .expect("memlab runs");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memlab"));
+    command.args(args).current_dir(workspace).env("MEMLAB_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache"));
+    command
+}
+
+/// Runs `memlab args...`; (success, stdout + stderr).
+fn memlab(args: &[&str]) -> (bool, String) {
+    let out = command(args).output().expect("memlab runs");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!text.contains("panicked"), "memlab {args:?} panicked:\n{text}");
     (out.status.success(), text)
@@ -168,15 +170,7 @@ fn verify_rereads_kept_segments_and_finds_damage() {
 
 /// Starts `memlab args...` in the workspace, for a test that signals it.
 fn spawn(args: &[&str]) -> std::process::Child {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace");
-    Command::new(env!("CARGO_BIN_EXE_memlab"))
-        .args(args)
-        .current_dir(workspace)
-        .env("MEMLAB_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("memlab starts")
+    command(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("memlab starts")
 }
 
 fn two_variants(dir: &Path, second: &str) -> PathBuf {
