@@ -30,6 +30,9 @@ fn random_key(rng: &mut SplitMix) -> Vec<u8> {
         // Short keys over a few byte values, 0x00 and 0xff among them, are
         // often prefixes of one another: tries split, branch and grow here.
         2..=30 => (0..rng.below(5)).map(|_| [0x00, 0x01, 0x41, 0x42, 0x7f, 0x80, 0xc3, 0xfe, 0xff][rng.below(9) as usize]).collect(),
+        // One prefix, then any byte: a node with up to 256 children, so a
+        // trie's sparse nodes fill, grow through every size and turn dense.
+        31..=45 => vec![b'w', rng.below(256) as u8, rng.below(3) as u8],
         // A small key space forces overwrites.
         _ => format!("key-{:04}", rng.below(500)).into_bytes(),
     }

@@ -8,9 +8,12 @@
 //! Node kinds, at word offset `p` (`hdr` = kind | count-or-length << 8):
 //! - chain `[hdr, byte-offset, child]`: a run of bytes with one child, for
 //!   the unique tail of a key;
-//! - sparse `[hdr, byte-offset, child; 6]`: up to six children, labels
-//!   sorted;
-//! - dense `[hdr, child; 256]`: a child slot per byte value;
+//! - sparse `[hdr, byte-offset, child; capacity]`: up to 6, 16 or 40
+//!   children (the capacity follows from the count), labels sorted; a full
+//!   one is copied into the next size, and its old words and labels are
+//!   reused by the next node of that size;
+//! - dense `[hdr, child; 256]`: a child slot per byte value, for more than
+//!   40 children;
 //! - prefix `[hdr, leaf, child]`: an entry whose key is a prefix of others.
 //!
 //! A pointer is 0 (none), `LEAF | entry index`, or a node's word offset.
@@ -30,7 +33,10 @@ const SPARSE: u32 = 2;
 const DENSE: u32 = 3;
 const PREFIX: u32 = 4;
 
-const SPARSE_CAPACITY: usize = 6;
+/// Sparse node sizes. Cassandra's trie caps sparse nodes at 6; here a
+/// partition's rows (about 10 under the seed profile) would then make every
+/// partition node dense, 1 KiB each, which was two thirds of the index.
+const SPARSE_SIZES: [usize; 3] = [6, 16, 40];
 const MAX_CHAIN: usize = (1 << 24) - 1;
 
 /// The trie.
@@ -41,6 +47,14 @@ pub struct Trie {
     entries: Vec<Stamp>,
     kinds: [u64; 5],
     dead_words: u64,
+    /// Freed sparse nodes and label runs, per size, for reuse.
+    free_nodes: [Vec<u32>; 3],
+    free_labels: [Vec<u32>; 3],
+}
+
+/// The size class of a sparse node holding `count` children.
+fn sparse_class(count: usize) -> usize {
+    SPARSE_SIZES.iter().position(|&size| count <= size).unwrap_or(SPARSE_SIZES.len() - 1)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -142,8 +156,7 @@ impl Trie {
             let (old_label, new_label) = (self.bytes[offset + common], key_rest[common]);
             let (labels, children) =
                 if old_label < new_label { ([old_label, new_label], [old_tail, new_tail]) } else { ([new_label, old_label], [new_tail, old_tail]) };
-            let at = self.alloc_bytes(&[labels[0], labels[1], 0, 0, 0, 0]);
-            self.alloc(SPARSE, 2, &[at, children[0], children[1]], SPARSE_CAPACITY - 2)?
+            self.alloc_sparse(&labels, &children)?
         };
         if common > 0 {
             // Keep the chain as the shared head, now shorter.
@@ -157,17 +170,60 @@ impl Trie {
         Ok(())
     }
 
-    /// Adds child `label` to a full sparse node by rewriting it dense.
-    fn grow_dense(&mut self, slot: usize, p: usize, labels: usize, label: u8, child: u32) -> Result<(), Error> {
-        let dense = self.alloc(DENSE, 0, &[], 256)? as usize;
-        for i in 0..SPARSE_CAPACITY {
-            let b = self.bytes[labels + i] as usize;
-            self.nodes[dense + 1 + b] = self.nodes[p + 2 + i];
-        }
-        self.nodes[dense + 1 + label as usize] = child;
-        self.nodes[slot] = dense as u32;
+    /// A sparse node of the smallest size that holds `labels.len()`
+    /// children, reusing a freed one of that size when there is one.
+    fn alloc_sparse(&mut self, labels: &[u8], children: &[u32]) -> Result<u32, Error> {
+        let class = sparse_class(labels.len());
+        let size = SPARSE_SIZES[class];
+        let at = match self.free_labels[class].pop() {
+            Some(at) => at,
+            None => {
+                let at = self.alloc_bytes(labels);
+                self.bytes.resize(self.bytes.len() + size - labels.len(), 0);
+                at
+            }
+        };
+        self.bytes[at as usize..at as usize + labels.len()].copy_from_slice(labels);
+        let hdr = SPARSE | (labels.len() as u32) << 8;
+        let Some(p) = self.free_nodes[class].pop() else {
+            return self.alloc(SPARSE, labels.len(), &[&[at][..], children].concat(), size - children.len());
+        };
+        let p = p as usize;
+        self.nodes[p] = hdr;
+        self.nodes[p + 1] = at;
+        self.nodes[p + 2..p + 2 + children.len()].copy_from_slice(children);
+        self.kinds[SPARSE as usize] += 1;
+        self.dead_words -= 2 + size as u64;
+        Ok(p as u32)
+    }
+
+    /// Gives a sparse node's words and labels back for reuse.
+    fn free_sparse(&mut self, p: usize, labels: usize, count: usize) {
+        let class = sparse_class(count);
+        self.free_nodes[class].push(p as u32);
+        self.free_labels[class].push(labels as u32);
         self.kinds[SPARSE as usize] -= 1;
-        self.dead_words += 2 + SPARSE_CAPACITY as u64;
+        self.dead_words += 2 + SPARSE_SIZES[class] as u64;
+    }
+
+    /// Adds child `label` at `at` to the full sparse node `p`: copies it
+    /// into the next size, or into a dense node past the largest.
+    fn grow_sparse(&mut self, slot: usize, p: usize, (labels, count): (usize, usize), (at, label): (usize, u8), child: u32) -> Result<(), Error> {
+        let mut new_labels = self.labels(labels, count).to_vec();
+        let mut children = self.nodes[p + 2..p + 2 + count].to_vec();
+        new_labels.insert(at, label);
+        children.insert(at, child);
+        let grown = if count < SPARSE_SIZES[SPARSE_SIZES.len() - 1] {
+            self.alloc_sparse(&new_labels, &children)?
+        } else {
+            let dense = self.alloc(DENSE, 0, &[], 256)?;
+            for (&b, &c) in new_labels.iter().zip(&children) {
+                self.nodes[dense as usize + 1 + b as usize] = c;
+            }
+            dense
+        };
+        self.free_sparse(p, labels, count);
+        self.nodes[slot] = grown;
         Ok(())
     }
 }
@@ -181,7 +237,15 @@ impl Memtable for Trie {
         let capacity: usize = params.get("node_capacity", 1 << 18)?;
         let mut nodes = Vec::with_capacity(capacity.max(1));
         nodes.push(NONE);
-        Ok(Trie { nodes, bytes: Vec::with_capacity(capacity), entries: Vec::new(), kinds: [0; 5], dead_words: 0 })
+        Ok(Trie {
+            nodes,
+            bytes: Vec::with_capacity(capacity),
+            entries: Vec::new(),
+            kinds: [0; 5],
+            dead_words: 0,
+            free_nodes: Default::default(),
+            free_labels: Default::default(),
+        })
     }
 
     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
@@ -235,8 +299,8 @@ impl Memtable for Trie {
                     }
                     let leaf = self.new_leaf(&entry)?;
                     let child = self.new_tail(&rest[1..], leaf)?;
-                    if count == SPARSE_CAPACITY {
-                        return self.grow_dense(slot, p, labels, label, child);
+                    if count == SPARSE_SIZES[sparse_class(count)] {
+                        return self.grow_sparse(slot, p, (labels, count), (at, label), child);
                     }
                     self.bytes.copy_within(labels + at..labels + count, labels + at + 1);
                     self.bytes[labels + at] = label;
@@ -314,7 +378,8 @@ impl Memtable for Trie {
     }
 
     fn stats(&self) -> Stats {
-        let index_bytes = self.nodes.len() * 4 + self.bytes.len() + self.entries.len() * size_of::<Stamp>();
+        let free_lists: usize = self.free_nodes.iter().chain(&self.free_labels).map(Vec::len).sum();
+        let index_bytes = (self.nodes.len() + free_lists) * 4 + self.bytes.len() + self.entries.len() * size_of::<Stamp>();
         vec![
             Stat::Entries.with(self.entries.len() as u64),
             Stat::IndexBytes.with(index_bytes as u64),
