@@ -73,7 +73,7 @@ enum Command {
     /// Checks a plugin against the host's reference, property by property,
     /// with the sandbox's limits on; a failure prints a shrunk case.
     Check {
-        /// A bundled name or a `.wasm` component.
+        /// A bundled name, a `.wasm` file, or a plugin crate's folder (built first).
         plugin: String,
         /// Operations in all, in rounds of small fresh instances (at least 1).
         #[arg(long, default_value_t = 1_000_000, value_parser = positive)]
@@ -108,6 +108,18 @@ enum Command {
         name: String,
         /// Where to put the crate's folder.
         #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Writes C bindings for a kind's world (`<world>.h`, `<world>.c` and
+    /// `<world>_component_type.o`), from the WIT built into memlab; see
+    /// examples/c-sorted-array.
+    Bindings {
+        /// The language: only `c` for now.
+        #[arg(value_parser = ["c"])]
+        language: String,
+        /// `memtable`, `allocator` or `serializer`.
+        kind: crate::seam::Kind,
+        /// Where to write them.
         dir: PathBuf,
     },
     /// Lists the bundled plugins: name, kind, version, sha256.
@@ -425,10 +437,15 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::New { kind, name, dir } => {
             let root = crate::scaffold::scaffold(kind, &name, &dir)?;
-            println!("Wrote {}. Then, in it:", root.display());
-            println!("  cargo build --release --target wasm32-unknown-unknown");
-            println!("  memlab check target/wasm32-unknown-unknown/release/{}.wasm", name.replace('-', "_"));
+            println!("Wrote {}. Then, in it (memlab builds the crate first):", root.display());
+            println!("  memlab check .");
             println!("  memlab bench bench.toml");
+            Ok(())
+        }
+        Command::Bindings { language: _, kind, dir } => {
+            for path in crate::scaffold::c_bindings(kind, &dir)? {
+                println!("Wrote {}", path.display());
+            }
             Ok(())
         }
         Command::List => {

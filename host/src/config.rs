@@ -181,7 +181,7 @@ impl fmt::Display for ParamValue {
 pub struct Variant {
     /// Shown in every table.
     pub name: String,
-    /// Memtable plugin: a bundled name or a `.wasm` path.
+    /// Memtable plugin: a bundled name, a `.wasm` path or a crate folder.
     pub memtable: String,
     /// Its parameters.
     #[serde(default)]

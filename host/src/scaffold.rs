@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::seam::Kind;
 
+mod bindings;
+pub use bindings::c_bindings;
+
 /// Why a scaffold could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ScaffoldError {
@@ -13,6 +16,8 @@ pub enum ScaffoldError {
     Name(String),
     #[error("{0} already exists: choose another name or directory")]
     Exists(String),
+    #[error("C bindings for the {kind} world: {detail}")]
+    Bindings { kind: &'static str, detail: String },
     #[error("{path}: {detail}")]
     Write { path: String, detail: String },
 }
@@ -40,7 +45,6 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
         Kind::Allocator => (include_str!("scaffold/allocator.rs.in"), "Allocator", ["per-row", "per-cell"]),
         Kind::Serializer => (include_str!("scaffold/serializer.rs.in"), "Serializer", ["lean", "naive"]),
     };
-    let wasm = root.join(format!("target/wasm32-unknown-unknown/release/{file}.wasm"));
     let variant = |label: &str, plugin: &str| {
         let (m, a, s) = match kind {
             Kind::Memtable => (plugin, "per-row", "lean"),
@@ -49,7 +53,8 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
         };
         format!("[[variant]]\nname = {label:?}\nmemtable = {m:?}\nallocator = {a:?}\nserializer = {s:?}\n")
     };
-    let mut variants = vec![variant(name, &wasm.display().to_string())];
+    // The crate's folder: memlab builds it before the run.
+    let mut variants = vec![variant(name, &root.display().to_string())];
     variants.extend(bundled.iter().map(|b| variant(b, b)));
     let fill = |text: &str| {
         text.replace("{{name}}", name)

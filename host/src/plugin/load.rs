@@ -1,7 +1,7 @@
 //! Turning bytes into a checked, compiled plugin.
 
 use std::fmt;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -77,11 +77,14 @@ impl PluginHost {
         if let Some(bundled) = registry::find(spec) {
             return self.load_bytes(spec, Source::Bundled, bundled.component);
         }
-        let path = Path::new(spec);
+        let mut path = PathBuf::from(spec);
         if !path.exists() && !spec.contains('/') && !spec.ends_with(".wasm") {
             return Err(LoadError::UnknownBundled(spec.to_string()));
         }
-        let bytes = std::fs::read(path).map_err(|e| LoadError::Read { plugin: spec.to_string(), path: path.display().to_string(), detail: e.to_string() })?;
+        if path.join("Cargo.toml").is_file() {
+            path = super::from_crate::build(spec, &path)?;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| LoadError::Read { plugin: spec.to_string(), path: path.display().to_string(), detail: e.to_string() })?;
         self.load_bytes(spec, Source::File(path.display().to_string()), &bytes)
     }
 

@@ -5,6 +5,7 @@
 
 mod bindings;
 mod cache;
+mod from_crate;
 mod load;
 mod probe;
 mod store;

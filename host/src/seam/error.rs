@@ -35,6 +35,8 @@ pub enum LoadError {
     Engine(String),
     #[error("plugin `{plugin}`: cannot read {path}: {detail}")]
     Read { plugin: String, path: String, detail: String },
+    #[error("plugin `{plugin}`: cannot build its crate: {detail}")]
+    Build { plugin: String, detail: String },
     #[error("no bundled plugin named `{0}` (see `memlab list`), and no such file")]
     UnknownBundled(String),
     #[error("plugin `{plugin}`: not a WebAssembly file ({detail})")]

@@ -3,6 +3,7 @@
 
 mod allocators;
 mod bad_input;
+mod c_plugin;
 mod check;
 mod config;
 mod differential;

@@ -1,0 +1,65 @@
+//! A plugin given as its crate's folder: memlab builds it for wasm32 with
+//! the crate's own release profile, so `memlab check .` and a bench config
+//! that names the folder need no build step of the author's.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::seam::LoadError;
+
+const TARGET: &str = "wasm32-unknown-unknown";
+
+/// Builds the crate at `dir` and returns its `.wasm`.
+pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
+    let fail = |detail: String| LoadError::Build { plugin: spec.to_string(), detail };
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    ensure_target(&cargo).map_err(fail)?;
+    let mut cmd = Command::new(&cargo);
+    cmd.args(["build", "--release", "--target", TARGET, "--message-format=json-render-diagnostics", "--manifest-path"]).arg(dir.join("Cargo.toml"));
+    // Flags of an outer cargo (memlab run by `cargo run` or a test) are for the host.
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
+        cmd.env_remove(var);
+    }
+    eprintln!("memlab: building {spec} (cargo build --release --target {TARGET})");
+    let out = cmd.output().map_err(|e| fail(format!("running {cargo}: {e}")))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+        return Err(fail(format!("cargo build failed ({}):\n{}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join("\n"))));
+    }
+    // The last artifact with a .wasm is the crate's cdylib.
+    let wasm = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|msg| msg["reason"] == "compiler-artifact")
+        .flat_map(|msg| msg["filenames"].as_array().cloned().unwrap_or_default())
+        .filter_map(|f| f.as_str().map(PathBuf::from))
+        .rfind(|f| f.extension().is_some_and(|e| e == "wasm"));
+    wasm.ok_or_else(|| fail("cargo built no .wasm: is the crate a `cdylib` (as `memlab new` writes it)?".into()))
+}
+
+/// As host/build.rs does for the bundled plugins: rustup does not install
+/// targets itself here (RUSTUP_AUTO_INSTALL=0), so add the target once.
+fn ensure_target(cargo: &str) -> Result<(), String> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc).args(["--print", "sysroot"]).output().map_err(|e| format!("running {rustc}: {e}"))?;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    if sysroot.join("lib/rustlib").join(TARGET).exists() {
+        return Ok(());
+    }
+    eprintln!("memlab: installing the {TARGET} target (`rustup target add {TARGET}`) to build the plugin");
+    let status = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status()
+        .map_err(|e| format!("the {TARGET} target is missing and rustup cannot run ({e}); install the target for {cargo}"))?;
+    if status.success() { Ok(()) } else { Err(format!("`rustup target add {TARGET}` failed ({status})")) }
+}
