@@ -1,7 +1,8 @@
-//! A boundary probe for benches: a tiny hand-written component whose two
-//! functions take a batch of rows as `list<list<u8>>` or as the packed
-//! pair `list<u8>, list<u32>` and do nothing else, so a bench sees the
-//! canonical ABI's cost of each shape and nothing more.
+//! A boundary probe for benches: a tiny hand-written component whose
+//! functions take a batch of rows as `list<list<u8>>`, as the packed pair
+//! `list<u8>, list<u32>`, as one flat `list<u8>`, or take nothing, and do
+//! nothing else, so a bench sees the canonical ABI's cost of each shape
+//! (and of a bare crossing) and nothing more.
 
 use wasmtime::Store;
 use wasmtime::component::{Component, Func, Linker};
@@ -33,12 +34,21 @@ const PROBE: &str = r#"
       (local.get 1))
     (func (export "take-packed") (param i32 i32 i32 i32) (result i32)
       (global.set $top (i32.const 8))
-      (local.get 3)))
+      (local.get 3))
+    (func (export "take-flat") (param i32 i32) (result i32)
+      (global.set $top (i32.const 8))
+      (local.get 1))
+    (func (export "take-nothing") (result i32)
+      (i32.const 0)))
   (core instance $i (instantiate $m))
   (func (export "take-list") (param "rows" (list (list u8))) (result u32)
     (canon lift (core func $i "take-list") (memory (core memory $i "memory")) (realloc (core func $i "realloc"))))
   (func (export "take-packed") (param "data" (list u8)) (param "ends" (list u32)) (result u32)
-    (canon lift (core func $i "take-packed") (memory (core memory $i "memory")) (realloc (core func $i "realloc")))))
+    (canon lift (core func $i "take-packed") (memory (core memory $i "memory")) (realloc (core func $i "realloc"))))
+  (func (export "take-flat") (param "data" (list u8)) (result u32)
+    (canon lift (core func $i "take-flat") (memory (core memory $i "memory")) (realloc (core func $i "realloc"))))
+  (func (export "take-nothing") (result u32)
+    (canon lift (core func $i "take-nothing"))))
 "#;
 
 /// The probe, instantiated.
@@ -46,6 +56,8 @@ pub struct AbiProbe {
     store: Store<()>,
     take_list: Func,
     take_packed: Func,
+    take_flat: Func,
+    take_nothing: Func,
 }
 
 fn engine_error(e: wasmtime::Error) -> LoadError {
@@ -61,7 +73,9 @@ impl PluginHost {
         let missing = |name: &str| LoadError::Engine(format!("boundary probe: no `{name}` export"));
         let take_list = instance.get_func(&mut store, "take-list").ok_or_else(|| missing("take-list"))?;
         let take_packed = instance.get_func(&mut store, "take-packed").ok_or_else(|| missing("take-packed"))?;
-        Ok(AbiProbe { store, take_list, take_packed })
+        let take_flat = instance.get_func(&mut store, "take-flat").ok_or_else(|| missing("take-flat"))?;
+        let take_nothing = instance.get_func(&mut store, "take-nothing").ok_or_else(|| missing("take-nothing"))?;
+        Ok(AbiProbe { store, take_list, take_packed, take_flat, take_nothing })
     }
 }
 
@@ -76,5 +90,17 @@ impl AbiProbe {
     pub fn take_packed(&mut self, data: &[u8], ends: &[u32]) -> Result<u32, LoadError> {
         let f = self.take_packed.typed::<(&[u8], &[u32]), (u32,)>(&self.store).map_err(engine_error)?;
         Ok(f.call(&mut self.store, (data, ends)).map_err(engine_error)?.0)
+    }
+
+    /// Passes the rows as one flat list (lengths inside the bytes).
+    pub fn take_flat(&mut self, data: &[u8]) -> Result<u32, LoadError> {
+        let f = self.take_flat.typed::<(&[u8],), (u32,)>(&self.store).map_err(engine_error)?;
+        Ok(f.call(&mut self.store, (data,)).map_err(engine_error)?.0)
+    }
+
+    /// A crossing with no arguments: the floor under any call.
+    pub fn take_nothing(&mut self) -> Result<u32, LoadError> {
+        let f = self.take_nothing.typed::<(), (u32,)>(&self.store).map_err(engine_error)?;
+        Ok(f.call(&mut self.store, ()).map_err(engine_error)?.0)
     }
 }
