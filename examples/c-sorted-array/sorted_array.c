@@ -13,7 +13,7 @@
 
 #include "memtable_plugin.h"
 
-typedef exports_memlab_strategy_memtable_memtable_t memtable_t;
+typedef struct memtable memtable_t;
 typedef exports_memlab_strategy_memtable_cursor_t cursor_t;
 typedef exports_memlab_strategy_memtable_packed_t packed_t;
 typedef exports_memlab_strategy_memtable_error_t error_t_;
@@ -36,7 +36,7 @@ typedef struct pending {
     uint64_t seq;
 } pending_t;
 
-struct exports_memlab_strategy_memtable_memtable_t {
+struct memtable {
     record_t **sorted;
     size_t len, cap;
     pending_t *pending;
@@ -45,9 +45,10 @@ struct exports_memlab_strategy_memtable_memtable_t {
     uint64_t capacity_param;
     size_t record_bytes;
     int frozen;
-    // The handle and every live cursor: the host may drop them in any order.
-    int refs;
 };
+
+// The instance's one memtable (memtable contract 0).
+static memtable_t *table;
 
 struct exports_memlab_strategy_memtable_cursor_t {
     memtable_t *table;
@@ -229,15 +230,6 @@ static int packed_valid(const packed_t *p) {
     return 1;
 }
 
-static void release(memtable_t *t) {
-    if (--t->refs) return;
-    for (size_t i = 0; i < t->len; i++) free(t->sorted[i]);
-    for (size_t i = 0; i < t->pending_len; i++) free(t->pending[i].record);
-    free(t->sorted);
-    free(t->pending);
-    free(t);
-}
-
 // Parses a decimal u64 strictly: digits only, no overflow.
 static int parse_u64(const uint8_t *text, size_t len, uint64_t *value) {
     if (!len) return 0;
@@ -256,10 +248,19 @@ static int names(const memtable_plugin_string_t *s, const char *name) {
     return s->len == strlen(name) && !memcmp(s->ptr, name, s->len);
 }
 
-bool exports_memlab_strategy_memtable_static_memtable_create(exports_memlab_strategy_memtable_params_t *params,
-                                                             exports_memlab_strategy_memtable_own_memtable_t *ret, error_t_ *err) {
+// Memtable contract 0: `create` comes first; anything else is a host bug.
+static memtable_t *the_table(void) {
+    if (!table) die("sorted-array: called before create (memtable contract 0)");
+    return table;
+}
+
+bool exports_memlab_strategy_memtable_create(exports_memlab_strategy_memtable_params_t *params, error_t_ *err) {
     uint64_t capacity = DEFAULT_CAPACITY;
     bool ok = true;
+    if (table) {
+        fail(err, MEMLAB_STRATEGY_TYPES_ERROR_INVALID_STATE, "this instance's memtable exists already (memtable contract 0)");
+        ok = false;
+    }
     for (size_t i = 0; i < params->len && ok; i++) {
         memtable_plugin_string_t *key = &params->ptr[i].f0, *value = &params->ptr[i].f1;
         if (!names(key, "initial_capacity")) {
@@ -276,12 +277,12 @@ bool exports_memlab_strategy_memtable_static_memtable_create(exports_memlab_stra
     if (!t) die("sorted-array: out of linear memory creating the memtable");
     t->capacity_param = capacity;
     t->pending = grow(NULL, &t->pending_cap, capacity ? capacity : 1, sizeof(pending_t));
-    t->refs = 1;
-    *ret = exports_memlab_strategy_memtable_memtable_new(t);
+    table = t;
     return true;
 }
 
-bool exports_memlab_strategy_memtable_method_memtable_insert(memtable_t *t, packed_t *entries, error_t_ *err) {
+bool exports_memlab_strategy_memtable_insert(packed_t *entries, error_t_ *err) {
+    memtable_t *t = the_table();
     bool ok = true;
     if (t->frozen) {
         fail(err, MEMLAB_STRATEGY_TYPES_ERROR_INVALID_STATE, "insert after a cursor froze the memtable");
@@ -315,7 +316,8 @@ bool exports_memlab_strategy_memtable_method_memtable_insert(memtable_t *t, pack
     return ok;
 }
 
-void exports_memlab_strategy_memtable_method_memtable_get(memtable_t *t, packed_t *keys, packed_t *ret) {
+void exports_memlab_strategy_memtable_get(packed_t *keys, packed_t *ret) {
+    memtable_t *t = the_table();
     out_t o = {0};
     // Memtable contract 8: a malformed batch gets no records.
     if (packed_valid(keys)) {
@@ -334,8 +336,8 @@ void exports_memlab_strategy_memtable_method_memtable_get(memtable_t *t, packed_
     out_finish(&o, ret);
 }
 
-void exports_memlab_strategy_memtable_method_memtable_scan(memtable_t *t, memtable_plugin_list_u8_t *start, memtable_plugin_list_u8_t *maybe_end,
-                                                          uint32_t limit, packed_t *ret) {
+void exports_memlab_strategy_memtable_scan(memtable_plugin_list_u8_t *start, memtable_plugin_list_u8_t *maybe_end, uint32_t limit, packed_t *ret) {
+    memtable_t *t = the_table();
     out_t o = {0};
     settle(t);
     for (size_t i = lower_bound(t, start->ptr, start->len); i < t->len && o.count < limit; i++) {
@@ -348,10 +350,10 @@ void exports_memlab_strategy_memtable_method_memtable_scan(memtable_t *t, memtab
     out_finish(&o, ret);
 }
 
-exports_memlab_strategy_memtable_own_cursor_t exports_memlab_strategy_memtable_method_memtable_cursor(memtable_t *t) {
+exports_memlab_strategy_memtable_own_cursor_t exports_memlab_strategy_memtable_open_cursor(void) {
+    memtable_t *t = the_table();
     settle(t);
     t->frozen = 1;
-    t->refs++;
     cursor_t *c = calloc(1, sizeof(cursor_t));
     if (!c) die("sorted-array: out of linear memory for a cursor");
     c->table = t;
@@ -369,7 +371,8 @@ void exports_memlab_strategy_memtable_method_cursor_next(cursor_t *c, uint32_t m
     out_finish(&o, ret);
 }
 
-void exports_memlab_strategy_memtable_method_memtable_describe(memtable_t *t, exports_memlab_strategy_memtable_description_t *ret) {
+void exports_memlab_strategy_memtable_describe(exports_memlab_strategy_memtable_description_t *ret) {
+    memtable_t *t = the_table();
     char digits[24];
     size_t n = sizeof digits;
     digits[--n] = 0;
@@ -387,7 +390,8 @@ void exports_memlab_strategy_memtable_method_memtable_describe(memtable_t *t, ex
     ret->params.ptr[0].f1 = string_of(digits + n);
 }
 
-void exports_memlab_strategy_memtable_method_memtable_stats(memtable_t *t, exports_memlab_strategy_memtable_stats_t *ret) {
+void exports_memlab_strategy_memtable_stats(exports_memlab_strategy_memtable_counters_t *ret) {
+    memtable_t *t = the_table();
     settle(t);
     // Memtable contract 6: the bytes the index owns, records and arrays.
     uint64_t index_bytes = t->record_bytes + t->cap * sizeof(record_t *) + t->pending_cap * sizeof(pending_t);
@@ -400,11 +404,7 @@ void exports_memlab_strategy_memtable_method_memtable_stats(memtable_t *t, expor
     ret->ptr[1].f1 = index_bytes;
 }
 
-void exports_memlab_strategy_memtable_memtable_destructor(memtable_t *t) {
-    release(t);
-}
-
+// The memtable lives as long as the instance; a cursor is only a position.
 void exports_memlab_strategy_memtable_cursor_destructor(cursor_t *c) {
-    release(c->table);
     free(c);
 }

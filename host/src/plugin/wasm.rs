@@ -148,8 +148,6 @@ struct WasmShard {
     allocator_plugin: Arc<Plugin>,
     memtable: memtable::Guest,
     allocator: allocator::Guest,
-    table: ResourceAny,
-    arena: ResourceAny,
     cursor: Option<ResourceAny>,
 }
 
@@ -175,22 +173,19 @@ pub(super) fn shard(
     let memtable = mt_indices.load(&mut caller.store, &mt_instance).map_err(|e| load_failed(memtable_plugin, e))?;
     let al_instance = instantiate(&mut caller, allocator_plugin)?;
     let allocator = al_indices.load(&mut caller.store, &al_instance).map_err(|e| load_failed(allocator_plugin, e))?;
-    let table = caller
-        .try_call(memtable_plugin, "memtable.create", |s| memtable.memtable().call_create(s, &memtable_params.to_vec()))
+    // One memtable and one arena per instance (memtable and allocator contract 0).
+    caller
+        .try_call(memtable_plugin, "memtable.create", |s| memtable.call_create(s, &memtable_params.to_vec()))
         .map_err(create_failed(memtable_plugin, "memtable.create", shard))?;
-    let arena = caller.try_call(allocator_plugin, "arena.create", |s| allocator.arena().call_create(s, &allocator_params.to_vec())).map_err(create_failed(
-        allocator_plugin,
-        "arena.create",
-        shard,
-    ))?;
+    caller
+        .try_call(allocator_plugin, "arena.create", |s| allocator.call_create(s, &allocator_params.to_vec()))
+        .map_err(create_failed(allocator_plugin, "arena.create", shard))?;
     let runtime = WasmShard {
         caller,
         memtable_plugin: Arc::clone(memtable_plugin),
         allocator_plugin: Arc::clone(allocator_plugin),
         memtable,
         allocator,
-        table,
-        arena,
         cursor: None,
     };
     Ok(seam::Shard::new(Box::new(runtime), &memtable_plugin.name, &allocator_plugin.name, shard))
@@ -199,34 +194,34 @@ pub(super) fn shard(
 impl ShardRuntime for WasmShard {
     fn store_rows(&mut self, lent: &mut Packed) -> Result<Vec<u64>, Fault> {
         let rows = wit_packed(std::mem::take(lent));
-        let (arena, api) = (self.arena, &self.allocator);
-        let result = self.caller.try_call(&self.allocator_plugin, "arena.store", |s| api.arena().call_store(s, arena, &rows));
+        let api = &self.allocator;
+        let result = self.caller.try_call(&self.allocator_plugin, "arena.store", |s| api.call_store_rows(s, &rows));
         give_back(lent, rows);
         result
     }
 
     fn insert(&mut self, lent: &mut Packed) -> Result<(), Fault> {
         let entries = wit_packed(std::mem::take(lent));
-        let (table, api) = (self.table, &self.memtable);
-        let result = self.caller.try_call(&self.memtable_plugin, "memtable.insert", |s| api.memtable().call_insert(s, table, &entries));
+        let api = &self.memtable;
+        let result = self.caller.try_call(&self.memtable_plugin, "memtable.insert", |s| api.call_insert(s, &entries));
         give_back(lent, entries);
         result
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, Fault> {
         let keys = wit_packed(keys);
-        let (table, api) = (self.table, &self.memtable);
-        packed_out(self.caller.call(&self.memtable_plugin, "memtable.get", |s| api.memtable().call_get(s, table, &keys))?)
+        let api = &self.memtable;
+        packed_out(self.caller.call(&self.memtable_plugin, "memtable.get", |s| api.call_get(s, &keys))?)
     }
 
     fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault> {
-        let (table, api) = (self.table, &self.memtable);
-        packed_out(self.caller.call(&self.memtable_plugin, "memtable.scan", |s| api.memtable().call_scan(s, table, start, end, limit))?)
+        let api = &self.memtable;
+        packed_out(self.caller.call(&self.memtable_plugin, "memtable.scan", |s| api.call_scan(s, start, end, limit))?)
     }
 
     fn open_cursor(&mut self) -> Result<(), Fault> {
-        let (table, api) = (self.table, &self.memtable);
-        self.cursor = Some(self.caller.call(&self.memtable_plugin, "memtable.cursor", |s| api.memtable().call_cursor(s, table))?);
+        let api = &self.memtable;
+        self.cursor = Some(self.caller.call(&self.memtable_plugin, "memtable.cursor", |s| api.call_open_cursor(s))?);
         Ok(())
     }
 
@@ -239,28 +234,28 @@ impl ShardRuntime for WasmShard {
     }
 
     fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
-        let (arena, api) = (self.arena, &self.allocator);
-        packed_out(self.caller.try_call(&self.allocator_plugin, "arena.load", |s| api.arena().call_load(s, arena, &refs))?)
+        let api = &self.allocator;
+        packed_out(self.caller.try_call(&self.allocator_plugin, "arena.load", |s| api.call_load(s, &refs))?)
     }
 
     fn memtable_stats(&mut self) -> Result<Stats, Fault> {
-        let (table, api) = (self.table, &self.memtable);
-        self.caller.call(&self.memtable_plugin, "memtable.stats", |s| api.memtable().call_stats(s, table))
+        let api = &self.memtable;
+        self.caller.call(&self.memtable_plugin, "memtable.stats", |s| api.call_stats(s))
     }
 
     fn allocator_stats(&mut self) -> Result<Stats, Fault> {
-        let (arena, api) = (self.arena, &self.allocator);
-        self.caller.call(&self.allocator_plugin, "arena.stats", |s| api.arena().call_stats(s, arena))
+        let api = &self.allocator;
+        self.caller.call(&self.allocator_plugin, "arena.stats", |s| api.call_stats(s))
     }
 
     fn describe_memtable(&mut self) -> Result<Description, Fault> {
-        let (table, api) = (self.table, &self.memtable);
-        self.caller.call(&self.memtable_plugin, "memtable.describe", |s| api.memtable().call_describe(s, table)).map(description)
+        let api = &self.memtable;
+        self.caller.call(&self.memtable_plugin, "memtable.describe", |s| api.call_describe(s)).map(description)
     }
 
     fn describe_allocator(&mut self) -> Result<Description, Fault> {
-        let (arena, api) = (self.arena, &self.allocator);
-        self.caller.call(&self.allocator_plugin, "arena.describe", |s| api.arena().call_describe(s, arena)).map(description)
+        let api = &self.allocator;
+        self.caller.call(&self.allocator_plugin, "arena.describe", |s| api.call_describe(s)).map(description)
     }
 
     fn reserved_bytes(&self) -> u64 {

@@ -1,3 +1,4 @@
+use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
@@ -19,8 +20,18 @@ super::types_glue!(memlab::strategy::types);
 /// The `Guest` implementation for an allocator type `T`.
 pub struct Export<T>(PhantomData<T>);
 
-impl<T: Allocator> wit::Guest for Export<T> {
-    type Arena = ArenaResource<T>;
+thread_local! {
+    /// The instance's one arena (allocator contract 0). `Any` because a
+    /// static cannot name `T`; a plugin exports one allocator type.
+    static ARENA: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+}
+
+fn with_arena<T: Allocator + 'static, R>(f: impl FnOnce(&RefCell<ArenaInstance<T>>) -> R) -> R {
+    ARENA.with_borrow(|arena| {
+        // Contract 0: the host calls `create` first; anything else is a host bug.
+        let arena = arena.as_ref().and_then(|a| a.downcast_ref::<RefCell<ArenaInstance<T>>>()).expect("allocator contract 0: `create` comes first");
+        f(arena)
+    })
 }
 
 /// The host's pool, reached through the `pool` import.
@@ -47,32 +58,33 @@ impl Pool for HostPool {
     }
 }
 
-pub struct ArenaResource<T: Allocator> {
-    arena: RefCell<ArenaInstance<T>>,
-}
-
-impl<T: Allocator> wit::GuestArena for ArenaResource<T> {
-    fn create(params: Vec<(String, String)>) -> Result<wit::Arena, wit_types::Error> {
+impl<T: Allocator + 'static> wit::Guest for Export<T> {
+    fn create(params: Vec<(String, String)>) -> Result<(), wit_types::Error> {
         install_panic_hook();
-        Ok(wit::Arena::new(ArenaResource { arena: RefCell::new(ArenaInstance::<T>::create(params)?) }))
+        if ARENA.with_borrow(Option::is_some) {
+            return Err(wit_types::Error::InvalidState("allocator contract 0: this instance's arena exists already".into()));
+        }
+        let arena = RefCell::new(ArenaInstance::<T>::create(params)?);
+        ARENA.set(Some(Box::new(arena)));
+        Ok(())
     }
 
-    fn store(&self, rows: wit_types::Packed) -> Result<Vec<u64>, wit_types::Error> {
+    fn store_rows(rows: wit_types::Packed) -> Result<Vec<u64>, wit_types::Error> {
         let rows = packed_in(rows)?;
-        self.arena.borrow_mut().store(&mut HostPool, &rows).map_err(Into::into)
+        with_arena::<T, _>(|a| a.borrow_mut().store(&mut HostPool, &rows).map_err(Into::into))
     }
 
-    fn load(&self, refs: Vec<u64>) -> Result<wit_types::Packed, wit_types::Error> {
+    fn load(refs: Vec<u64>) -> Result<wit_types::Packed, wit_types::Error> {
         let mut out = Packed::new();
-        self.arena.borrow().load(&refs, &mut out)?;
+        with_arena::<T, _>(|a| a.borrow().load(&refs, &mut out))?;
         Ok(packed_out(out))
     }
 
-    fn describe(&self) -> wit_types::Description {
-        description_out(self.arena.borrow().description())
+    fn describe() -> wit_types::Description {
+        with_arena::<T, _>(|a| description_out(a.borrow().description()))
     }
 
-    fn stats(&self) -> Vec<(String, u64)> {
-        self.arena.borrow().stats()
+    fn stats() -> Vec<(String, u64)> {
+        with_arena::<T, _>(|a| a.borrow().stats())
     }
 }

@@ -1,3 +1,4 @@
+use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
@@ -20,62 +21,78 @@ super::types_glue!(memlab::strategy::types);
 /// The `Guest` implementation for a memtable type `T`.
 pub struct Export<T>(PhantomData<T>);
 
-impl<T: Memtable> wit::Guest for Export<T> {
-    type Memtable = MemtableResource<T>;
+/// The instance's one memtable (memtable contract 0), shared with its
+/// cursors. `Any` because a static cannot name `T`; a plugin exports one
+/// memtable type, so the downcast always finds it.
+type Shared<T> = Rc<RefCell<MemtableInstance<T>>>;
+
+thread_local! {
+    static TABLE: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+}
+
+fn with_table<T: Memtable + 'static, R>(f: impl FnOnce(&Shared<T>) -> R) -> R {
+    TABLE.with_borrow(|table| {
+        // Contract 0: the host calls `create` first; anything else is a host bug.
+        let table = table.as_ref().and_then(|t| t.downcast_ref::<Shared<T>>()).expect("memtable contract 0: `create` comes first");
+        f(table)
+    })
+}
+
+impl<T: Memtable + 'static> wit::Guest for Export<T> {
     type Cursor = CursorResource<T>;
-}
 
-pub struct MemtableResource<T: Memtable> {
-    instance: Rc<RefCell<MemtableInstance<T>>>,
-}
-
-pub struct CursorResource<T: Memtable> {
-    instance: Rc<RefCell<MemtableInstance<T>>>,
-    position: RefCell<T::Position>,
-}
-
-impl<T: Memtable> wit::GuestMemtable for MemtableResource<T> {
-    fn create(params: Vec<(String, String)>) -> Result<wit::Memtable, wit_types::Error> {
+    fn create(params: Vec<(String, String)>) -> Result<(), wit_types::Error> {
         install_panic_hook();
-        let instance = MemtableInstance::<T>::create(params)?;
-        Ok(wit::Memtable::new(MemtableResource { instance: Rc::new(RefCell::new(instance)) }))
+        if TABLE.with_borrow(Option::is_some) {
+            return Err(wit_types::Error::InvalidState("memtable contract 0: this instance's memtable exists already".into()));
+        }
+        let instance: Shared<T> = Rc::new(RefCell::new(MemtableInstance::<T>::create(params)?));
+        TABLE.set(Some(Box::new(instance)));
+        Ok(())
     }
 
-    fn insert(&self, entries: wit_types::Packed) -> Result<(), wit_types::Error> {
+    fn insert(entries: wit_types::Packed) -> Result<(), wit_types::Error> {
         let entries = packed_in(entries)?;
-        self.instance.borrow_mut().insert(&entries).map_err(Into::into)
+        with_table::<T, _>(|t| t.borrow_mut().insert(&entries).map_err(Into::into))
     }
 
-    fn get(&self, keys: wit_types::Packed) -> wit_types::Packed {
+    fn get(keys: wit_types::Packed) -> wit_types::Packed {
         let mut out = Packed::new();
         // Malformed key batches read as no keys: `get` has no error
         // channel, and the host refuses the record count that follows.
         let keys = packed_in(keys).unwrap_or_default();
-        self.instance.borrow().get(&keys, &mut out);
+        with_table::<T, _>(|t| t.borrow().get(&keys, &mut out));
         packed_out(out)
     }
 
-    fn scan(&self, start: Vec<u8>, end: Option<Vec<u8>>, limit: u32) -> wit_types::Packed {
+    fn scan(start: Vec<u8>, end: Option<Vec<u8>>, limit: u32) -> wit_types::Packed {
         let mut out = Packed::new();
-        self.instance.borrow().scan(&start, end.as_deref(), limit, &mut out);
+        with_table::<T, _>(|t| t.borrow().scan(&start, end.as_deref(), limit, &mut out));
         packed_out(out)
     }
 
-    fn cursor(&self) -> wit::Cursor {
-        let position = RefCell::new(self.instance.borrow_mut().cursor());
-        wit::Cursor::new(CursorResource { instance: Rc::clone(&self.instance), position })
+    fn open_cursor() -> wit::Cursor {
+        with_table::<T, _>(|t| {
+            let position = RefCell::new(t.borrow_mut().cursor());
+            wit::Cursor::new(CursorResource { instance: Rc::clone(t), position })
+        })
     }
 
-    fn describe(&self) -> wit_types::Description {
-        description_out(self.instance.borrow().description())
+    fn describe() -> wit_types::Description {
+        with_table::<T, _>(|t| description_out(t.borrow().description()))
     }
 
-    fn stats(&self) -> Vec<(String, u64)> {
-        self.instance.borrow().stats()
+    fn stats() -> Vec<(String, u64)> {
+        with_table::<T, _>(|t| t.borrow().stats())
     }
 }
 
-impl<T: Memtable> wit::GuestCursor for CursorResource<T> {
+pub struct CursorResource<T: Memtable> {
+    instance: Shared<T>,
+    position: RefCell<T::Position>,
+}
+
+impl<T: Memtable + 'static> wit::GuestCursor for CursorResource<T> {
     fn next(&self, max_bytes: u32) -> wit_types::Packed {
         let mut out = Packed::new();
         self.instance.borrow().next(&mut self.position.borrow_mut(), max_bytes, &mut out);
