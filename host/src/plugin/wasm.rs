@@ -174,20 +174,18 @@ pub(super) fn shard(
     let al_instance = instantiate(&mut caller, allocator_plugin)?;
     let allocator = al_indices.load(&mut caller.store, &al_instance).map_err(|e| load_failed(allocator_plugin, e))?;
     // One memtable and one arena per instance (memtable and allocator contract 0).
-    caller
-        .try_call(memtable_plugin, "memtable.create", |s| memtable.call_create(s, &memtable_params.to_vec()))
-        .map_err(create_failed(memtable_plugin, "memtable.create", shard))?;
-    caller
-        .try_call(allocator_plugin, "arena.create", |s| allocator.call_create(s, &allocator_params.to_vec()))
-        .map_err(create_failed(allocator_plugin, "arena.create", shard))?;
-    let runtime = WasmShard {
-        caller,
-        memtable_plugin: Arc::clone(memtable_plugin),
-        allocator_plugin: Arc::clone(allocator_plugin),
-        memtable,
-        allocator,
-        cursor: None,
-    };
+    caller.try_call(memtable_plugin, "memtable.create", |s| memtable.call_create(s, &memtable_params.to_vec())).map_err(create_failed(
+        memtable_plugin,
+        "memtable.create",
+        shard,
+    ))?;
+    caller.try_call(allocator_plugin, "arena.create", |s| allocator.call_create(s, &allocator_params.to_vec())).map_err(create_failed(
+        allocator_plugin,
+        "arena.create",
+        shard,
+    ))?;
+    let runtime =
+        WasmShard { caller, memtable_plugin: Arc::clone(memtable_plugin), allocator_plugin: Arc::clone(allocator_plugin), memtable, allocator, cursor: None };
     Ok(seam::Shard::new(Box::new(runtime), &memtable_plugin.name, &allocator_plugin.name, shard))
 }
 
