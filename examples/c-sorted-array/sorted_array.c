@@ -99,11 +99,14 @@ static void out_entry(out_t *o, const record_t *r) {
     out_end(o);
 }
 
+// Types contract 1: the records, then each one's end, then the count.
 static void out_finish(out_t *o, packed_t *ret) {
-    ret->data.ptr = o->data;
-    ret->data.len = o->len;
-    ret->ends.ptr = o->ends;
-    ret->ends.len = o->count;
+    uint32_t count = (uint32_t)o->count;
+    if (o->count) out_bytes(o, o->ends, 4 * o->count);
+    out_bytes(o, &count, 4);
+    free(o->ends);
+    ret->ptr = o->data;
+    ret->len = o->len;
 }
 
 static memtable_plugin_string_t string_of(const char *text) {
@@ -220,12 +223,36 @@ static size_t lower_bound(const memtable_t *t, const uint8_t *key, size_t len) {
     return lo;
 }
 
-// Types contract 1: ends never decrease and stay inside data.
-static int packed_valid(const packed_t *p) {
+// A packed batch read in place (types contract 1).
+typedef struct view {
+    const uint8_t *records;
+    const uint8_t *ends;
+    size_t count;
+} view_t;
+
+static uint32_t view_end(const view_t *v, size_t i) {
+    uint32_t end;
+    memcpy(&end, v->ends + 4 * i, 4);
+    return end;
+}
+
+// Reads the trailer and checks that the ends never decrease and stay
+// inside the records; 0 when the batch is malformed.
+static int packed_view(const packed_t *p, view_t *v) {
+    if (p->len < 4) return 0;
+    uint32_t count;
+    memcpy(&count, p->ptr + p->len - 4, 4);
+    size_t records_len = p->len - 4;
+    if (count > records_len / 4) return 0;
+    records_len -= 4 * (size_t)count;
+    v->records = p->ptr;
+    v->ends = p->ptr + records_len;
+    v->count = count;
     uint32_t prev = 0;
-    for (size_t i = 0; i < p->ends.len; i++) {
-        if (p->ends.ptr[i] < prev || p->ends.ptr[i] > p->data.len) return 0;
-        prev = p->ends.ptr[i];
+    for (size_t i = 0; i < count; i++) {
+        uint32_t end = view_end(v, i);
+        if (end < prev || end > records_len) return 0;
+        prev = end;
     }
     return 1;
 }
@@ -284,16 +311,17 @@ bool exports_memlab_strategy_memtable_create(exports_memlab_strategy_memtable_pa
 bool exports_memlab_strategy_memtable_insert(packed_t *entries, error_t_ *err) {
     memtable_t *t = the_table();
     bool ok = true;
+    view_t v = {0};
     if (t->frozen) {
         fail(err, MEMLAB_STRATEGY_TYPES_ERROR_INVALID_STATE, "insert after a cursor froze the memtable");
         ok = false;
-    } else if (!packed_valid(entries)) {
+    } else if (!packed_view(entries, &v)) {
         fail(err, MEMLAB_STRATEGY_TYPES_ERROR_CORRUPT, "insert: the batch's ends are not a valid packed layout");
         ok = false;
     }
     uint32_t start = 0;
-    for (size_t i = 0; ok && i < entries->ends.len; i++) {
-        uint32_t end = entries->ends.ptr[i];
+    for (size_t i = 0; ok && i < v.count; i++) {
+        uint32_t end = view_end(&v, i);
         if (end - start < 16) {
             fail(err, MEMLAB_STRATEGY_TYPES_ERROR_CORRUPT, "insert: an entry shorter than its 16-byte timestamp and ref");
             ok = false;
@@ -302,10 +330,10 @@ bool exports_memlab_strategy_memtable_insert(packed_t *entries, error_t_ *err) {
         size_t len = end - start - 16;
         record_t *r = malloc(sizeof(record_t) + len);
         if (!r) die("sorted-array: out of linear memory for an entry");
-        memcpy(&r->timestamp, entries->data.ptr + start, 8);
-        memcpy(&r->ref, entries->data.ptr + start + 8, 8);
+        memcpy(&r->timestamp, v.records + start, 8);
+        memcpy(&r->ref, v.records + start + 8, 8);
         r->len = (uint32_t)len;
-        memcpy(r->key, entries->data.ptr + start + 16, len);
+        memcpy(r->key, v.records + start + 16, len);
         t->record_bytes += sizeof(record_t) + len;
         t->pending = grow(t->pending, &t->pending_cap, t->pending_len + 1, sizeof(pending_t));
         t->pending[t->pending_len].record = r;
@@ -320,12 +348,13 @@ void exports_memlab_strategy_memtable_get(packed_t *keys, packed_t *ret) {
     memtable_t *t = the_table();
     out_t o = {0};
     // Memtable contract 8: a malformed batch gets no records.
-    if (packed_valid(keys)) {
+    view_t v;
+    if (packed_view(keys, &v)) {
         settle(t);
         uint32_t start = 0;
-        for (size_t i = 0; i < keys->ends.len; i++) {
-            uint32_t end = keys->ends.ptr[i];
-            const uint8_t *key = keys->data.ptr + start;
+        for (size_t i = 0; i < v.count; i++) {
+            uint32_t end = view_end(&v, i);
+            const uint8_t *key = v.records + start;
             size_t len = end - start, at = lower_bound(t, key, len);
             if (at < t->len && !compare_keys(t->sorted[at]->key, t->sorted[at]->len, key, len)) out_entry(&o, t->sorted[at]);
             else out_end(&o);  // an empty record: absent

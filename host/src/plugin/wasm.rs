@@ -70,7 +70,7 @@ impl Caller {
 
 /// A packed result from the guest, checked for its layout.
 fn packed_out(p: types::Packed) -> Result<Packed, Fault> {
-    Packed::from_parts(p.data, p.ends).map_err(|e| Fault::Malformed(e.to_string()))
+    Packed::from_wire(p).map_err(|e| Fault::Malformed(e.to_string()))
 }
 
 fn classify(error: &wasmtime::Error, ctx: &StoreCtx) -> TrapKind {
@@ -100,17 +100,6 @@ fn sdk_error(error: types::Error) -> memlab_sdk::Error {
         types::Error::InvalidState(m) => memlab_sdk::Error::InvalidState(m),
         types::Error::Other(m) => memlab_sdk::Error::Other(m),
     }
-}
-
-fn wit_packed(p: Packed) -> types::Packed {
-    let (data, ends) = p.into_parts();
-    types::Packed { data, ends }
-}
-
-/// Returns a lent batch's buffers, which the call only read. They came out
-/// of a valid batch, so `from_parts` (a pass over `ends`) cannot refuse them.
-fn give_back(lent: &mut Packed, p: types::Packed) {
-    *lent = Packed::from_parts(p.data, p.ends).unwrap_or_default();
 }
 
 fn description(d: types::Description) -> Description {
@@ -191,23 +180,17 @@ pub(super) fn shard(
 
 impl ShardRuntime for WasmShard {
     fn store_rows(&mut self, lent: &mut Packed) -> Result<Vec<u64>, Fault> {
-        let rows = wit_packed(std::mem::take(lent));
-        let api = &self.allocator;
-        let result = self.caller.try_call(&self.allocator_plugin, "arena.store", |s| api.call_store_rows(s, &rows));
-        give_back(lent, rows);
-        result
+        let (caller, api, plugin) = (&mut self.caller, &self.allocator, &self.allocator_plugin);
+        lent.with_wire(|rows| caller.try_call(plugin, "arena.store", |s| api.call_store_rows(s, rows)))
     }
 
     fn insert(&mut self, lent: &mut Packed) -> Result<(), Fault> {
-        let entries = wit_packed(std::mem::take(lent));
-        let api = &self.memtable;
-        let result = self.caller.try_call(&self.memtable_plugin, "memtable.insert", |s| api.call_insert(s, &entries));
-        give_back(lent, entries);
-        result
+        let (caller, api, plugin) = (&mut self.caller, &self.memtable, &self.memtable_plugin);
+        lent.with_wire(|entries| caller.try_call(plugin, "memtable.insert", |s| api.call_insert(s, entries)))
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, Fault> {
-        let keys = wit_packed(keys);
+        let keys = keys.into_wire();
         let api = &self.memtable;
         packed_out(self.caller.call(&self.memtable_plugin, "memtable.get", |s| api.call_get(s, &keys))?)
     }
@@ -297,7 +280,7 @@ pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(Str
 
 impl SerializerRuntime for WasmSerializer {
     fn write(&mut self, records: Packed) -> Result<Vec<u8>, Fault> {
-        let records = wit_packed(records);
+        let records = records.into_wire();
         let (writer, api) = (self.writer, &self.api);
         self.caller.try_call(&self.plugin, "writer.write", |s| api.writer().call_write(s, writer, &records))
     }
@@ -357,7 +340,7 @@ impl ReaderRuntime for WasmReader {
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, Fault> {
-        let keys = wit_packed(keys);
+        let keys = keys.into_wire();
         let (reader, api) = (self.reader, &self.api);
         packed_out(self.caller.try_call(&self.plugin, "reader.get", |s| api.reader().call_get(s, reader, &keys))?)
     }

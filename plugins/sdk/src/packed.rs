@@ -22,7 +22,7 @@ impl Packed {
     }
 
     /// Checks that `ends` never decreases and stays within `data`.
-    pub fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Result<Self, Error> {
+    fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Result<Self, Error> {
         let mut prev = 0u32;
         for (i, &end) in ends.iter().enumerate() {
             if end < prev {
@@ -36,9 +36,46 @@ impl Packed {
         Ok(Packed { data, ends })
     }
 
-    /// The raw parts, to hand across the boundary without copying.
-    pub fn into_parts(self) -> (Vec<u8>, Vec<u32>) {
-        (self.data, self.ends)
+    /// The wire form, one list across the boundary (types contract 1): the
+    /// records back to back, each record's end as a `u32`, then the count
+    /// as a `u32`, all little-endian.
+    pub fn into_wire(mut self) -> Vec<u8> {
+        self.append_trailer();
+        self.data
+    }
+
+    /// Reads the wire form, checking its layout.
+    pub fn from_wire(mut wire: Vec<u8>) -> Result<Self, Error> {
+        let Some(count_at) = wire.len().checked_sub(4) else {
+            return Err(corrupt(format_args!("a packed batch of {} bytes has no record count", wire.len())));
+        };
+        let count = u32::from_le_bytes(wire[count_at..].try_into().unwrap_or_default()) as usize;
+        let Some(ends_at) = count.checked_mul(4).and_then(|bytes| count_at.checked_sub(bytes)) else {
+            return Err(corrupt(format_args!("a packed batch of {} bytes claims {count} records", wire.len())));
+        };
+        let ends = wire[ends_at..count_at].chunks_exact(4).map(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]])).collect();
+        wire.truncate(ends_at);
+        Packed::from_parts(wire, ends)
+    }
+
+    /// Lends the wire form to `f` without copying the records: the trailer
+    /// goes on for the call and comes off after it. A `Vec`, as the
+    /// generated bindings take a `packed`.
+    pub fn with_wire<R>(&mut self, f: impl FnOnce(&Vec<u8>) -> R) -> R {
+        let len = self.data.len();
+        self.append_trailer();
+        let result = f(&self.data);
+        self.data.truncate(len);
+        result
+    }
+
+    fn append_trailer(&mut self) {
+        self.data.reserve(4 * self.ends.len() + 4);
+        for end in &self.ends {
+            self.data.extend_from_slice(&end.to_le_bytes());
+        }
+        let count = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
+        self.data.extend_from_slice(&count.to_le_bytes());
     }
 
     /// How many records.
@@ -106,5 +143,46 @@ impl Packed {
         // Batches are far below 4 GiB: the host caps a call's size.
         let end = u32::try_from(self.data.len()).unwrap_or(u32::MAX);
         self.ends.push(end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(records: &[&[u8]]) -> Packed {
+        let mut p = Packed::new();
+        records.iter().for_each(|r| p.push(r));
+        p
+    }
+
+    #[test]
+    fn the_wire_form_round_trips_and_lending_restores_the_batch() {
+        for records in [&[][..], &[&b""[..]][..], &[&b"a"[..], b"", b"bcd"][..]] {
+            let mut p = batch(records);
+            let lent = p.with_wire(|wire| wire.to_vec());
+            assert_eq!(p.iter().collect::<Vec<_>>(), records);
+            assert_eq!(p.data_len(), records.iter().map(|r| r.len()).sum::<usize>());
+            let back = Packed::from_wire(lent).expect("valid");
+            assert_eq!(back.iter().collect::<Vec<_>>(), records);
+            assert_eq!(Packed::from_wire(p.into_wire()).expect("valid").len(), records.len());
+        }
+    }
+
+    #[test]
+    fn a_damaged_wire_form_is_corrupt() {
+        let wire = batch(&[b"ab", b"c"]).into_wire();
+        for bad in [
+            vec![],
+            vec![1, 0, 0],
+            vec![1, 0, 0, 0],
+            u32::MAX.to_le_bytes().to_vec(),
+            // Ends that decrease, or reach past the records.
+            [&b"ab"[..], &2u32.to_le_bytes(), &1u32.to_le_bytes(), &2u32.to_le_bytes()].concat(),
+            [&b"ab"[..], &9u32.to_le_bytes(), &1u32.to_le_bytes()].concat(),
+            wire[1..].to_vec(),
+        ] {
+            assert!(matches!(Packed::from_wire(bad.clone()), Err(Error::Corrupt(_))), "{bad:?}");
+        }
     }
 }

@@ -12,8 +12,8 @@ pub mod memtable;
 #[cfg(feature = "serializer")]
 pub mod serializer;
 
-fn packed_in(data: Vec<u8>, ends: Vec<u32>) -> Result<Packed, Error> {
-    Packed::from_parts(data, ends)
+fn packed_in(wire: Vec<u8>) -> Result<Packed, Error> {
+    Packed::from_wire(wire)
 }
 
 /// Converts between the SDK's types and one world's generated types; each
@@ -35,12 +35,11 @@ macro_rules! types_glue {
         }
 
         fn packed_out(p: $crate::Packed) -> wit_types::Packed {
-            let (data, ends) = p.into_parts();
-            wit_types::Packed { data, ends }
+            p.into_wire()
         }
 
         fn packed_in(p: wit_types::Packed) -> Result<$crate::Packed, wit_types::Error> {
-            super::packed_in(p.data, p.ends).map_err(Into::into)
+            super::packed_in(p).map_err(Into::into)
         }
 
         /// Hands a panic's message and location to the host before the
