@@ -21,21 +21,6 @@ impl Packed {
         Packed { data: Vec::with_capacity(bytes), ends: Vec::with_capacity(records) }
     }
 
-    /// Checks that `ends` never decreases and stays within `data`.
-    fn from_parts(data: Vec<u8>, ends: Vec<u32>) -> Result<Self, Error> {
-        let mut prev = 0u32;
-        for (i, &end) in ends.iter().enumerate() {
-            if end < prev {
-                return Err(corrupt(format_args!("packed end {i} ({end}) is before end {} ({prev})", i.wrapping_sub(1))));
-            }
-            prev = end;
-        }
-        if prev as usize > data.len() {
-            return Err(corrupt(format_args!("packed ends reach {prev} but data has {} bytes", data.len())));
-        }
-        Ok(Packed { data, ends })
-    }
-
     /// The wire form, one list across the boundary (types contract 1): the
     /// records back to back, each record's end as a `u32`, then the count
     /// as a `u32`, all little-endian.
@@ -44,7 +29,7 @@ impl Packed {
         self.data
     }
 
-    /// Reads the wire form, checking its layout.
+    /// Reads the wire form, checking its layout in the same pass.
     pub fn from_wire(mut wire: Vec<u8>) -> Result<Self, Error> {
         let Some(count_at) = wire.len().checked_sub(4) else {
             return Err(corrupt(format_args!("a packed batch of {} bytes has no record count", wire.len())));
@@ -53,9 +38,18 @@ impl Packed {
         let Some(ends_at) = count.checked_mul(4).and_then(|bytes| count_at.checked_sub(bytes)) else {
             return Err(corrupt(format_args!("a packed batch of {} bytes claims {count} records", wire.len())));
         };
-        let ends = wire[ends_at..count_at].chunks_exact(4).map(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]])).collect();
+        let mut ends = Vec::with_capacity(count);
+        let mut prev = 0u32;
+        for (i, bytes) in wire[ends_at..count_at].chunks_exact(4).enumerate() {
+            let end = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+            if end < prev || end as usize > ends_at {
+                return Err(corrupt(format_args!("packed end {i} ({end}) is before the one before it ({prev}) or past the {ends_at} record bytes")));
+            }
+            prev = end;
+            ends.push(end);
+        }
         wire.truncate(ends_at);
-        Packed::from_parts(wire, ends)
+        Ok(Packed { data: wire, ends })
     }
 
     /// Lends the wire form to `f` without copying the records: the trailer
@@ -70,11 +64,11 @@ impl Packed {
     }
 
     fn append_trailer(&mut self) {
+        let count = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
         self.data.reserve(4 * self.ends.len() + 4);
         for end in &self.ends {
             self.data.extend_from_slice(&end.to_le_bytes());
         }
-        let count = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
         self.data.extend_from_slice(&count.to_le_bytes());
     }
 
