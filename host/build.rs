@@ -10,6 +10,8 @@ use std::process::{Command, exit};
 
 const TARGET: &str = "wasm32-unknown-unknown";
 
+include!("src/plugin/outer_cargo.rs");
+
 /// A bundled strategy: a plugin crate the host depends on.
 struct Bundled {
     krate: String,
@@ -165,18 +167,8 @@ fn build_plugins(workspace: &Path, target_dir: &Path, bundled: &[Bundled]) {
     for krate in bundled.iter().map(|b| b.krate.as_str()).chain(TEST_PLUGINS.iter().map(|t| t.0)) {
         cmd.args(["-p", krate]);
     }
-    // The outer build's flags, jobserver and target are for the host.
-    for var in [
-        "CARGO_ENCODED_RUSTFLAGS",
-        "RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_TARGET",
-        "CARGO_MAKEFLAGS",
-        "MAKEFLAGS",
-        "MFLAGS",
-        "CARGO_PRIMARY_PACKAGE",
-    ] {
+    // The outer build's flags, jobserver, target and target dir are for the host.
+    for var in OUTER_CARGO_VARS.iter().chain(&["CARGO_TARGET_DIR"]) {
         cmd.env_remove(var);
     }
     let status = cmd.status().unwrap_or_else(|e| fail(&format!("running cargo for the plugins: {e}")));

@@ -16,17 +16,9 @@ pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
     ensure_target(&cargo).map_err(fail)?;
     let mut cmd = Command::new(&cargo);
     cmd.args(["build", "--release", "--target", TARGET, "--message-format=json-render-diagnostics", "--manifest-path"]).arg(dir.join("Cargo.toml"));
-    // Flags of an outer cargo (memlab run by `cargo run` or a test) are for the host.
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-        "CARGO_BUILD_TARGET",
-        "CARGO_MAKEFLAGS",
-        "MAKEFLAGS",
-        "MFLAGS",
-        "CARGO_PRIMARY_PACKAGE",
-    ] {
+    // Flags of an outer cargo (memlab run by `cargo run` or a test) are for
+    // the host; a CARGO_TARGET_DIR of the author's own is kept.
+    for var in super::outer_cargo::OUTER_CARGO_VARS {
         cmd.env_remove(var);
     }
     eprintln!("memlab: building {spec} (cargo build --release --target {TARGET})");

@@ -7,6 +7,7 @@ mod bindings;
 mod cache;
 mod from_crate;
 mod load;
+mod outer_cargo;
 mod probe;
 mod store;
 mod wasm;
