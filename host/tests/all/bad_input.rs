@@ -266,3 +266,24 @@ fn a_limited_address_space_still_runs() {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && text.contains("address space limited"), "{text}");
 }
+
+#[test]
+fn a_plugin_crate_that_does_not_build_is_refused_with_cargos_words() {
+    let dir = scratch("bad-input-crate");
+    let krate = dir.join("broken-table");
+    std::fs::create_dir_all(krate.join("src")).expect("mkdir");
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"broken-table\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[workspace]\n",
+    )
+    .expect("write Cargo.toml");
+    std::fs::write(krate.join("src/lib.rs"), "pub fn oops() -> u32 { \"not a number\" }\n").expect("write lib.rs");
+    let path = krate.to_str().expect("utf-8 path");
+    let (ok, text) = memlab(&["check", path]);
+    assert!(!ok, "{text}");
+    assert!(text.contains(&format!("plugin `{path}`: cannot build its crate")) && text.contains("mismatched types"), "{text}");
+    // Building, but exporting no strategy: refused as such, by name.
+    std::fs::write(krate.join("src/lib.rs"), "pub fn fine() -> u32 { 7 }\n").expect("write lib.rs");
+    let (ok, text) = memlab(&["check", path]);
+    assert!(!ok && text.contains(path), "{text}");
+}
