@@ -1,7 +1,7 @@
 //! In-order walks over the trie: an explicit stack, so deep keys cost heap,
 //! not guest stack, and a walk can pause between `next` calls.
 
-use crate::{LEAF, NONE, Node, ROOT_SLOT, Trie};
+use crate::{NONE, Node, ROOT_SLOT, Trie};
 use memlab_sdk::Entry;
 
 /// A paused walk: the path from the root and the key it spells.
@@ -38,6 +38,9 @@ impl Cursor {
                 // A leaf under a non-empty rest spells a proper prefix of
                 // `start`, which sorts before it.
                 Node::Leaf => frame.step = if rest.is_empty() { 0 } else { DONE },
+                // The tail spells the rest of one key: it is at or after
+                // `start` exactly when the tail sorts at or after the rest.
+                Node::Tail { at, len } => frame.step = if trie.bytes[at..at + len] >= *rest { 0 } else { DONE },
                 Node::Prefix { p } if !rest.is_empty() => {
                     frame.step = 2;
                     descend = Some((trie.nodes[p + 2], 0));
@@ -92,6 +95,10 @@ impl Cursor {
             let step = frame.step;
             let (leaf, child) = match node {
                 Node::Leaf if step == 0 => (frame.ptr, NONE),
+                Node::Tail { at, len } if step == 0 => {
+                    self.key.extend_from_slice(&trie.bytes[at..at + len]);
+                    (frame.ptr, NONE)
+                }
                 Node::Prefix { p } if step == 0 => (trie.nodes[p + 1], NONE),
                 Node::Prefix { p } if step == 1 => (NONE, trie.nodes[p + 2]),
                 Node::Chain { p, bytes } if step == 0 => {
@@ -123,7 +130,7 @@ impl Cursor {
                 self.stack.push(Frame { ptr: child, key_len, step: 0 });
                 continue;
             }
-            let stamp = trie.entries[(leaf & !LEAF) as usize];
+            let stamp = trie.stamp_of(leaf);
             return Some(Entry { key: &self.key, timestamp: stamp.timestamp, reference: stamp.reference });
         }
     }

@@ -1,9 +1,10 @@
 //! `trie`: a byte-wise trie in flat buffers, in the manner of Cassandra's
 //! in-memory trie (CASSANDRA-17240). Nodes are runs of `u32` words in one
-//! vector and address each other by word offset; label bytes live in a
-//! second vector, and entries (timestamp, ref) in a third. Keys are never
-//! stored whole: a key is its path. The host's `shards` setting makes it
-//! the "sharded trie" (one trie per token range).
+//! vector and address each other by word offset; label and key bytes live
+//! in a second vector, and the stamps (timestamp, ref) of keys that end
+//! inside the trie in a third. Keys are never stored whole: a key is its
+//! path. The host's `shards` setting makes it the "sharded trie" (one trie
+//! per token range).
 //!
 //! Node kinds, at word offset `p` (`hdr` = kind | count-or-length << 8):
 //! - chain `[hdr, byte-offset, child]`: a run of bytes with one child, for
@@ -16,16 +17,23 @@
 //!   40 children;
 //! - prefix `[hdr, leaf, child]`: an entry whose key is a prefix of others.
 //!
-//! A pointer is 0 (none), `LEAF | entry index`, or a node's word offset.
-//! Word 0 is the root's slot, so no node sits at offset 0.
+//! A key's unique tail ends in a *tail record* in the byte vector,
+//! `[len: u8, tail bytes, timestamp, ref]` (see `tail.rs`): no node words
+//! and no separate stamp, since most keys end this way.
+//!
+//! A pointer is 0 (none), `LEAF | stamp index`, `TAIL | record offset`, or
+//! a node's word offset. Word 0 is the root's slot, so no node sits at
+//! offset 0.
 
 mod cursor;
+mod tail;
 
 use cursor::Cursor;
 use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats};
 
 const NONE: u32 = 0;
 const LEAF: u32 = 1 << 31;
+const TAIL: u32 = 1 << 30;
 const ROOT_SLOT: usize = 0;
 
 const CHAIN: u32 = 1;
@@ -47,6 +55,10 @@ pub struct Trie {
     entries: Vec<Stamp>,
     kinds: [u64; 5],
     dead_words: u64,
+    dead_bytes: u64,
+    /// Distinct keys held, and how many end in a tail record.
+    keys: u64,
+    tails: u64,
     /// Freed sparse nodes and label runs, per size, for reuse.
     free_nodes: [Vec<u32>; 3],
     free_labels: [Vec<u32>; 3],
@@ -67,16 +79,36 @@ struct Stamp {
 #[derive(Debug, Clone, Copy)]
 enum Node {
     Leaf,
-    Chain { p: usize, bytes: (usize, usize) },
-    Sparse { p: usize, labels: usize, count: usize },
-    Dense { p: usize },
-    Prefix { p: usize },
+    /// A tail record: its bytes are `bytes[at..at + len]`, its stamp after.
+    Tail {
+        at: usize,
+        len: usize,
+    },
+    Chain {
+        p: usize,
+        bytes: (usize, usize),
+    },
+    Sparse {
+        p: usize,
+        labels: usize,
+        count: usize,
+    },
+    Dense {
+        p: usize,
+    },
+    Prefix {
+        p: usize,
+    },
 }
 
 impl Trie {
     fn node(&self, ptr: u32) -> Node {
         if ptr & LEAF != 0 {
             return Node::Leaf;
+        }
+        if ptr & TAIL != 0 {
+            let record = (ptr & !TAIL) as usize;
+            return Node::Tail { at: record + 1, len: self.bytes[record] as usize };
         }
         let p = ptr as usize;
         let hdr = self.nodes[p];
@@ -99,8 +131,8 @@ impl Trie {
 
     fn alloc(&mut self, kind: u32, extent: usize, words: &[u32], more_zeroes: usize) -> Result<u32, Error> {
         let p = self.nodes.len();
-        if p + 1 + words.len() + more_zeroes >= LEAF as usize {
-            return Err(Error::Other("trie node buffer passed 8 GiB".into()));
+        if p + 1 + words.len() + more_zeroes >= TAIL as usize {
+            return Err(Error::Other("trie node buffer passed 4 GiB".into()));
         }
         self.nodes.push(kind | (extent as u32) << 8);
         self.nodes.extend_from_slice(words);
@@ -115,30 +147,49 @@ impl Trie {
         at
     }
 
+    /// A leaf for a new key that ends at a branching node.
     fn new_leaf(&mut self, entry: &Entry<'_>) -> Result<u32, Error> {
+        self.keys += 1;
+        self.leaf_of(Stamp::of(entry))
+    }
+
+    fn leaf_of(&mut self, stamp: Stamp) -> Result<u32, Error> {
         let index = self.entries.len() as u32;
         if index >= LEAF {
-            return Err(Error::Other("trie holds 2^31 entries already".into()));
+            return Err(Error::Other("trie holds 2^31 stamps already".into()));
         }
-        self.entries.push(Stamp { timestamp: entry.timestamp, reference: entry.reference });
+        self.entries.push(stamp);
         Ok(LEAF | index)
     }
 
-    /// Chains that spell `tail` and end in `leaf`.
-    fn new_tail(&mut self, tail: &[u8], leaf: u32) -> Result<u32, Error> {
-        let mut child = leaf;
-        for piece in tail.rchunks(MAX_CHAIN) {
+    /// A new key's unique `tail`: its last 255 bytes in a tail record,
+    /// under chains for any before them.
+    fn new_tail(&mut self, tail: &[u8], entry: &Entry<'_>) -> Result<u32, Error> {
+        self.keys += 1;
+        let (head, last) = tail.split_at(tail.len().saturating_sub(tail::MAX_TAIL));
+        let mut child = self.tail_record(last, Stamp::of(entry))?;
+        for piece in head.rchunks(MAX_CHAIN) {
             let at = self.alloc_bytes(piece);
             child = self.alloc(CHAIN, piece.len(), &[at, child], 0)?;
         }
         Ok(child)
     }
 
-    fn stamp(&mut self, leaf: u32, entry: &Entry<'_>) {
-        let stamp = &mut self.entries[(leaf & !LEAF) as usize];
-        // Equal timestamps: the later insert wins (WIT memtable contract 2).
-        if entry.timestamp >= stamp.timestamp {
-            *stamp = Stamp { timestamp: entry.timestamp, reference: entry.reference };
+    /// The stamp of a leaf or tail record.
+    fn stamp_of(&self, ptr: u32) -> Stamp {
+        if ptr & LEAF != 0 { self.entries[(ptr & !LEAF) as usize] } else { self.record_stamp(ptr) }
+    }
+
+    /// Memtable contract 2 for a key held at `ptr` (a leaf or tail record):
+    /// the higher timestamp wins, and on equal timestamps the later insert.
+    fn restamp(&mut self, ptr: u32, entry: &Entry<'_>) {
+        if entry.timestamp < self.stamp_of(ptr).timestamp {
+            return;
+        }
+        if ptr & LEAF != 0 {
+            self.entries[(ptr & !LEAF) as usize] = Stamp::of(entry);
+        } else {
+            self.set_record_stamp(ptr, Stamp::of(entry));
         }
     }
 
@@ -146,13 +197,13 @@ impl Trie {
     fn split_chain(&mut self, slot: usize, p: usize, chain: (usize, usize), common: usize, key_rest: &[u8], entry: &Entry<'_>) -> Result<(), Error> {
         let (offset, len) = chain;
         let child = self.nodes[p + 2];
-        let leaf = self.new_leaf(entry)?;
         let branch = if common == key_rest.len() {
+            let leaf = self.new_leaf(entry)?;
             let below = self.alloc(CHAIN, len - common, &[(offset + common) as u32, child], 0)?;
             self.alloc(PREFIX, 0, &[leaf, below], 0)?
         } else {
             let old_tail = if common + 1 < len { self.alloc(CHAIN, len - common - 1, &[(offset + common + 1) as u32, child], 0)? } else { child };
-            let new_tail = self.new_tail(&key_rest[common + 1..], leaf)?;
+            let new_tail = self.new_tail(&key_rest[common + 1..], entry)?;
             let (old_label, new_label) = (self.bytes[offset + common], key_rest[common]);
             let (labels, children) =
                 if old_label < new_label { ([old_label, new_label], [old_tail, new_tail]) } else { ([new_label, old_label], [new_tail, old_tail]) };
@@ -243,6 +294,9 @@ impl Memtable for Trie {
             entries: Vec::new(),
             kinds: [0; 5],
             dead_words: 0,
+            dead_bytes: 0,
+            keys: 0,
+            tails: 0,
             free_nodes: Default::default(),
             free_labels: Default::default(),
         })
@@ -256,14 +310,22 @@ impl Memtable for Trie {
             let ptr = self.nodes[slot];
             let rest = &key[depth..];
             if ptr == NONE {
-                let leaf = self.new_leaf(&entry)?;
-                self.nodes[slot] = self.new_tail(rest, leaf)?;
+                self.nodes[slot] = self.new_tail(rest, &entry)?;
                 return Ok(());
             }
             match self.node(ptr) {
                 Node::Leaf if rest.is_empty() => {
-                    self.stamp(ptr, &entry);
+                    self.restamp(ptr, &entry);
                     return Ok(());
+                }
+                Node::Tail { at, len } => {
+                    let tail = &self.bytes[at..at + len];
+                    if tail == rest {
+                        self.restamp(ptr, &entry);
+                        return Ok(());
+                    }
+                    let common = tail.iter().zip(rest).take_while(|(a, b)| a == b).count();
+                    return self.split_tail(slot, ptr, common, rest, &entry);
                 }
                 Node::Leaf => {
                     let prefix = self.alloc(PREFIX, 0, &[ptr, NONE], 0)?;
@@ -271,7 +333,7 @@ impl Memtable for Trie {
                     slot = prefix as usize + 2;
                 }
                 Node::Prefix { p } if rest.is_empty() => {
-                    self.stamp(self.nodes[p + 1], &entry);
+                    self.restamp(self.nodes[p + 1], &entry);
                     return Ok(());
                 }
                 Node::Prefix { p } => slot = p + 2,
@@ -297,8 +359,7 @@ impl Memtable for Trie {
                         depth += 1;
                         continue;
                     }
-                    let leaf = self.new_leaf(&entry)?;
-                    let child = self.new_tail(&rest[1..], leaf)?;
+                    let child = self.new_tail(&rest[1..], &entry)?;
                     if count == SPARSE_SIZES[sparse_class(count)] {
                         return self.grow_sparse(slot, p, (labels, count), (at, label), child);
                     }
@@ -327,6 +388,7 @@ impl Memtable for Trie {
             let rest = &key[depth..];
             match self.node(ptr) {
                 Node::Leaf => break rest.is_empty().then_some(ptr)?,
+                Node::Tail { at, len } => break (self.bytes[at..at + len] == *rest).then_some(ptr)?,
                 Node::Prefix { p } if rest.is_empty() => break self.nodes[p + 1],
                 Node::Prefix { p } => ptr = self.nodes[p + 2],
                 Node::Chain { p, bytes } => {
@@ -349,7 +411,7 @@ impl Memtable for Trie {
                 }
             }
         };
-        let stamp = self.entries[(leaf & !LEAF) as usize];
+        let stamp = self.stamp_of(leaf);
         Some(Entry { key, timestamp: stamp.timestamp, reference: stamp.reference })
     }
 
@@ -381,13 +443,14 @@ impl Memtable for Trie {
         let free_lists: usize = self.free_nodes.iter().chain(&self.free_labels).map(Vec::len).sum();
         let index_bytes = (self.nodes.len() + free_lists) * 4 + self.bytes.len() + self.entries.len() * size_of::<Stamp>();
         vec![
-            Stat::Entries.with(self.entries.len() as u64),
+            Stat::Entries.with(self.keys),
             Stat::IndexBytes.with(index_bytes as u64),
             ("chain-nodes".into(), self.kinds[CHAIN as usize]),
             ("sparse-nodes".into(), self.kinds[SPARSE as usize]),
             ("dense-nodes".into(), self.kinds[DENSE as usize]),
             ("prefix-nodes".into(), self.kinds[PREFIX as usize]),
-            ("dead-bytes".into(), self.dead_words * 4),
+            ("tail-records".into(), self.tails),
+            ("dead-bytes".into(), self.dead_words * 4 + self.dead_bytes),
         ]
     }
 }
