@@ -7,8 +7,9 @@
 //! per token range).
 //!
 //! Node kinds, at word offset `p` (`hdr` = kind | count-or-length << 8):
-//! - chain `[hdr, byte-offset, child]`: a run of bytes with one child, for
-//!   the unique tail of a key;
+//! - chain `[hdr, byte-offset, child]`: a run of bytes with one child: the
+//!   shared head of keys below a branch, or the head of a tail longer than
+//!   a tail record holds;
 //! - sparse `[hdr, byte-offset, child; capacity]`: up to 6, 16 or 40
 //!   children (the capacity follows from the count), labels sorted; a full
 //!   one is copied into the next size, and its old words and labels are
@@ -26,10 +27,12 @@
 //! offset 0.
 
 mod cursor;
+mod sparse;
 mod tail;
 
 use cursor::Cursor;
 use memlab_sdk::{Entry, Error, Memtable, Packed, Params, Stat, Stats};
+use sparse::{SPARSE_SIZES, sparse_class};
 
 const NONE: u32 = 0;
 const LEAF: u32 = 1 << 31;
@@ -41,10 +44,6 @@ const SPARSE: u32 = 2;
 const DENSE: u32 = 3;
 const PREFIX: u32 = 4;
 
-/// Sparse node sizes. Cassandra's trie caps sparse nodes at 6; here a
-/// partition's rows (about 10 under the seed profile) would then make every
-/// partition node dense, 1 KiB each, which was two thirds of the index.
-const SPARSE_SIZES: [usize; 3] = [6, 16, 40];
 const MAX_CHAIN: usize = (1 << 24) - 1;
 
 /// The trie.
@@ -62,11 +61,6 @@ pub struct Trie {
     /// Freed sparse nodes and label runs, per size, for reuse.
     free_nodes: [Vec<u32>; 3],
     free_labels: [Vec<u32>; 3],
-}
-
-/// The size class of a sparse node holding `count` children.
-fn sparse_class(count: usize) -> usize {
-    SPARSE_SIZES.iter().position(|&size| count <= size).unwrap_or(SPARSE_SIZES.len() - 1)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -218,63 +212,6 @@ impl Trie {
             self.kinds[CHAIN as usize] -= 1;
             self.dead_words += 3;
         }
-        Ok(())
-    }
-
-    /// A sparse node of the smallest size that holds `labels.len()`
-    /// children, reusing a freed one of that size when there is one.
-    fn alloc_sparse(&mut self, labels: &[u8], children: &[u32]) -> Result<u32, Error> {
-        let class = sparse_class(labels.len());
-        let size = SPARSE_SIZES[class];
-        let at = match self.free_labels[class].pop() {
-            Some(at) => at,
-            None => {
-                let at = self.alloc_bytes(labels);
-                self.bytes.resize(self.bytes.len() + size - labels.len(), 0);
-                at
-            }
-        };
-        self.bytes[at as usize..at as usize + labels.len()].copy_from_slice(labels);
-        let hdr = SPARSE | (labels.len() as u32) << 8;
-        let Some(p) = self.free_nodes[class].pop() else {
-            return self.alloc(SPARSE, labels.len(), &[&[at][..], children].concat(), size - children.len());
-        };
-        let p = p as usize;
-        self.nodes[p] = hdr;
-        self.nodes[p + 1] = at;
-        self.nodes[p + 2..p + 2 + children.len()].copy_from_slice(children);
-        self.kinds[SPARSE as usize] += 1;
-        self.dead_words -= 2 + size as u64;
-        Ok(p as u32)
-    }
-
-    /// Gives a sparse node's words and labels back for reuse.
-    fn free_sparse(&mut self, p: usize, labels: usize, count: usize) {
-        let class = sparse_class(count);
-        self.free_nodes[class].push(p as u32);
-        self.free_labels[class].push(labels as u32);
-        self.kinds[SPARSE as usize] -= 1;
-        self.dead_words += 2 + SPARSE_SIZES[class] as u64;
-    }
-
-    /// Adds child `label` at `at` to the full sparse node `p`: copies it
-    /// into the next size, or into a dense node past the largest.
-    fn grow_sparse(&mut self, slot: usize, p: usize, (labels, count): (usize, usize), (at, label): (usize, u8), child: u32) -> Result<(), Error> {
-        let mut new_labels = self.labels(labels, count).to_vec();
-        let mut children = self.nodes[p + 2..p + 2 + count].to_vec();
-        new_labels.insert(at, label);
-        children.insert(at, child);
-        let grown = if count < SPARSE_SIZES[SPARSE_SIZES.len() - 1] {
-            self.alloc_sparse(&new_labels, &children)?
-        } else {
-            let dense = self.alloc(DENSE, 0, &[], 256)?;
-            for (&b, &c) in new_labels.iter().zip(&children) {
-                self.nodes[dense as usize + 1 + b as usize] = c;
-            }
-            dense
-        };
-        self.free_sparse(p, labels, count);
-        self.nodes[slot] = grown;
         Ok(())
     }
 }
