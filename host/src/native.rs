@@ -261,7 +261,7 @@ pub fn shard(
         return Err(SeamError::NoTwin { plugin: format!("{memtable} / {allocator}") });
     };
     let m = new_memtable(memtable_params.to_vec()).map_err(created(memtable, "memtable.create", shard))?;
-    let a = new_allocator(allocator_params.to_vec()).map_err(created(allocator, "arena.create", shard))?;
+    let a = new_allocator(allocator_params.to_vec()).map_err(created(allocator, "allocator.create", shard))?;
     Ok(shard_of((memtable, m), (allocator, a), pool, shard))
 }
 

@@ -146,7 +146,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
         let allocator = strategies.allocator_plugin().to_string();
         let aliased = |detail: String| FlushError::Plugin {
             generation,
-            source: SeamError::Contract { plugin: allocator.clone(), operation: "arena.load".into(), shard, detail },
+            source: SeamError::Contract { plugin: allocator.clone(), operation: "allocator.load".into(), shard, detail },
         };
         let mut cursor_entries = 0;
         strategies.open_cursor().map_err(plugin)?;

@@ -168,9 +168,9 @@ pub(super) fn shard(
         "memtable.create",
         shard,
     ))?;
-    caller.try_call(allocator_plugin, "arena.create", |s| allocator.call_create(s, &allocator_params.to_vec())).map_err(create_failed(
+    caller.try_call(allocator_plugin, "allocator.create", |s| allocator.call_create(s, &allocator_params.to_vec())).map_err(create_failed(
         allocator_plugin,
-        "arena.create",
+        "allocator.create",
         shard,
     ))?;
     let runtime =
@@ -181,7 +181,7 @@ pub(super) fn shard(
 impl ShardRuntime for WasmShard {
     fn store_rows(&mut self, lent: &mut Packed) -> Result<Vec<u64>, Fault> {
         let (caller, api, plugin) = (&mut self.caller, &self.allocator, &self.allocator_plugin);
-        lent.with_wire(|rows| caller.try_call(plugin, "arena.store", |s| api.call_store_rows(s, rows)))
+        lent.with_wire(|rows| caller.try_call(plugin, "allocator.store-rows", |s| api.call_store_rows(s, rows)))
     }
 
     fn insert(&mut self, lent: &mut Packed) -> Result<(), Fault> {
@@ -202,7 +202,7 @@ impl ShardRuntime for WasmShard {
 
     fn open_cursor(&mut self) -> Result<(), Fault> {
         let api = &self.memtable;
-        self.cursor = Some(self.caller.call(&self.memtable_plugin, "memtable.cursor", |s| api.call_open_cursor(s))?);
+        self.cursor = Some(self.caller.call(&self.memtable_plugin, "memtable.open-cursor", |s| api.call_open_cursor(s))?);
         Ok(())
     }
 
@@ -216,7 +216,7 @@ impl ShardRuntime for WasmShard {
 
     fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
         let api = &self.allocator;
-        packed_out(self.caller.try_call(&self.allocator_plugin, "arena.load", |s| api.call_load(s, &refs))?)
+        packed_out(self.caller.try_call(&self.allocator_plugin, "allocator.load", |s| api.call_load(s, &refs))?)
     }
 
     fn memtable_stats(&mut self) -> Result<Stats, Fault> {
@@ -226,7 +226,7 @@ impl ShardRuntime for WasmShard {
 
     fn allocator_stats(&mut self) -> Result<Stats, Fault> {
         let api = &self.allocator;
-        self.caller.call(&self.allocator_plugin, "arena.stats", |s| api.call_stats(s))
+        self.caller.call(&self.allocator_plugin, "allocator.stats", |s| api.call_stats(s))
     }
 
     fn describe_memtable(&mut self) -> Result<Description, Fault> {
@@ -236,7 +236,7 @@ impl ShardRuntime for WasmShard {
 
     fn describe_allocator(&mut self) -> Result<Description, Fault> {
         let api = &self.allocator;
-        self.caller.call(&self.allocator_plugin, "arena.describe", |s| api.call_describe(s)).map(description)
+        self.caller.call(&self.allocator_plugin, "allocator.describe", |s| api.call_describe(s)).map(description)
     }
 
     fn reserved_bytes(&self) -> u64 {

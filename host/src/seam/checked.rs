@@ -119,7 +119,7 @@ impl Shard {
     /// Stores rows in the allocator; one ref per row. The batch is lent
     /// and comes back unchanged.
     pub fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, SeamError> {
-        const OP: &str = "arena.store";
+        const OP: &str = "allocator.store-rows";
         self.count(packed_bytes(rows));
         let expected = rows.len();
         let refs = during(Call::Store, self.shard, || self.runtime.store_rows(rows)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
@@ -215,7 +215,7 @@ impl Shard {
     /// Freezes the memtable and opens its flush cursor.
     pub fn open_cursor(&mut self) -> Result<(), SeamError> {
         self.count(0);
-        during(Call::Cursor, self.shard, || self.runtime.open_cursor()).map_err(|f| self.fault(Side::Memtable, "memtable.cursor", f))?;
+        during(Call::Cursor, self.shard, || self.runtime.open_cursor()).map_err(|f| self.fault(Side::Memtable, "memtable.open-cursor", f))?;
         self.cursor_open = true;
         Ok(())
     }
@@ -241,7 +241,7 @@ impl Shard {
 
     /// Loads rows by ref, one per ref.
     pub fn load(&mut self, refs: Vec<u64>) -> Result<Packed, SeamError> {
-        const OP: &str = "arena.load";
+        const OP: &str = "allocator.load";
         self.count(8 * refs.len() as u64);
         let expected = refs.len();
         let before = self.runtime.memory_of(Kind::Allocator);
@@ -261,7 +261,7 @@ impl Shard {
         self.count(0);
         let memtable = self.runtime.memtable_stats().map_err(|f| self.fault(Side::Memtable, "memtable.stats", f))?;
         self.count(0);
-        let allocator = self.runtime.allocator_stats().map_err(|f| self.fault(Side::Allocator, "arena.stats", f))?;
+        let allocator = self.runtime.allocator_stats().map_err(|f| self.fault(Side::Allocator, "allocator.stats", f))?;
         Ok((memtable, allocator))
     }
 
@@ -315,7 +315,7 @@ impl Shard {
         self.count(0);
         let memtable = self.runtime.describe_memtable().map_err(|f| self.fault(Side::Memtable, "memtable.describe", f))?;
         self.count(0);
-        let allocator = self.runtime.describe_allocator().map_err(|f| self.fault(Side::Allocator, "arena.describe", f))?;
+        let allocator = self.runtime.describe_allocator().map_err(|f| self.fault(Side::Allocator, "allocator.describe", f))?;
         Ok((memtable, allocator))
     }
 

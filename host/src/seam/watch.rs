@@ -15,7 +15,7 @@ use super::Kind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Call {
-    /// `arena.store`
+    /// `allocator.store-rows`
     Store = 1,
     /// `memtable.insert`
     Insert,
@@ -23,11 +23,11 @@ pub enum Call {
     Get,
     /// `memtable.scan`
     Scan,
-    /// `memtable.cursor`
+    /// `memtable.open-cursor`
     Cursor,
     /// `cursor.next`
     Next,
-    /// `arena.load`
+    /// `allocator.load`
     Load,
     /// `writer.write`
     Write,
@@ -46,13 +46,13 @@ impl Call {
     /// The operation's name, as errors give it.
     pub fn name(self) -> &'static str {
         match self {
-            Call::Store => "arena.store",
+            Call::Store => "allocator.store-rows",
             Call::Insert => "memtable.insert",
             Call::Get => "memtable.get",
             Call::Scan => "memtable.scan",
-            Call::Cursor => "memtable.cursor",
+            Call::Cursor => "memtable.open-cursor",
             Call::Next => "cursor.next",
-            Call::Load => "arena.load",
+            Call::Load => "allocator.load",
             Call::Write => "writer.write",
             Call::Finish => "writer.finish",
             Call::ReaderNext => "reader.next",
