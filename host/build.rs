@@ -8,9 +8,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, exit};
 
-const TARGET: &str = "wasm32-unknown-unknown";
-
-include!("src/plugin/outer_cargo.rs");
+include!("src/plugin/wasm_target.rs");
+const TARGET: &str = WASM_TARGET;
 
 /// A bundled strategy: a plugin crate the host depends on.
 struct Bundled {
@@ -93,7 +92,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display());
     provenance(&workspace);
 
-    ensure_target();
+    ensure_target(&workspace);
     let target_dir = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace.join("target")).join("wasm-plugins");
     let bundled = bundled(&manifest_dir);
     build_plugins(&workspace, &target_dir, &bundled);
@@ -131,32 +130,13 @@ fn fail(message: &str) -> ! {
     exit(1)
 }
 
-fn rustc_sysroot() -> PathBuf {
-    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let out = Command::new(&rustc).args(["--print", "sysroot"]).output().unwrap_or_else(|e| fail(&format!("running {rustc} --print sysroot: {e}")));
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
 /// `rust-toolchain.toml` lists the target, but rustup installs it only when
 /// auto-install is on; add it here so the README's two commands suffice.
-fn ensure_target() {
-    let sysroot = rustc_sysroot();
-    if sysroot.join("lib/rustlib").join(TARGET).exists() {
-        return;
-    }
-    let toolchain = env::var("RUSTUP_TOOLCHAIN").ok();
-    let mut cmd = Command::new("rustup");
-    cmd.args(["target", "add", TARGET]);
-    if let Some(toolchain) = &toolchain {
-        cmd.args(["--toolchain", toolchain]);
-    }
-    match cmd.status() {
-        Ok(status) if status.success() => {
-            let flag = toolchain.map(|t| format!(" --toolchain {t}")).unwrap_or_default();
-            println!("cargo:warning=memlab: installed the {TARGET} target (`rustup target add {TARGET}{flag}`) to build the bundled plugins");
-        }
-        Ok(status) => fail(&format!("`rustup target add {TARGET}` failed ({status}); run it yourself, then build again")),
-        Err(_) => fail(&format!("the {TARGET} target is missing and rustup is not available; install the target for {} and build again", sysroot.display())),
+fn ensure_target(workspace: &Path) {
+    match ensure_wasm_target(workspace) {
+        Ok(Some(command)) => println!("cargo:warning=memlab: installed the {TARGET} target (`{command}`) to build the bundled plugins"),
+        Ok(None) => {}
+        Err(e) => fail(&e),
     }
 }
 

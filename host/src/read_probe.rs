@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use memlab_sdk::{Entry, RowView};
+use memlab_sdk::{Entry, RowHead, RowView};
 
 use crate::seam::{SeamError, show_key};
 use crate::verify::{State, key_hash};
@@ -52,7 +52,8 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64, expected: Option<(&S
             continue;
         }
         let Some(row) = op.rows.get(0) else { continue };
-        let (partition, clustering, _) = RowView::keys(row).map_err(|e| SeamError::Host { operation: "read probe".into(), detail: e.to_string() })?;
+        let RowHead { partition, clustering, .. } =
+            RowView::head(row).map_err(|e| SeamError::Host { operation: "read probe".into(), detail: e.to_string() })?;
         keys.push((partition.to_vec(), clustering.to_vec()));
     }
     let (answers, elapsed) = path.get_many(keys.iter().map(|(p, c)| (p.as_slice(), c.as_slice())), KEYS_PER_CALL)?;

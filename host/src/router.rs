@@ -1,7 +1,7 @@
 //! From rows to shards: the token, the byte-comparable sort key, and the
 //! token range each shard owns.
 
-use memlab_sdk::{Entry, Packed, RowView};
+use memlab_sdk::{Entry, Packed, RowHead, RowView};
 
 /// Murmur3 x64 128 (as Cassandra's Murmur3Partitioner), first 64 bits.
 pub fn token(partition: &[u8]) -> i64 {
@@ -121,7 +121,7 @@ impl RoutedBatch {
         for record in rows.iter() {
             // Rows come from the generator or a stream file checked whole
             // when read: the keys are all routing needs.
-            let (partition, clustering, timestamp) = RowView::keys(record)?;
+            let RowHead { partition, clustering, timestamp, .. } = RowView::head(record)?;
             let token = *partition_token.get_or_insert_with(|| token(partition));
             key.clear();
             sort_key(token, partition, clustering, &mut key);

@@ -2,23 +2,28 @@
 //! the crate's own release profile, so `memlab check .` and a bench config
 //! that names the folder need no build step of the author's.
 
+use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::wasm_target::{OUTER_CARGO_VARS, WASM_TARGET as TARGET, ensure_wasm_target};
 use crate::seam::LoadError;
-
-const TARGET: &str = "wasm32-unknown-unknown";
 
 /// Builds the crate at `dir` and returns its `.wasm`.
 pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
     let fail = |detail: String| LoadError::Build { plugin: spec.to_string(), detail };
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    ensure_target(&cargo).map_err(fail)?;
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    if let Some(command) = ensure_wasm_target(dir).map_err(fail)? {
+        eprintln!("memlab: installed the {TARGET} target (`{command}`) to build {spec}");
+    }
     let mut cmd = Command::new(&cargo);
-    cmd.args(["build", "--release", "--target", TARGET, "--message-format=json-render-diagnostics", "--manifest-path"]).arg(dir.join("Cargo.toml"));
+    // In the crate's folder, so rustup picks the toolchain it names.
+    cmd.current_dir(dir)
+        .args(["build", "--release", "--target", TARGET, "--message-format=json-render-diagnostics", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"));
     // Flags of an outer cargo (memlab run by `cargo run` or a test) are for
     // the host; a CARGO_TARGET_DIR of the author's own is kept.
-    for var in super::outer_cargo::OUTER_CARGO_VARS {
+    for var in OUTER_CARGO_VARS {
         cmd.env_remove(var);
     }
     eprintln!("memlab: building {spec} (cargo build --release --target {TARGET})");
@@ -37,21 +42,4 @@ pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
         .filter_map(|f| f.as_str().map(PathBuf::from))
         .rfind(|f| f.extension().is_some_and(|e| e == "wasm"));
     wasm.ok_or_else(|| fail("cargo built no .wasm: is the crate a `cdylib` (as `memlab new` writes it)?".into()))
-}
-
-/// As host/build.rs does for the bundled plugins: rustup does not install
-/// targets itself here (RUSTUP_AUTO_INSTALL=0), so add the target once.
-fn ensure_target(cargo: &str) -> Result<(), String> {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let sysroot = Command::new(&rustc).args(["--print", "sysroot"]).output().map_err(|e| format!("running {rustc}: {e}"))?;
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
-    if sysroot.join("lib/rustlib").join(TARGET).exists() {
-        return Ok(());
-    }
-    eprintln!("memlab: installing the {TARGET} target (`rustup target add {TARGET}`) to build the plugin");
-    let status = Command::new("rustup")
-        .args(["target", "add", TARGET])
-        .status()
-        .map_err(|e| format!("the {TARGET} target is missing and rustup cannot run ({e}); install the target for {cargo}"))?;
-    if status.success() { Ok(()) } else { Err(format!("`rustup target add {TARGET}` failed ({status})")) }
 }

@@ -7,10 +7,15 @@ mod bindings;
 mod cache;
 mod from_crate;
 mod load;
-mod outer_cargo;
 mod probe;
 mod store;
 mod wasm;
+mod wasm_target {
+    use std::env;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    include!("wasm_target.rs");
+}
 
 use std::path::PathBuf;
 use std::sync::Arc;

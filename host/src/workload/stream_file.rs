@@ -238,8 +238,8 @@ impl StreamFile {
                         op.rows.push(c.bytes("row")?);
                     }
                     // The keys are enough: `parse` validated every row.
-                    if let Some((partition, _, _)) = op.rows.get(0).and_then(|r| RowView::keys(r).ok()) {
-                        op.partition.extend_from_slice(partition);
+                    if let Some(head) = op.rows.get(0).and_then(|r| RowView::head(r).ok()) {
+                        op.partition.extend_from_slice(head.partition);
                     }
                 }
                 OpKind::Read => {

@@ -69,6 +69,12 @@ struct Stamp {
     reference: u64,
 }
 
+impl Stamp {
+    fn of(entry: &Entry<'_>) -> Stamp {
+        Stamp { timestamp: entry.timestamp, reference: entry.reference }
+    }
+}
+
 /// A node as its kind needs it, read from the flat buffers.
 #[derive(Debug, Clone, Copy)]
 enum Node {

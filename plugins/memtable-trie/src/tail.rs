@@ -11,12 +11,6 @@ use crate::{CHAIN, PREFIX, Stamp, TAIL, Trie};
 /// keeps its head in chains.
 pub(crate) const MAX_TAIL: usize = u8::MAX as usize;
 
-impl Stamp {
-    pub(crate) fn of(entry: &Entry<'_>) -> Stamp {
-        Stamp { timestamp: entry.timestamp, reference: entry.reference }
-    }
-}
-
 fn u64_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0u8; 8];
     word.copy_from_slice(&bytes[at..at + 8]);

@@ -84,6 +84,20 @@ pub struct RowView<'a> {
 
 const TOMBSTONE: u8 = 1;
 
+/// A row's fields up to its cell count: keys, timestamp and flags.
+fn read_head<'a>(r: &mut Reader<'a>) -> Result<RowHead<'a>, Error> {
+    let pk_len = r.u32()? as usize;
+    let partition = r.take(pk_len)?;
+    let ck_len = r.u32()? as usize;
+    let clustering = r.take(ck_len)?;
+    let timestamp = r.u64()?;
+    let flags = r.u8()?;
+    if flags & !TOMBSTONE != 0 {
+        return Err(corrupt(format_args!("row has unknown flags {flags:#x}")));
+    }
+    Ok(RowHead { partition, clustering, timestamp, tombstone: flags & TOMBSTONE != 0 })
+}
+
 /// A row's keys, timestamp and tombstone flag (`RowView::head`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowHead<'a> {
@@ -101,18 +115,9 @@ impl<'a> RowView<'a> {
     /// Reads and validates a whole row record; trailing bytes are corrupt.
     pub fn decode(bytes: &'a [u8]) -> Result<Self, Error> {
         let mut r = Reader::new(bytes, "row");
-        let pk_len = r.u32()? as usize;
-        let partition = r.take(pk_len)?;
-        let ck_len = r.u32()? as usize;
-        let clustering = r.take(ck_len)?;
-        let timestamp = r.u64()?;
-        let flags = r.u8()?;
-        if flags & !TOMBSTONE != 0 {
-            return Err(corrupt(format_args!("row has unknown flags {flags:#x}")));
-        }
+        let RowHead { partition, clustering, timestamp, tombstone } = read_head(&mut r)?;
         let cell_count = r.u16()?;
         let cells = r.rest();
-        let tombstone = flags & TOMBSTONE != 0;
         if tombstone && cell_count != 0 {
             return Err(corrupt("row tombstone carries cells"));
         }
@@ -138,29 +143,9 @@ impl<'a> RowView<'a> {
 
     /// Reads a row record's keys, timestamp and tombstone flag, checking
     /// their bounds and the flags but not walking the cells.
+    /// For rows already validated once (routing, replay, the flush audit).
     pub fn head(bytes: &'a [u8]) -> Result<RowHead<'a>, Error> {
-        let mut r = Reader::new(bytes, "row");
-        let pk_len = r.u32()? as usize;
-        let partition = r.take(pk_len)?;
-        let ck_len = r.u32()? as usize;
-        let clustering = r.take(ck_len)?;
-        let timestamp = r.u64()?;
-        let flags = r.u8()?;
-        if flags & !TOMBSTONE != 0 {
-            return Err(corrupt(format_args!("row has unknown flags {flags:#x}")));
-        }
-        Ok(RowHead { partition, clustering, timestamp, tombstone: flags & TOMBSTONE != 0 })
-    }
-
-    /// Reads only the keys and timestamp of a row record, checking their
-    /// bounds but not the cells: for routing rows already validated once.
-    pub fn keys(bytes: &'a [u8]) -> Result<(&'a [u8], &'a [u8], u64), Error> {
-        let mut r = Reader::new(bytes, "row");
-        let pk_len = r.u32()? as usize;
-        let partition = r.take(pk_len)?;
-        let ck_len = r.u32()? as usize;
-        let clustering = r.take(ck_len)?;
-        Ok((partition, clustering, r.u64()?))
+        read_head(&mut Reader::new(bytes, "row"))
     }
 
     /// The encoded row, exactly as decoded.
