@@ -160,7 +160,7 @@ pub enum CliError {
     #[error("{broken} of {checked} runs' segments no longer hold what was verified")]
     VerifyFailed { broken: usize, checked: usize },
     #[error("preflight, before any variant ran: {0}")]
-    Preflight(String),
+    Preflight(#[from] bench::PreflightError),
     #[error("interrupted: {kept} of {planned} runs are recorded in {path} (a run stopped midway is marked failed)")]
     Interrupted { kept: usize, planned: usize, path: String },
     #[error("{plugin}: {failed} of {total} properties failed")]
@@ -233,20 +233,20 @@ fn stall_watchdog(
     limit: std::time::Duration,
 ) -> bench::Watchdog {
     let (host, config, json, saved) = (Arc::clone(host), config.clone(), json.to_path_buf(), Arc::clone(saved));
-    let on_stall = move |variant: &crate::config::Variant, message: &str| {
+    let on_stall = move |variant: &crate::config::Variant, failure: &crate::record::Failure| {
         let mut variants = saved.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        variants.push(crate::record::VariantResult::failed(variant, message));
+        variants.push(crate::record::VariantResult::failed(variant.into(), failure.clone()));
         let record = BenchResult {
             schema: crate::record::SCHEMA_VERSION,
             provenance: crate::record::Provenance::collect(&host, &config, &variants),
-            config: config.clone(),
+            config: (&config).into(),
             variants,
         };
         let kept = match record.save(&json) {
             Ok(()) => format!("the {} finished runs and this failure are in {}", record.variants.len() - 1, json.display()),
             Err(e) => format!("and saving the record failed: {e}"),
         };
-        eprintln!("error: variant `{}`: {message}; {kept}", variant.name);
+        eprintln!("error: variant `{}`: {}; {kept}", variant.name, failure.message);
         std::process::exit(3);
     };
     bench::Watchdog { limit, on_stall: Arc::new(on_stall) }
@@ -275,9 +275,9 @@ fn verify(run_dir: &Path) -> Result<(), CliError> {
             println!("  -     {label}: no segments kept (run the bench with --keep-segments)");
             continue;
         };
-        let open = bench::reader(&host, &v.variant)?;
+        let open = bench::reader(&host, v.variant.runtime.into(), &v.variant.serializer, v.variant.serializer_args())?;
         checked += 1;
-        match crate::verify::recheck(&run_dir.join(folder), v.verified.as_ref(), record.schema, open.as_ref()) {
+        match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, open.as_ref()) {
             crate::verify::Recheck::Holds(x) => println!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
             crate::verify::Recheck::ReadBack(rows) => {
                 println!("  OK    {label}: {rows} rows read back, every checksum holds (a schema-{} record: no comparable digest)", record.schema)
@@ -324,7 +324,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     // The run's directory first: an unwritable `--out` is found before
     // anything runs, and two runs never share a directory.
     let run_dir = create_run_dir(&out, &name)?;
-    bench::preflight(&host, &config).map_err(CliError::Preflight)?;
+    bench::preflight(&host, &config)?;
     let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // A second Ctrl-C ends the process at once; the first stops cleanly.
     let _ = signal_hook::flag::register_conditional_shutdown(signal_hook::consts::SIGINT, 130, Arc::clone(&interrupt));

@@ -26,14 +26,13 @@ pub enum ConfigError {
 
 /// A whole bench config, resolved: named configurations expanded into
 /// the variants, the workload's profile file loaded.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct BenchConfig {
     /// Name, description, repeats.
     pub bench: BenchInfo,
     /// The stream every variant receives.
     pub workload: Profile,
     /// The variants, run one after another on the same stream.
-    #[serde(rename = "variant")]
     pub variants: Vec<Variant>,
 }
 
@@ -177,24 +176,21 @@ impl fmt::Display for ParamValue {
 }
 
 /// One configuration under test, resolved.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Variant {
     /// Shown in every table.
     pub name: String,
     /// Memtable plugin: a bundled name, a `.wasm` path or a crate folder.
     pub memtable: String,
     /// Its parameters.
-    #[serde(default)]
     pub memtable_params: BTreeMap<String, ParamValue>,
     /// Allocator plugin.
     pub allocator: String,
     /// Its parameters.
-    #[serde(default)]
     pub allocator_params: BTreeMap<String, ParamValue>,
     /// Flush serializer plugin.
     pub serializer: String,
     /// Its parameters.
-    #[serde(default)]
     pub serializer_params: BTreeMap<String, ParamValue>,
     /// Shards, each owning an even token range (1 to 1024).
     pub shards: usize,
@@ -213,10 +209,8 @@ pub struct Variant {
     pub runtime: Runtime,
     /// Read the segments back and compare with the stream's final state
     /// (off only for strategies that keep nothing, like `null`).
-    #[serde(default = "yes")]
     pub verify: bool,
     /// The named configurations used, e.g. `memtable trie32 (inherits trie)`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configurations: Vec<String>,
 }
 

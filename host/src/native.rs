@@ -11,7 +11,7 @@ use memlab_sdk::twin::{ArenaInstance, MemtableInstance, ReaderInstance, WriterIn
 use memlab_sdk::{Allocator, Description, Error, Finished, Memtable, Packed, Pool, SegmentReader, Serializer, Stats};
 
 use crate::pool::MemoryPool;
-use crate::seam::{self, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
+use crate::seam::{self, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
 
 type Params = Vec<(String, String)>;
 
@@ -236,8 +236,8 @@ pub fn twin_kind(name: &str, kind: Kind) -> Option<Kind> {
     twin(name, kind).ok().map(Twin::kind)
 }
 
-fn created(plugin: &str, operation: &str, shard: usize) -> impl FnOnce(Error) -> SeamError {
-    move |error| SeamError::Guest { plugin: plugin.into(), operation: operation.into(), shard, error }
+fn created(plugin: &str, operation: Op, shard: usize) -> impl FnOnce(Error) -> SeamError {
+    move |error| SeamError::Guest { plugin: plugin.into(), operation, shard, error }
 }
 
 /// A shard's native memtable and allocator.
@@ -260,8 +260,8 @@ pub fn shard(
         // `twin` finds only twins of the kind asked for.
         return Err(SeamError::NoTwin { plugin: format!("{memtable} / {allocator}") });
     };
-    let m = new_memtable(memtable_params.to_vec()).map_err(created(memtable, "memtable.create", shard))?;
-    let a = new_allocator(allocator_params.to_vec()).map_err(created(allocator, "allocator.create", shard))?;
+    let m = new_memtable(memtable_params.to_vec()).map_err(created(memtable, Op::MemtableCreate, shard))?;
+    let a = new_allocator(allocator_params.to_vec()).map_err(created(allocator, Op::AllocatorCreate, shard))?;
     Ok(shard_of((memtable, m), (allocator, a), pool, shard))
 }
 
@@ -345,7 +345,7 @@ pub fn serializer(name: &str, params: &[(String, String)], shard: usize) -> Resu
     let Twin::Serializer { writer, .. } = twin(name, Kind::Serializer)? else {
         return Err(SeamError::NoTwin { plugin: name.into() });
     };
-    let w = writer(params.to_vec()).map_err(created(name, "writer.create", shard))?;
+    let w = writer(params.to_vec()).map_err(created(name, Op::WriterCreate, shard))?;
     Ok(seam::Serializer::new(Box::new(NativeWriter(w)), name, shard))
 }
 
@@ -378,7 +378,7 @@ pub fn segment_reader(name: &str, params: &[(String, String)], data: &[u8], inde
     let Twin::Serializer { reader, .. } = twin(name, Kind::Serializer)? else {
         return Err(SeamError::NoTwin { plugin: name.into() });
     };
-    let r = reader(params.to_vec(), data.to_vec(), index.to_vec()).map_err(created(name, "reader.open", 0))?;
+    let r = reader(params.to_vec(), data.to_vec(), index.to_vec()).map_err(created(name, Op::ReaderOpen, 0))?;
     Ok(seam::Reader::new(Box::new(NativeReader(r)), name))
 }
 

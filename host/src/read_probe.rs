@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use memlab_sdk::{Entry, RowHead, RowView};
 
-use crate::seam::{SeamError, show_key};
+use crate::seam::{self, SeamError, show_key};
 use crate::verify::{State, key_hash};
 use crate::workload::{Op, OpKind, Stream};
 use crate::write_path::WritePath;
@@ -16,7 +16,7 @@ use crate::write_path::WritePath;
 const KEYS_PER_CALL: usize = 100;
 
 /// What the probe measured.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct ReadProbe {
     /// Keys looked up.
     pub keys: u64,
@@ -52,8 +52,7 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64, expected: Option<(&S
             continue;
         }
         let Some(row) = op.rows.get(0) else { continue };
-        let RowHead { partition, clustering, .. } =
-            RowView::head(row).map_err(|e| SeamError::Host { operation: "read probe".into(), detail: e.to_string() })?;
+        let RowHead { partition, clustering, .. } = RowView::head(row).map_err(|e| SeamError::Host { operation: "read probe", detail: e.to_string() })?;
         keys.push((partition.to_vec(), clustering.to_vec()));
     }
     let (answers, elapsed) = path.get_many(keys.iter().map(|(p, c)| (p.as_slice(), c.as_slice())), KEYS_PER_CALL)?;
@@ -68,7 +67,7 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64, expected: Option<(&S
 /// A hit must be an entry of a key the stream wrote, at a timestamp no
 /// newer than that key's newest write.
 fn check_hit(answer: &[u8], state: &State, memtable: &str) -> Result<(), SeamError> {
-    let wrong = |detail: String| SeamError::Contract { plugin: memtable.into(), operation: "memtable.get (read probe)".into(), shard: 0, detail };
+    let wrong = |detail: String| SeamError::Contract { plugin: memtable.into(), operation: seam::Op::MemtableGet, shard: 0, detail };
     let entry = Entry::decode(answer).map_err(|e| wrong(format!("an answer is not an entry: {e}")))?;
     match state.get(&key_hash(entry.key)) {
         None => Err(wrong(format!("answered with key {}, which the stream never wrote", show_key(entry.key)))),

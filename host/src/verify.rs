@@ -46,7 +46,7 @@ pub enum VerifyError {
 }
 
 /// What verification proved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Verified {
     /// Distinct keys in the final state.
     pub keys: u64,

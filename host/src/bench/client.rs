@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::failures::Failures;
+use super::histogram;
 use super::live::Live;
-use super::{FirstFailure, histogram};
+use crate::record::Failure;
 use crate::router::RoutedBatch;
 use crate::seam::SeamError;
 use crate::workload::{Fingerprint, Op, OpKind, Stream};
@@ -47,14 +49,10 @@ pub(super) struct ClientOutcome {
     pub first_error: Option<String>,
 }
 
-/// Fatal errors stop the variant: a trap, a broken contract, a poisoned
-/// instance. A plugin's own `error` (say, pool-full) only fails the op.
-pub(super) fn is_fatal(e: &SeamError) -> bool {
-    !matches!(e, SeamError::Guest { .. })
-}
-
-/// Runs client `thread` until its ops end, the deadline passes, or `stop`.
-pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live, plan: &Plan, stop: &AtomicBool, failure: &FirstFailure) -> ClientOutcome {
+/// Runs client `thread` until its ops end, the deadline passes, or a
+/// failure stops the run. A fatal error (a trap, a broken contract) is
+/// reported; a plugin's own `error` (say, pool-full) only fails the op.
+pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live, plan: &Plan, failures: &Failures) -> ClientOutcome {
     let mut out = ClientOutcome {
         histograms: [histogram(), histogram(), histogram()],
         ops: [0; 3],
@@ -74,7 +72,7 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
     let deadline = plan.duration.map(|d| started + d);
     for index in 0.. {
         let interrupted = plan.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed));
-        if limit.is_some_and(|n| index >= n) || stop.load(Ordering::Relaxed) || interrupted || deadline.is_some_and(|d| Instant::now() >= d) {
+        if limit.is_some_and(|n| index >= n) || failures.stopped() || interrupted || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
         if !source.op(thread, index, &mut op) {
@@ -95,7 +93,7 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         let result = match op.kind {
             OpKind::Insert => batch
                 .route(path.router(), &op.rows)
-                .map_err(|e| SeamError::Host { operation: "route".into(), detail: e.to_string() })
+                .map_err(|e| SeamError::Host { operation: "route", detail: e.to_string() })
                 .and_then(|()| path.write(&mut batch))
                 .map(|()| op.rows.len() as u64),
             OpKind::Read => path.get(&op.partition, &op.clustering).map(|found| {
@@ -120,13 +118,10 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
                 out.first_error.get_or_insert_with(|| e.to_string());
                 out.failed_ops.push((thread, index));
                 live.record(thread, latency, 0, true);
-                if is_fatal(&e) {
-                    // A poisoned shard is the echo of a trap another client
-                    // records: the trap is the failure to report.
-                    if !matches!(e, SeamError::Poisoned { .. }) {
-                        failure.record(e.to_string());
-                    }
-                    stop.store(true, Ordering::Relaxed);
+                // A poisoned shard is the echo of a trap another client
+                // reports: the trap is the failure to report.
+                if e.is_fatal() && !matches!(e, SeamError::Poisoned { .. }) {
+                    failures.report(Failure::from(&e));
                 }
             }
         }

@@ -69,13 +69,12 @@ fn native_reader(serializer: String, params: Vec<(String, String)>) -> Box<Reade
     Box::new(move |seg: &LoadedSegment| native::segment_reader(&serializer, &params, &seg.data, &seg.index))
 }
 
-/// Opens segments with a variant's serializer, as its runs wrote them
-/// (`memlab verify` reads kept segments back with it).
-pub fn reader(host: &Arc<PluginHost>, v: &Variant) -> Result<Box<ReaderFactory<'static>>, SeamError> {
-    let params = params(&v.serializer_params);
-    Ok(match v.runtime {
-        Runtime::Wasm => wasm_reader(host, host.load_as(&v.serializer, Kind::Serializer)?, params),
-        Runtime::Native => native_reader(v.serializer.clone(), params),
+/// Opens segments with a serializer and its parameters, as a run wrote
+/// them (`memlab verify` reads kept segments back with it).
+pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params: Vec<(String, String)>) -> Result<Box<ReaderFactory<'static>>, SeamError> {
+    Ok(match runtime {
+        Runtime::Wasm => wasm_reader(host, host.load_as(serializer, Kind::Serializer)?, params),
+        Runtime::Native => native_reader(serializer.to_string(), params),
     })
 }
 

@@ -8,7 +8,8 @@ use hdrhistogram::Histogram;
 
 use super::client::ClientOutcome;
 use crate::flush::FlushReport;
-use crate::record::{Latency, VariantResult};
+use crate::record::{Failure, FailureClass, FlushFigures, Latency, VariantResult};
+use crate::seam::Boundary;
 use crate::workload::{Fingerprint, OpKind};
 
 /// What verification needs from the clients: the ops that failed (never
@@ -58,7 +59,7 @@ pub(super) fn clients(result: &mut VariantResult, outcomes: &[ClientOutcome]) ->
     result.fingerprint = Fingerprint::combine(&fingerprints).to_string();
     if result.ops > 0 && result.errors == result.ops {
         let cause = result.first_error.clone().unwrap_or_default();
-        result.fail(format!("every one of the {} ops failed; the first: {cause}", result.ops));
+        result.fail(Failure::new(FailureClass::PluginError, format!("every one of the {} ops failed; the first: {cause}", result.ops)));
     }
     Tally { failed_ops, taken }
 }
@@ -66,6 +67,7 @@ pub(super) fn clients(result: &mut VariantResult, outcomes: &[ClientOutcome]) ->
 /// Adds every flush, in generation order, with its counters and traffic.
 pub(super) fn flushes(result: &mut VariantResult, mut flushes: Vec<FlushReport>) {
     flushes.sort_by_key(|f| (f.generation, f.part));
+    let mut boundary = Boundary::default();
     for f in &flushes {
         for (k, v) in &f.memtable_stats {
             *result.memtable_stats.entry(k.clone()).or_default() += v;
@@ -73,10 +75,11 @@ pub(super) fn flushes(result: &mut VariantResult, mut flushes: Vec<FlushReport>)
         for (k, v) in &f.allocator_stats {
             *result.allocator_stats.entry(k.clone()).or_default() += v;
         }
-        result.boundary.add(f.shard_boundary);
-        result.boundary.add(f.serializer_boundary);
+        boundary.add(f.shard_boundary);
+        boundary.add(f.serializer_boundary);
     }
-    result.flushes = flushes;
+    result.boundary = boundary.into();
+    result.flushes = flushes.iter().map(FlushFigures::from).collect();
 }
 
 pub(crate) fn histogram() -> Histogram<u64> {

@@ -10,7 +10,7 @@ use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
 use super::{CheckOptions, Property, describe_result, key, rounds, unknown_param_result, unknown_params};
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::{self, SeamError, show_key};
+use crate::seam::{self, Op, SeamError, show_key};
 use crate::workload::SplitMix;
 
 const PER_ROUND: u64 = 5_000;
@@ -64,7 +64,7 @@ fn read_all(r: &mut seam::Reader) -> Result<Records, SeamError> {
         for record in batch.iter() {
             let f = FlushRecord::decode(record).map_err(|e| SeamError::Contract {
                 plugin: "reader".into(),
-                operation: "reader.next".into(),
+                operation: Op::ReaderNext,
                 shard: 0,
                 detail: format!("a record that does not decode: {e}"),
             })?;

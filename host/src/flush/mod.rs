@@ -10,7 +10,7 @@ pub(crate) mod audit;
 use memlab_sdk::{Entry, Packed, encode_flush_record};
 
 use crate::pool::MemoryPool;
-use crate::seam::{self, Boundary, SeamError};
+use crate::seam::{self, Boundary, Op, SeamError};
 use crate::segment::{SegmentError, SegmentWriter};
 use crate::write_path::FlushJob;
 
@@ -27,8 +27,6 @@ pub enum FlushError {
     Plugin { generation: u64, source: SeamError },
     #[error("flush of generation {generation}: {source}")]
     Segment { generation: u64, source: SegmentError },
-    #[error("flush of generation {generation}: {detail}")]
-    Contract { generation: u64, detail: String },
     #[error("flush of generation {generation}: the flush thread panicked: {message}")]
     Panic { generation: u64, message: String },
 }
@@ -43,7 +41,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Figures of one flush, as Cassandra's "Completed flushing" line has them.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct FlushReport {
     /// The memtable generation.
     pub generation: u64,
@@ -128,7 +126,6 @@ pub fn flush(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &M
 fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Result<FlushReport, FlushError> {
     let generation = job.generation;
     let plugin = |source| FlushError::Plugin { generation, source };
-    let contract = |detail: String| FlushError::Contract { generation, detail };
     let started = Instant::now();
     let cpu_started = cpu_time::ThreadTime::try_now().ok();
     let mut report = FlushReport { generation, part: job.part, ..FlushReport::default() };
@@ -143,10 +140,15 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let (mut tally, mut rows_audit) = (audit::MetaTally::default(), audit::RowAudit::default());
     for mut strategies in job.shards {
         let shard = strategies.index();
-        let allocator = strategies.allocator_plugin().to_string();
+        let (memtable, allocator) = (strategies.memtable_plugin().to_string(), strategies.allocator_plugin().to_string());
         let aliased = |detail: String| FlushError::Plugin {
             generation,
-            source: SeamError::Contract { plugin: allocator.clone(), operation: "allocator.load".into(), shard, detail },
+            source: SeamError::Contract { plugin: allocator.clone(), operation: Op::AllocatorLoad, shard, detail },
+        };
+        // The host's own checks of what the cursor returned.
+        let contract = |detail: String| FlushError::Plugin {
+            generation,
+            source: SeamError::Contract { plugin: memtable.clone(), operation: Op::CursorNext, shard, detail },
         };
         let mut cursor_entries = 0;
         strategies.open_cursor().map_err(plugin)?;
@@ -155,16 +157,13 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
             if entries.is_empty() {
                 break;
             }
-            let decoded: Vec<Entry<'_>> = entries
-                .iter()
-                .map(Entry::decode)
-                .collect::<Result<_, _>>()
-                .map_err(|e| contract(format!("memtable cursor on shard {shard} returned a bad entry: {e}")))?;
+            let decoded: Vec<Entry<'_>> =
+                entries.iter().map(Entry::decode).collect::<Result<_, _>>().map_err(|e| contract(format!("returned a bad entry: {e}")))?;
             let rows = strategies.load(decoded.iter().map(|e| e.reference).collect()).map_err(plugin)?;
             records.clear();
             for (entry, row) in decoded.iter().zip(rows.iter()) {
                 if !first && entry.key <= last_key.as_slice() {
-                    return Err(contract(format!("memtable cursor on shard {shard} returned keys out of order")));
+                    return Err(contract("returned keys out of order".into()));
                 }
                 first = false;
                 last_key.clear();
@@ -188,7 +187,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let (tail, finished) = writer.finish().map_err(plugin)?;
     tally.compare(&finished.meta).map_err(|detail| FlushError::Plugin {
         generation,
-        source: SeamError::Contract { plugin: writer.plugin().into(), operation: "writer.finish".into(), shard: job.part, detail },
+        source: SeamError::Contract { plugin: writer.plugin().into(), operation: Op::WriterFinish, shard: job.part, detail },
     })?;
     segment.append(&tail).map_err(|source| FlushError::Segment { generation, source })?;
     let description = writer.describe().map_err(plugin)?;

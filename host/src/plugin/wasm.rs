@@ -13,7 +13,7 @@ use super::load::Indices;
 use super::store::{Limits, Running, StoreCtx};
 use super::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
-use crate::seam::{self, Fault, Kind, LoadError, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
+use crate::seam::{self, Fault, Kind, LoadError, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
 
 /// A store plus the trap state every call shares.
 struct Caller {
@@ -37,7 +37,7 @@ impl Caller {
     }
 
     /// Runs one call into `plugin`, classifying a trap and poisoning the store.
-    fn call<R>(&mut self, plugin: &Plugin, operation: &str, f: impl FnOnce(&mut Store<StoreCtx>) -> wasmtime::Result<R>) -> Result<R, Fault> {
+    fn call<R>(&mut self, plugin: &Plugin, operation: Op, f: impl FnOnce(&mut Store<StoreCtx>) -> wasmtime::Result<R>) -> Result<R, Fault> {
         if let Some(cause) = &self.trapped {
             return Err(Fault::Poisoned { cause: cause.clone() });
         }
@@ -61,7 +61,7 @@ impl Caller {
     fn try_call<R>(
         &mut self,
         plugin: &Plugin,
-        operation: &str,
+        operation: Op,
         f: impl FnOnce(&mut Store<StoreCtx>) -> wasmtime::Result<Result<R, types::Error>>,
     ) -> Result<R, Fault> {
         self.call(plugin, operation, f)?.map_err(|e| Fault::Guest(sdk_error(e)))
@@ -126,7 +126,7 @@ fn wrong_kind(plugin: &Plugin, expected: Kind) -> SeamError {
 }
 
 /// A constructor's failure, before the seam wraps the runtime.
-fn create_failed(plugin: &Plugin, operation: &str, shard: usize) -> impl FnOnce(Fault) -> SeamError {
+fn create_failed(plugin: &Plugin, operation: Op, shard: usize) -> impl FnOnce(Fault) -> SeamError {
     move |fault| SeamError::from_fault(fault, &plugin.name, operation, shard)
 }
 
@@ -163,14 +163,14 @@ pub(super) fn shard(
     let al_instance = instantiate(&mut caller, allocator_plugin)?;
     let allocator = al_indices.load(&mut caller.store, &al_instance).map_err(|e| load_failed(allocator_plugin, e))?;
     // One memtable and one arena per instance (memtable and allocator contract 0).
-    caller.try_call(memtable_plugin, "memtable.create", |s| memtable.call_create(s, &memtable_params.to_vec())).map_err(create_failed(
+    caller.try_call(memtable_plugin, Op::MemtableCreate, |s| memtable.call_create(s, &memtable_params.to_vec())).map_err(create_failed(
         memtable_plugin,
-        "memtable.create",
+        Op::MemtableCreate,
         shard,
     ))?;
-    caller.try_call(allocator_plugin, "allocator.create", |s| allocator.call_create(s, &allocator_params.to_vec())).map_err(create_failed(
+    caller.try_call(allocator_plugin, Op::AllocatorCreate, |s| allocator.call_create(s, &allocator_params.to_vec())).map_err(create_failed(
         allocator_plugin,
-        "allocator.create",
+        Op::AllocatorCreate,
         shard,
     ))?;
     let runtime =
@@ -181,28 +181,28 @@ pub(super) fn shard(
 impl ShardRuntime for WasmShard {
     fn store_rows(&mut self, lent: &mut Packed) -> Result<Vec<u64>, Fault> {
         let (caller, api, plugin) = (&mut self.caller, &self.allocator, &self.allocator_plugin);
-        lent.with_wire(|rows| caller.try_call(plugin, "allocator.store-rows", |s| api.call_store_rows(s, rows)))
+        lent.with_wire(|rows| caller.try_call(plugin, Op::AllocatorStoreRows, |s| api.call_store_rows(s, rows)))
     }
 
     fn insert(&mut self, lent: &mut Packed) -> Result<(), Fault> {
         let (caller, api, plugin) = (&mut self.caller, &self.memtable, &self.memtable_plugin);
-        lent.with_wire(|entries| caller.try_call(plugin, "memtable.insert", |s| api.call_insert(s, entries)))
+        lent.with_wire(|entries| caller.try_call(plugin, Op::MemtableInsert, |s| api.call_insert(s, entries)))
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, Fault> {
         let keys = keys.into_wire();
         let api = &self.memtable;
-        packed_out(self.caller.call(&self.memtable_plugin, "memtable.get", |s| api.call_get(s, &keys))?)
+        packed_out(self.caller.call(&self.memtable_plugin, Op::MemtableGet, |s| api.call_get(s, &keys))?)
     }
 
     fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault> {
         let api = &self.memtable;
-        packed_out(self.caller.call(&self.memtable_plugin, "memtable.scan", |s| api.call_scan(s, start, end, limit))?)
+        packed_out(self.caller.call(&self.memtable_plugin, Op::MemtableScan, |s| api.call_scan(s, start, end, limit))?)
     }
 
     fn open_cursor(&mut self) -> Result<(), Fault> {
         let api = &self.memtable;
-        self.cursor = Some(self.caller.call(&self.memtable_plugin, "memtable.open-cursor", |s| api.call_open_cursor(s))?);
+        self.cursor = Some(self.caller.call(&self.memtable_plugin, Op::MemtableOpenCursor, |s| api.call_open_cursor(s))?);
         Ok(())
     }
 
@@ -211,32 +211,32 @@ impl ShardRuntime for WasmShard {
             return Err(Fault::Guest(memlab_sdk::Error::InvalidState("no cursor is open".into())));
         };
         let api = &self.memtable;
-        packed_out(self.caller.call(&self.memtable_plugin, "cursor.next", |s| api.cursor().call_next(s, cursor, max_bytes))?)
+        packed_out(self.caller.call(&self.memtable_plugin, Op::CursorNext, |s| api.cursor().call_next(s, cursor, max_bytes))?)
     }
 
     fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
         let api = &self.allocator;
-        packed_out(self.caller.try_call(&self.allocator_plugin, "allocator.load", |s| api.call_load(s, &refs))?)
+        packed_out(self.caller.try_call(&self.allocator_plugin, Op::AllocatorLoad, |s| api.call_load(s, &refs))?)
     }
 
     fn memtable_stats(&mut self) -> Result<Stats, Fault> {
         let api = &self.memtable;
-        self.caller.call(&self.memtable_plugin, "memtable.stats", |s| api.call_stats(s))
+        self.caller.call(&self.memtable_plugin, Op::MemtableStats, |s| api.call_stats(s))
     }
 
     fn allocator_stats(&mut self) -> Result<Stats, Fault> {
         let api = &self.allocator;
-        self.caller.call(&self.allocator_plugin, "allocator.stats", |s| api.call_stats(s))
+        self.caller.call(&self.allocator_plugin, Op::AllocatorStats, |s| api.call_stats(s))
     }
 
     fn describe_memtable(&mut self) -> Result<Description, Fault> {
         let api = &self.memtable;
-        self.caller.call(&self.memtable_plugin, "memtable.describe", |s| api.call_describe(s)).map(description)
+        self.caller.call(&self.memtable_plugin, Op::MemtableDescribe, |s| api.call_describe(s)).map(description)
     }
 
     fn describe_allocator(&mut self) -> Result<Description, Fault> {
         let api = &self.allocator;
-        self.caller.call(&self.allocator_plugin, "allocator.describe", |s| api.call_describe(s)).map(description)
+        self.caller.call(&self.allocator_plugin, Op::AllocatorDescribe, |s| api.call_describe(s)).map(description)
     }
 
     fn reserved_bytes(&self) -> u64 {
@@ -273,7 +273,7 @@ pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(Str
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
     let writer =
-        caller.try_call(plugin, "writer.create", |s| api.writer().call_create(s, &params.to_vec())).map_err(create_failed(plugin, "writer.create", shard))?;
+        caller.try_call(plugin, Op::WriterCreate, |s| api.writer().call_create(s, &params.to_vec())).map_err(create_failed(plugin, Op::WriterCreate, shard))?;
     let runtime = WasmSerializer { caller, plugin: Arc::clone(plugin), api, writer };
     Ok(seam::Serializer::new(Box::new(runtime), &plugin.name, shard))
 }
@@ -282,12 +282,12 @@ impl SerializerRuntime for WasmSerializer {
     fn write(&mut self, records: Packed) -> Result<Vec<u8>, Fault> {
         let records = records.into_wire();
         let (writer, api) = (self.writer, &self.api);
-        self.caller.try_call(&self.plugin, "writer.write", |s| api.writer().call_write(s, writer, &records))
+        self.caller.try_call(&self.plugin, Op::WriterWrite, |s| api.writer().call_write(s, writer, &records))
     }
 
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {
         let (writer, api) = (self.writer, &self.api);
-        let f = self.caller.try_call(&self.plugin, "writer.finish", |s| api.writer().call_finish(s, writer))?;
+        let f = self.caller.try_call(&self.plugin, Op::WriterFinish, |s| api.writer().call_finish(s, writer))?;
         let m = f.meta;
         let meta = SegmentMeta {
             rows: m.rows,
@@ -304,7 +304,7 @@ impl SerializerRuntime for WasmSerializer {
 
     fn describe(&mut self) -> Result<Description, Fault> {
         let (writer, api) = (self.writer, &self.api);
-        self.caller.call(&self.plugin, "writer.describe", |s| api.writer().call_describe(s, writer)).map(description)
+        self.caller.call(&self.plugin, Op::WriterDescribe, |s| api.writer().call_describe(s, writer)).map(description)
     }
 
     fn guest_memory_bytes(&self) -> u64 {
@@ -324,9 +324,9 @@ struct WasmReader {
 pub(super) fn reader(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
-    let reader = caller.try_call(plugin, "reader.open", |s| api.reader().call_open(s, &params.to_vec(), data, index)).map_err(create_failed(
+    let reader = caller.try_call(plugin, Op::ReaderOpen, |s| api.reader().call_open(s, &params.to_vec(), data, index)).map_err(create_failed(
         plugin,
-        "reader.open",
+        Op::ReaderOpen,
         0,
     ))?;
     let runtime = WasmReader { caller, plugin: Arc::clone(plugin), api, reader };
@@ -336,12 +336,12 @@ pub(super) fn reader(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String,
 impl ReaderRuntime for WasmReader {
     fn next(&mut self, max_bytes: u32) -> Result<Packed, Fault> {
         let (reader, api) = (self.reader, &self.api);
-        packed_out(self.caller.try_call(&self.plugin, "reader.next", |s| api.reader().call_next(s, reader, max_bytes))?)
+        packed_out(self.caller.try_call(&self.plugin, Op::ReaderNext, |s| api.reader().call_next(s, reader, max_bytes))?)
     }
 
     fn get(&mut self, keys: Packed) -> Result<Packed, Fault> {
         let keys = keys.into_wire();
         let (reader, api) = (self.reader, &self.api);
-        packed_out(self.caller.try_call(&self.plugin, "reader.get", |s| api.reader().call_get(s, reader, &keys))?)
+        packed_out(self.caller.try_call(&self.plugin, Op::ReaderGet, |s| api.reader().call_get(s, reader, &keys))?)
     }
 }

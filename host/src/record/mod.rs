@@ -1,44 +1,37 @@
 //! The run record: what one bench measured, as `run.json` stores it and
-//! `memlab show` reads it back. It is versioned: `SCHEMA_VERSION` is
-//! written into every record, and records of older schemas are upgraded
-//! on load (schema 1, before the version field, kept a failure string).
-//! A record of a newer schema is refused by number.
+//! `memlab show` reads it back. The record owns its schema: every type it
+//! stores is its own (`spec`, `figures`, `outcome`), converted from the
+//! runtime's structs, so renaming a hot-path field cannot change the
+//! format. `SCHEMA_VERSION` is written into every record; records of
+//! older schemas are upgraded on load, and a newer one is refused by
+//! number.
 
+mod figures;
+mod outcome;
 mod provenance;
+mod spec;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-
+pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, ReadFigures, Resources, VerifiedFigures, WriteFigures};
+/// The names of the counters in the stats maps (the SDK's contract).
+pub use memlab_sdk::Stat;
+pub use outcome::{Failure, FailureClass, Outcome};
 pub use provenance::{EngineInfo, Provenance};
+pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, VariantSpec};
 
-use crate::config::{BenchConfig, Variant};
-use crate::flush::FlushReport;
-use crate::read_probe::ReadProbe;
-use crate::seam::{Boundary, Kind};
-use crate::verify::Verified;
-use crate::write_path::WriteCounters;
+use crate::seam::Kind;
 
-/// The schema this build writes. 2 added `schema` and `outcome` (which
-/// replaces schema 1's `failure` string) and hashes the verify digest
-/// with FNV-1a 128 (schema 1 used std's `DefaultHasher`).
-pub const SCHEMA_VERSION: u32 = 2;
-
-/// How one run of one variant ended.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "status", rename_all = "kebab-case")]
-pub enum Outcome {
-    /// Every op ran and, where asked, verification passed.
-    #[default]
-    Completed,
-    /// The run stopped or failed verification; the figures are not valid.
-    Failed {
-        /// What failed, naming the plugin and operation where one did.
-        reason: String,
-    },
-}
+/// The schema this build writes.
+/// - 2 added `schema` and `outcome` (replacing schema 1's `failure`
+///   string) and hashes the verify digest with FNV-1a 128 (schema 1 used
+///   std's `DefaultHasher`).
+/// - 3 types a failed outcome: `class`, `plugin`, `sha256`, `operation`,
+///   `shard` and `message` (schema 2 kept a `reason` string, read back as
+///   class `unclassified`).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Why a run record cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -51,40 +44,6 @@ pub enum RecordError {
     Write { path: String, detail: String },
     #[error("{path}: run record schema {found} is newer than this memlab reads (up to {SCHEMA_VERSION}); use a newer memlab")]
     NewerSchema { path: String, found: u32 },
-}
-
-/// Latency figures, in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-pub struct Latency {
-    /// Mean.
-    pub mean: f64,
-    /// Median.
-    pub p50: u64,
-    /// 95th percentile.
-    pub p95: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// Maximum.
-    pub max: u64,
-}
-
-impl Latency {
-    /// The figures of a histogram of nanoseconds.
-    pub fn from(h: &Histogram<u64>) -> Self {
-        if h.is_empty() {
-            return Latency::default();
-        }
-        Latency {
-            mean: h.mean(),
-            p50: h.value_at_quantile(0.5),
-            p95: h.value_at_quantile(0.95),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-        }
-    }
 }
 
 /// A loaded plugin, as reports show it.
@@ -109,7 +68,7 @@ pub type Described = (String, String, Vec<(String, String)>);
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct VariantResult {
     /// The variant as configured.
-    pub variant: Variant,
+    pub variant: VariantSpec,
     /// Which repeat this run was (1-based).
     pub repeat: usize,
     /// Plugins used.
@@ -148,23 +107,23 @@ pub struct VariantResult {
     /// One sample per interval.
     pub intervals: Vec<IntervalSample>,
     /// Switches, contention, backpressure, coalescing.
-    pub counters: WriteCounters,
+    pub counters: WriteFigures,
     /// Every flush, in generation order.
-    pub flushes: Vec<FlushReport>,
+    pub flushes: Vec<FlushFigures>,
     /// Memtable counters, summed over all generations.
     pub memtable_stats: BTreeMap<String, u64>,
     /// Allocator counters, summed over all generations.
     pub allocator_stats: BTreeMap<String, u64>,
     /// Boundary traffic of shards and serializers.
-    pub boundary: Boundary,
+    pub boundary: BoundaryFigures,
     /// The stream's fingerprint as this run's clients saw it.
     pub fingerprint: String,
     /// Point reads from the live memtables after the writes.
-    pub reads: ReadProbe,
+    pub reads: ReadFigures,
     /// CPU and memory of the process during the run.
     pub resources: Resources,
     /// What verification proved.
-    pub verified: Option<Verified>,
+    pub verified: Option<VerifiedFigures>,
     /// Whether the run completed; a failed run's figures are not valid.
     #[serde(default)]
     pub outcome: Outcome,
@@ -187,77 +146,29 @@ pub struct BenchResult {
     /// Where, when and with what it ran.
     pub provenance: Provenance,
     /// The config as resolved.
-    pub config: BenchConfig,
+    pub config: ConfigSpec,
     /// Every run, in run order (repeats interleaved).
     pub variants: Vec<VariantResult>,
 }
 
-/// One interval of a run.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-pub struct IntervalSample {
-    /// Seconds since the run started, at the interval's end.
-    pub at: f64,
-    /// The interval's length in seconds (the last one may be short).
-    pub secs: f64,
-    /// Ops completed in the interval.
-    pub ops: u64,
-    /// Rows inserted in the interval.
-    pub rows: u64,
-    /// Ops per second in the interval.
-    pub op_rate: f64,
-    /// Rows per second in the interval.
-    pub row_rate: f64,
-    /// Latency of the interval's ops.
-    pub latency: Latency,
-    /// Errors in the interval.
-    pub errors: u64,
-    /// Bytes the memory pool held at the interval's end.
-    pub memory: u64,
-}
-
-/// CPU and memory of the whole process during one run.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-pub struct Resources {
-    /// User CPU time, all threads.
-    pub user_cpu: Duration,
-    /// System CPU time, all threads.
-    pub system_cpu: Duration,
-    /// Peak resident set size during the run (the high-water mark is
-    /// reset at the start where the kernel allows it).
-    pub peak_rss: u64,
-    /// Resident set size when the run started: the binary, the engine,
-    /// and what the harness holds across runs (the verifier's expected
-    /// state). `peak_rss - start_rss` is what the run itself added.
-    #[serde(default)]
-    pub start_rss: u64,
-}
-
-impl Resources {
-    /// Memory the run added beyond its memtable budget: the overhead of
-    /// the write path, flush and sandbox (negative when under budget).
-    pub fn beyond_budget(&self, budget: u64) -> i64 {
-        self.peak_rss as i64 - self.start_rss as i64 - budget as i64
-    }
-}
-
 impl VariantResult {
-    /// An empty result for `variant` that failed for `reason`.
-    pub fn failed(variant: &Variant, reason: impl Into<String>) -> Self {
-        VariantResult { variant: variant.clone(), outcome: Outcome::Failed { reason: reason.into() }, ..VariantResult::default() }
+    /// An empty result for `variant` that failed with `failure`.
+    pub fn failed(variant: VariantSpec, failure: Failure) -> Self {
+        VariantResult { variant, outcome: Outcome::Failed(failure), ..VariantResult::default() }
     }
 
     /// Why the run failed, if it did.
-    pub fn failure(&self) -> Option<&str> {
+    pub fn failure(&self) -> Option<&Failure> {
         match &self.outcome {
             Outcome::Completed => None,
-            Outcome::Failed { reason } => Some(reason),
+            Outcome::Failed(failure) => Some(failure),
         }
     }
 
-    /// Marks the run failed, keeping the first reason.
-    pub fn fail(&mut self, reason: impl Into<String>) {
+    /// Marks the run failed, keeping the first failure.
+    pub fn fail(&mut self, failure: Failure) {
         if self.outcome == Outcome::Completed {
-            self.outcome = Outcome::Failed { reason: reason.into() };
+            self.outcome = Outcome::Failed(failure);
         }
     }
 }
@@ -299,7 +210,7 @@ impl BenchResult {
         let mut record: BenchResult = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
         for variant in &mut record.variants {
             if let Some(reason) = variant.legacy_failure.take() {
-                variant.outcome = Outcome::Failed { reason };
+                variant.outcome = Outcome::Failed(Failure::new(FailureClass::Unclassified, reason));
             }
         }
         Ok(record)

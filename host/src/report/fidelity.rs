@@ -7,11 +7,10 @@
 use std::fmt::Write as _;
 
 use super::{Rates, by_variant, median, ok, thousands};
-use crate::config::{Runtime, Variant};
-use crate::record::{BenchResult, VariantResult};
+use crate::record::{BenchResult, Runtime, VariantResult, VariantSpec};
 
 /// Everything but the name and the runtime: what a twin must share.
-fn setup(v: &Variant) -> String {
+fn setup(v: &VariantSpec) -> String {
     let mut twin = v.clone();
     twin.name.clear();
     twin.runtime = Runtime::Wasm;
@@ -20,7 +19,7 @@ fn setup(v: &Variant) -> String {
 }
 
 /// A label for a twin pair: the strategies.
-fn label(v: &Variant) -> String {
+fn label(v: &VariantSpec) -> String {
     let shards = if v.shards > 1 { format!(" x{}", v.shards) } else { String::new() };
     format!("{}{shards}, {}, {}", v.memtable, v.allocator, v.serializer)
 }

@@ -363,7 +363,7 @@ const FIGURES: [Figure; 13] = [
     ("RSS beyond budget (MiB)", beyond_budget_mib),
 ];
 
-fn switches_line(c: &crate::write_path::WriteCounters) -> String {
+fn switches_line(c: &crate::record::WriteFigures) -> String {
     let per_shard = |ns: u64, shards: u64| ns as f64 / 1e3 / shards.max(1) as f64;
     let mut line = format!(
         "{} (the last is the drain at the end); a new generation took {:.1} us per shard on the switching writer",

@@ -5,8 +5,8 @@
 
 use memlab_sdk::{Description, Entry, Finished, Packed, Stat, Stats};
 
-use super::watch::{Call, during};
-use super::{Boundary, Fault, Kind, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
+use super::watch::during;
+use super::{Boundary, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
 
 /// Linear memory an allocator may hold beyond what it held once created,
 /// what it reserved from the pool, twice the largest batch it was asked to
@@ -44,6 +44,15 @@ fn packed_bytes(p: &Packed) -> u64 {
 enum Side {
     Memtable,
     Allocator,
+}
+
+impl Side {
+    fn stats(self) -> Op {
+        match self {
+            Side::Memtable => Op::MemtableStats,
+            Side::Allocator => Op::AllocatorStats,
+        }
+    }
 }
 
 /// A shard's memtable and allocator for one generation, checked and metered.
@@ -91,6 +100,11 @@ impl Shard {
         &self.allocator
     }
 
+    /// The memtable's name, as configured.
+    pub fn memtable_plugin(&self) -> &str {
+        &self.memtable
+    }
+
     /// The shard's index.
     pub fn index(&self) -> usize {
         self.shard
@@ -103,12 +117,12 @@ impl Shard {
         }
     }
 
-    fn fault(&self, side: Side, operation: &str, fault: Fault) -> SeamError {
+    fn fault(&self, side: Side, operation: Op, fault: Fault) -> SeamError {
         SeamError::from_fault(fault, self.plugin(side), operation, self.shard)
     }
 
-    fn contract(&self, side: Side, operation: &str, detail: impl ToString) -> SeamError {
-        SeamError::Contract { plugin: self.plugin(side).to_string(), operation: operation.into(), shard: self.shard, detail: detail.to_string() }
+    fn contract(&self, side: Side, operation: Op, detail: impl ToString) -> SeamError {
+        SeamError::Contract { plugin: self.plugin(side).to_string(), operation, shard: self.shard, detail: detail.to_string() }
     }
 
     fn count(&mut self, bytes_in: u64) {
@@ -119,10 +133,10 @@ impl Shard {
     /// Stores rows in the allocator; one ref per row. The batch is lent
     /// and comes back unchanged.
     pub fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, SeamError> {
-        const OP: &str = "allocator.store-rows";
+        const OP: Op = Op::AllocatorStoreRows;
         self.count(packed_bytes(rows));
         let expected = rows.len();
-        let refs = during(Call::Store, self.shard, || self.runtime.store_rows(rows)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
+        let refs = during(Op::AllocatorStoreRows, self.shard, || self.runtime.store_rows(rows)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
         self.boundary.bytes_out += 8 * refs.len() as u64;
         if refs.len() != expected {
             return Err(self.contract(Side::Allocator, OP, format_args!("returned {} refs for {expected} rows", refs.len())));
@@ -137,12 +151,12 @@ impl Shard {
     /// Inserts entries into the memtable; lent as in `store_rows`.
     pub fn insert(&mut self, entries: &mut Packed) -> Result<(), SeamError> {
         self.count(packed_bytes(entries));
-        during(Call::Insert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, "memtable.insert", f))
+        during(Op::MemtableInsert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, Op::MemtableInsert, f))
     }
 
     /// An allocator's memory may grow only with what it reserved: one that
     /// keeps bytes without reserving them would slip past the budget.
-    fn check_allocator_memory(&self, operation: &str) -> Result<(), SeamError> {
+    fn check_allocator_memory(&self, operation: Op) -> Result<(), SeamError> {
         let (Some(baseline), Some(memory)) = (self.allocator_baseline, self.runtime.memory_of(Kind::Allocator)) else { return Ok(()) };
         let reserved = self.runtime.reserved_bytes();
         let (largest, loads) = (self.observed.largest_batch, self.observed.load_growth);
@@ -159,19 +173,19 @@ impl Shard {
                 mib(loads),
                 MEMORY_SLACK_BYTES >> 20
             );
-            return Err(self.contract(Side::Allocator, operation, detail));
+            return Err(SeamError::Budget { plugin: self.allocator.clone(), operation, shard: self.shard, detail });
         }
         Ok(())
     }
 
     /// Batched point reads: one record per key, empty for a miss.
     pub fn get(&mut self, keys: Packed) -> Result<Packed, SeamError> {
-        const OP: &str = "memtable.get";
+        const OP: Op = Op::MemtableGet;
         self.count(packed_bytes(&keys));
         let expected = keys.len();
         // The keys go to the runtime; keep them to check the answers by.
         let asked = keys.clone();
-        let out = during(Call::Get, self.shard, || self.runtime.get(keys)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
+        let out = during(Op::MemtableGet, self.shard, || self.runtime.get(keys)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         if out.len() != expected {
             return Err(self.contract(Side::Memtable, OP, format_args!("returned {} records for {expected} keys", out.len())));
@@ -191,9 +205,9 @@ impl Shard {
 
     /// A range scan: entries with `start <= key < end`, at most `limit`.
     pub fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, SeamError> {
-        const OP: &str = "memtable.scan";
+        const OP: Op = Op::MemtableScan;
         self.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
-        let out = during(Call::Scan, self.shard, || self.runtime.scan(start, end, limit)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
+        let out = during(Op::MemtableScan, self.shard, || self.runtime.scan(start, end, limit)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         // Memtable contract 4: in [start, end), ascending, at most `limit`.
         if out.len() > limit as usize {
@@ -215,19 +229,19 @@ impl Shard {
     /// Freezes the memtable and opens its flush cursor.
     pub fn open_cursor(&mut self) -> Result<(), SeamError> {
         self.count(0);
-        during(Call::Cursor, self.shard, || self.runtime.open_cursor()).map_err(|f| self.fault(Side::Memtable, "memtable.open-cursor", f))?;
+        during(Op::MemtableOpenCursor, self.shard, || self.runtime.open_cursor()).map_err(|f| self.fault(Side::Memtable, Op::MemtableOpenCursor, f))?;
         self.cursor_open = true;
         Ok(())
     }
 
     /// The next entries in key order; empty when done.
     pub fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, SeamError> {
-        const OP: &str = "cursor.next";
+        const OP: Op = Op::CursorNext;
         if !self.cursor_open {
-            return Err(SeamError::Host { operation: OP.into(), detail: format!("no cursor is open on shard {}", self.shard) });
+            return Err(SeamError::Host { operation: OP.name(), detail: format!("no cursor is open on shard {}", self.shard) });
         }
         self.count(4);
-        let out = during(Call::Next, self.shard, || self.runtime.next_entries(max_bytes)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
+        let out = during(Op::CursorNext, self.shard, || self.runtime.next_entries(max_bytes)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         // Memtable contract 5: entries until `max_bytes` is reached, so all
         // but the last fit below it; more is a plugin flooding the host.
@@ -241,11 +255,11 @@ impl Shard {
 
     /// Loads rows by ref, one per ref.
     pub fn load(&mut self, refs: Vec<u64>) -> Result<Packed, SeamError> {
-        const OP: &str = "allocator.load";
+        const OP: Op = Op::AllocatorLoad;
         self.count(8 * refs.len() as u64);
         let expected = refs.len();
         let before = self.runtime.memory_of(Kind::Allocator);
-        let out = during(Call::Load, self.shard, || self.runtime.load(refs)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
+        let out = during(Op::AllocatorLoad, self.shard, || self.runtime.load(refs)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
         if let (Some(before), Some(after)) = (before, self.runtime.memory_of(Kind::Allocator)) {
             self.observed.load_growth += after.saturating_sub(before);
@@ -259,9 +273,9 @@ impl Shard {
     /// The memtable's and the allocator's counters.
     pub fn stats(&mut self) -> Result<(Stats, Stats), SeamError> {
         self.count(0);
-        let memtable = self.runtime.memtable_stats().map_err(|f| self.fault(Side::Memtable, "memtable.stats", f))?;
+        let memtable = self.runtime.memtable_stats().map_err(|f| self.fault(Side::Memtable, Op::MemtableStats, f))?;
         self.count(0);
-        let allocator = self.runtime.allocator_stats().map_err(|f| self.fault(Side::Allocator, "allocator.stats", f))?;
+        let allocator = self.runtime.allocator_stats().map_err(|f| self.fault(Side::Allocator, Op::AllocatorStats, f))?;
         Ok((memtable, allocator))
     }
 
@@ -273,9 +287,10 @@ impl Shard {
     /// saw, `bytes-used` lies between the row bytes stored and
     /// `bytes-reserved`, and `waste` is the difference.
     pub fn check_stats(&self, memtable: &Stats, allocator: &Stats, cursor_entries: u64) -> Result<(), SeamError> {
-        let counter =
-            |side: Side, stats: &Stats, stat: Stat| stat.of(stats).ok_or_else(|| self.contract(side, "stats", format_args!("no `{}` counter", stat.name())));
-        let fail = |side: Side, detail: String| Err(self.contract(side, "stats", detail));
+        let counter = |side: Side, stats: &Stats, stat: Stat| {
+            stat.of(stats).ok_or_else(|| self.contract(side, side.stats(), format_args!("no `{}` counter", stat.name())))
+        };
+        let fail = |side: Side, detail: String| Err(self.contract(side, side.stats(), detail));
         let (entries, index) = (counter(Side::Memtable, memtable, Stat::Entries)?, counter(Side::Memtable, memtable, Stat::IndexBytes)?);
         if entries != cursor_entries {
             return fail(Side::Memtable, format!("`entries` = {entries}, but the cursor returned {cursor_entries} distinct keys"));
@@ -313,9 +328,9 @@ impl Shard {
     /// What ran: memtable, then allocator.
     pub fn describe(&mut self) -> Result<(Description, Description), SeamError> {
         self.count(0);
-        let memtable = self.runtime.describe_memtable().map_err(|f| self.fault(Side::Memtable, "memtable.describe", f))?;
+        let memtable = self.runtime.describe_memtable().map_err(|f| self.fault(Side::Memtable, Op::MemtableDescribe, f))?;
         self.count(0);
-        let allocator = self.runtime.describe_allocator().map_err(|f| self.fault(Side::Allocator, "allocator.describe", f))?;
+        let allocator = self.runtime.describe_allocator().map_err(|f| self.fault(Side::Allocator, Op::AllocatorDescribe, f))?;
         Ok((memtable, allocator))
     }
 
@@ -349,7 +364,7 @@ impl Serializer {
         Serializer { runtime, name: name.into(), shard, boundary: Boundary::default() }
     }
 
-    fn fault(&self, operation: &str, fault: Fault) -> SeamError {
+    fn fault(&self, operation: Op, fault: Fault) -> SeamError {
         SeamError::from_fault(fault, &self.name, operation, self.shard)
     }
 
@@ -362,7 +377,7 @@ impl Serializer {
     pub fn write(&mut self, records: Packed) -> Result<Vec<u8>, SeamError> {
         self.boundary.calls += 1;
         self.boundary.bytes_in += packed_bytes(&records);
-        let out = during(Call::Write, self.shard, || self.runtime.write(records)).map_err(|f| self.fault("writer.write", f))?;
+        let out = during(Op::WriterWrite, self.shard, || self.runtime.write(records)).map_err(|f| self.fault(Op::WriterWrite, f))?;
         self.boundary.bytes_out += out.len() as u64;
         Ok(out)
     }
@@ -370,7 +385,7 @@ impl Serializer {
     /// Ends the segment: the data file's tail, the index and the metadata.
     pub fn finish(&mut self) -> Result<(Vec<u8>, Finished), SeamError> {
         self.boundary.calls += 1;
-        let (tail, finished) = during(Call::Finish, self.shard, || self.runtime.finish()).map_err(|f| self.fault("writer.finish", f))?;
+        let (tail, finished) = during(Op::WriterFinish, self.shard, || self.runtime.finish()).map_err(|f| self.fault(Op::WriterFinish, f))?;
         self.boundary.bytes_out += (tail.len() + finished.index.len()) as u64;
         Ok((tail, finished))
     }
@@ -378,7 +393,7 @@ impl Serializer {
     /// What ran.
     pub fn describe(&mut self) -> Result<Description, SeamError> {
         self.boundary.calls += 1;
-        self.runtime.describe().map_err(|f| self.fault("writer.describe", f))
+        self.runtime.describe().map_err(|f| self.fault(Op::WriterDescribe, f))
     }
 
     /// Linear memory (wasm) held; 0 for native twins.
@@ -411,17 +426,17 @@ impl Reader {
 
     /// The next flush records in written order; empty when done.
     pub fn next(&mut self, max_bytes: u32) -> Result<Packed, SeamError> {
-        during(Call::ReaderNext, 0, || self.runtime.next(max_bytes)).map_err(|f| SeamError::from_fault(f, &self.name, "reader.next", 0))
+        during(Op::ReaderNext, 0, || self.runtime.next(max_bytes)).map_err(|f| SeamError::from_fault(f, &self.name, Op::ReaderNext, 0))
     }
 
     /// Batched point reads: one record per key, empty for a miss.
     pub fn get(&mut self, keys: Packed) -> Result<Packed, SeamError> {
-        const OP: &str = "reader.get";
+        const OP: Op = Op::ReaderGet;
         let expected = keys.len();
-        let out = during(Call::ReaderGet, 0, || self.runtime.get(keys)).map_err(|f| SeamError::from_fault(f, &self.name, OP, 0))?;
+        let out = during(Op::ReaderGet, 0, || self.runtime.get(keys)).map_err(|f| SeamError::from_fault(f, &self.name, OP, 0))?;
         if out.len() != expected {
             let detail = format!("returned {} records for {expected} keys", out.len());
-            return Err(SeamError::Contract { plugin: self.name.clone(), operation: OP.into(), shard: 0, detail });
+            return Err(SeamError::Contract { plugin: self.name.clone(), operation: OP, shard: 0, detail });
         }
         Ok(out)
     }
@@ -439,7 +454,7 @@ pub fn show_key(key: &[u8]) -> String {
 /// value (numbers compared as numbers, so `064` may come back as `64`): a
 /// plugin that ignores a parameter would otherwise be published as if it
 /// had run with it.
-pub fn check_description(plugin: &str, configured: &[(String, String)], described: &Description) -> Result<(), SeamError> {
+pub fn check_description(kind: Kind, plugin: &str, configured: &[(String, String)], described: &Description) -> Result<(), SeamError> {
     let same = |a: &str, b: &str| a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
     for (key, value) in configured {
         let detail = match described.params.iter().find(|(k, _)| k == key) {
@@ -447,7 +462,7 @@ pub fn check_description(plugin: &str, configured: &[(String, String)], describe
             Some((_, applied)) => format!("parameter `{key}` was configured as `{value}`, but it says it applied `{applied}`"),
             None => format!("parameter `{key}` = `{value}` was configured, but it does not list it as applied"),
         };
-        return Err(SeamError::Contract { plugin: plugin.into(), operation: "describe".into(), shard: 0, detail });
+        return Err(SeamError::Contract { plugin: plugin.into(), operation: Op::describe(kind), shard: 0, detail });
     }
     Ok(())
 }

@@ -1,7 +1,9 @@
 use std::fmt;
 
+use super::Op;
+
 /// How a trap is classified for the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrapKind {
     /// The instance hit its memory cap.
     OutOfMemory,
@@ -59,6 +61,27 @@ pub enum LoadError {
     Link { plugin: String, detail: String },
 }
 
+impl LoadError {
+    /// The plugin the error names, if it names one.
+    pub fn plugin(&self) -> Option<&str> {
+        match self {
+            LoadError::Engine(_) => None,
+            LoadError::UnknownBundled(plugin) => Some(plugin),
+            LoadError::Read { plugin, .. }
+            | LoadError::Build { plugin, .. }
+            | LoadError::NotWasm { plugin, .. }
+            | LoadError::Componentize { plugin, .. }
+            | LoadError::Compile { plugin, .. }
+            | LoadError::ForeignImport { plugin, .. }
+            | LoadError::WrongVersion { plugin, .. }
+            | LoadError::NoStrategy { plugin, .. }
+            | LoadError::SeveralKinds { plugin, .. }
+            | LoadError::WrongKind { plugin, .. }
+            | LoadError::Link { plugin, .. } => Some(plugin),
+        }
+    }
+}
+
 /// Everything that can go wrong creating or calling a strategy, wasm or
 /// native (and loading it, through `Load`). Each message names the plugin,
 /// and for calls the operation and the shard.
@@ -69,17 +92,21 @@ pub enum SeamError {
     #[error("plugin `{plugin}`: cannot instantiate: {detail}")]
     Instantiate { plugin: String, detail: String },
     #[error("plugin `{plugin}` (sha256 {sha256:.12}) trapped in `{operation}` on shard {shard}: {kind}: {detail}")]
-    Trap { plugin: String, sha256: String, operation: String, shard: usize, kind: TrapKind, detail: String },
+    Trap { plugin: String, sha256: String, operation: Op, shard: usize, kind: TrapKind, detail: String },
     #[error("plugin `{plugin}` returned an error from `{operation}` on shard {shard}: {error}")]
-    Guest { plugin: String, operation: String, shard: usize, error: memlab_sdk::Error },
+    Guest { plugin: String, operation: Op, shard: usize, error: memlab_sdk::Error },
     #[error("plugin `{plugin}` broke its contract in `{operation}` on shard {shard}: {detail}")]
-    Contract { plugin: String, operation: String, shard: usize, detail: String },
+    Contract { plugin: String, operation: Op, shard: usize, detail: String },
+    /// Memory kept past what the plugin reserved from the pool.
+    #[error("plugin `{plugin}` broke the memory budget in `{operation}` on shard {shard}: {detail}")]
+    Budget { plugin: String, operation: Op, shard: usize, detail: String },
     #[error("plugin `{plugin}` on shard {shard} is poisoned ({cause} earlier); `{operation}` was not attempted")]
-    Poisoned { plugin: String, operation: String, shard: usize, cause: String },
+    Poisoned { plugin: String, operation: Op, shard: usize, cause: String },
     #[error("no native twin named `{plugin}` (only bundled strategies have one; see `memlab list`)")]
     NoTwin { plugin: String },
+    /// The host's own step (routing, the read probe, the write path).
     #[error("memlab: `{operation}` failed: {detail}")]
-    Host { operation: String, detail: String },
+    Host { operation: &'static str, detail: String },
 }
 
 /// How a call failed, as a runtime (wasm or native) reports it; the seam
@@ -98,8 +125,8 @@ pub enum Fault {
 
 impl SeamError {
     /// Attaches where a runtime's fault happened.
-    pub fn from_fault(fault: Fault, plugin: &str, operation: &str, shard: usize) -> SeamError {
-        let (plugin, operation) = (plugin.to_string(), operation.to_string());
+    pub fn from_fault(fault: Fault, plugin: &str, operation: Op, shard: usize) -> SeamError {
+        let plugin = plugin.to_string();
         match fault {
             Fault::Guest(error) => SeamError::Guest { plugin, operation, shard, error },
             Fault::Trap { sha256, kind, detail } => SeamError::Trap { plugin, sha256, operation, shard, kind, detail },
@@ -112,6 +139,18 @@ impl SeamError {
     pub fn guest_error(&self) -> Option<&memlab_sdk::Error> {
         match self {
             SeamError::Guest { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The plugin, operation and shard a call failed in, where known.
+    pub fn place(&self) -> Option<(&str, Op, usize)> {
+        match self {
+            SeamError::Trap { plugin, operation, shard, .. }
+            | SeamError::Guest { plugin, operation, shard, .. }
+            | SeamError::Contract { plugin, operation, shard, .. }
+            | SeamError::Budget { plugin, operation, shard, .. }
+            | SeamError::Poisoned { plugin, operation, shard, .. } => Some((plugin, *operation, *shard)),
             _ => None,
         }
     }

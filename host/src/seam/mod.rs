@@ -6,6 +6,7 @@
 
 mod checked;
 mod error;
+mod op;
 pub mod watch;
 
 use std::fmt;
@@ -14,6 +15,7 @@ use memlab_sdk::{Description, Finished, Packed, Stats};
 
 pub use checked::{MEMORY_SLACK_BYTES, Reader, Serializer, Shard, check_description, memory_allowance, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
+pub use op::Op;
 
 /// The three kinds of strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -56,7 +58,7 @@ impl std::str::FromStr for Kind {
 }
 
 /// Calls and bytes across the plugin boundary.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Boundary {
     /// Calls made.
     pub calls: u64,

@@ -9,66 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::Kind;
-
-/// The calls the watchdog can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Call {
-    /// `allocator.store-rows`
-    Store = 1,
-    /// `memtable.insert`
-    Insert,
-    /// `memtable.get`
-    Get,
-    /// `memtable.scan`
-    Scan,
-    /// `memtable.open-cursor`
-    Cursor,
-    /// `cursor.next`
-    Next,
-    /// `allocator.load`
-    Load,
-    /// `writer.write`
-    Write,
-    /// `writer.finish`
-    Finish,
-    /// `reader.next`
-    ReaderNext,
-    /// `reader.get`
-    ReaderGet,
-}
-
-const CALLS: [Call; 11] =
-    [Call::Store, Call::Insert, Call::Get, Call::Scan, Call::Cursor, Call::Next, Call::Load, Call::Write, Call::Finish, Call::ReaderNext, Call::ReaderGet];
-
-impl Call {
-    /// The operation's name, as errors give it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Call::Store => "allocator.store-rows",
-            Call::Insert => "memtable.insert",
-            Call::Get => "memtable.get",
-            Call::Scan => "memtable.scan",
-            Call::Cursor => "memtable.open-cursor",
-            Call::Next => "cursor.next",
-            Call::Load => "allocator.load",
-            Call::Write => "writer.write",
-            Call::Finish => "writer.finish",
-            Call::ReaderNext => "reader.next",
-            Call::ReaderGet => "reader.get",
-        }
-    }
-
-    /// Which strategy the call goes to.
-    pub fn kind(self) -> Kind {
-        match self {
-            Call::Store | Call::Load => Kind::Allocator,
-            Call::Write | Call::Finish | Call::ReaderNext | Call::ReaderGet => Kind::Serializer,
-            _ => Kind::Memtable,
-        }
-    }
-}
+use super::Op;
 
 struct Slot {
     call: AtomicU8,
@@ -103,10 +44,10 @@ fn my_slot() -> &'static Slot {
 }
 
 /// Runs `f` as `call` on `shard`, visible to the watchdog meanwhile.
-pub(crate) fn during<R>(call: Call, shard: usize, f: impl FnOnce() -> R) -> R {
+pub(crate) fn during<R>(call: Op, shard: usize, f: impl FnOnce() -> R) -> R {
     let slot = my_slot();
     slot.shard.store(shard as u32, Ordering::Relaxed);
-    slot.call.store(call as u8, Ordering::Relaxed);
+    slot.call.store(call.code(), Ordering::Relaxed);
     let result = f();
     slot.call.store(0, Ordering::Relaxed);
     slot.done.store(slot.done.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
@@ -117,7 +58,7 @@ pub(crate) fn during<R>(call: Call, shard: usize, f: impl FnOnce() -> R) -> R {
 #[derive(Debug, Clone, Copy)]
 pub struct Stall {
     /// The call.
-    pub call: Call,
+    pub call: Op,
     /// Its shard (or flush part).
     pub shard: usize,
     /// How long it has made no progress.
@@ -151,7 +92,7 @@ impl Watch {
             match self.seen[i] {
                 Some((c, d, since)) if c == call && d == done => {
                     if now - since > limit && found.is_none() {
-                        let call = CALLS.iter().copied().find(|k| *k as u8 == call)?;
+                        let call = Op::from_code(call)?;
                         found = Some(Stall { call, shard: slot.shard.load(Ordering::Relaxed) as usize, for_: now - since });
                     }
                 }

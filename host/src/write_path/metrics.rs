@@ -8,9 +8,9 @@ use crate::pool::MemoryPool;
 macro_rules! write_metrics {
     ($($(#[$doc:meta])* $name:ident,)*) => {
         /// Counters of the write path, for the report.
-        #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
         pub struct WriteCounters {
-            $($(#[$doc])* #[serde(default)] pub $name: u64,)*
+            $($(#[$doc])* pub $name: u64,)*
         }
 
         /// The live counters behind `WriteCounters`.

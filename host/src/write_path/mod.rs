@@ -43,7 +43,7 @@ struct ShardSlot {
 
 impl ShardSlot {
     fn live(&mut self) -> Result<&mut Shard, SeamError> {
-        self.live.as_mut().ok_or_else(|| SeamError::Host { operation: "write".into(), detail: "the write path was drained".into() })
+        self.live.as_mut().ok_or_else(|| SeamError::Host { operation: "write", detail: "the write path was drained".into() })
     }
 }
 

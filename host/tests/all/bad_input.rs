@@ -235,7 +235,9 @@ fn ctrl_c_stops_cleanly_and_says_what_was_kept() {
     let status = child.wait().expect("it stops");
     assert!(!status.success() && text.contains("interrupted") && text.contains("run.json"), "{text}");
     let record = record_in(&out);
-    assert!(record["variants"][0]["outcome"]["reason"].as_str().is_some_and(|r| r.contains("Ctrl-C")), "{record}");
+    let outcome = &record["variants"][0]["outcome"];
+    assert_eq!(outcome["class"], "interrupted", "{record}");
+    assert!(outcome["message"].as_str().is_some_and(|r| r.contains("Ctrl-C")), "{record}");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use memlab::config::BenchConfig;
 use memlab::pool::{MemoryPool, PoolMode};
+use memlab::record::FailureClass;
 use memlab::seam::Shard;
 use memlab::seam::{Kind, SeamError, TrapKind};
 use memlab::{bench, native};
@@ -149,19 +150,23 @@ serializer = "lean"
     let result = bench::run(&strict_host(), &config, &options(scratch("hostile-bench")), |_| {}).expect("bench");
     let [loops, healthy, lossy, unsorted] = &result.variants[..] else { panic!("four runs") };
     let failure = loops.failure().expect("the looping variant fails");
-    assert!(failure.contains("deadline exceeded"), "{failure}");
+    assert_eq!((failure.class, failure.operation.as_deref()), (FailureClass::Trap, Some("memtable.insert")), "{failure:?}");
+    assert!(failure.message.contains("deadline exceeded"), "{failure}");
     assert!(loops.verified.is_none());
     assert_eq!(healthy.failure(), None);
     assert!(healthy.verified.is_some());
     // Nothing lost: verification catches the one dropped row.
     let failure = lossy.failure().expect("the lossy variant fails verification");
-    assert!(failure.contains("1 keys missing"), "{failure}");
+    assert_eq!(failure.class, FailureClass::Verification, "{failure:?}");
+    let message = &failure.message;
+    assert!(message.contains("1 keys missing"), "{failure}");
     // It names the strategies and the key, so the author can act on it.
-    assert!(failure.contains("the first wrong key is") && failure.contains("missing from the segments"), "{failure}");
-    assert!(failure.contains("memtable `") && failure.contains("serializer `lean`"), "{failure}");
+    assert!(message.contains("the first wrong key is") && message.contains("missing from the segments"), "{failure}");
+    assert!(message.contains("memtable `") && message.contains("serializer `lean`"), "{failure}");
     // The flush checks the cursor's order: a segment is never written unsorted.
     let failure = unsorted.failure().expect("the unsorted cursor fails the flush");
-    assert!(failure.contains("out of order") && failure.contains("shard 0"), "{failure}");
+    assert_eq!((failure.class, failure.operation.as_deref(), failure.shard), (FailureClass::Contract, Some("cursor.next"), Some(0)), "{failure:?}");
+    assert!(failure.message.contains("out of order"), "{failure}");
     let table = memlab::report::comparison(&result);
     assert!(table.contains("FAILED"), "{table}");
     assert!(memlab::report::summary(loops).contains("not valid"), "failed figures must not be shown");

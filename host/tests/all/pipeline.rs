@@ -140,8 +140,9 @@ fn too_few_instance_slots_is_a_clear_error() {
     let host = PluginHost::new(EngineSettings { instance_slots: 4, cache_dir: None, ..EngineSettings::default() }).expect("engine");
     let result = bench::run(&host, &config, &options(scratch("few-slots")), |_| {}).expect("bench");
     let failure = result.variants[1].failure().expect("wasm-4x2 cannot start");
-    assert!(failure.contains("btree") || failure.contains("per-row"), "names the plugin: {failure}");
-    assert!(failure.contains("limit"), "says which limit: {failure}");
+    assert_eq!(failure.class, memlab::record::FailureClass::Load, "{failure:?}");
+    assert!(matches!(failure.plugin.as_deref(), Some("btree" | "per-row")), "names the plugin: {failure:?}");
+    assert!(failure.message.contains("limit"), "says which limit: {failure}");
 }
 
 #[test]

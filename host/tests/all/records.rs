@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use memlab::record::{BenchResult, Outcome, SCHEMA_VERSION};
+use memlab::record::{BenchResult, Failure, FailureClass, Outcome, SCHEMA_VERSION};
 use memlab::report;
 
 use crate::support::scratch;
@@ -50,12 +50,13 @@ fn a_failure_survives_the_upgrade_from_schema_1() {
     std::fs::write(&path, text).expect("write");
     let result = BenchResult::load(&path).expect("upgraded");
     assert_eq!(result.variants[0].outcome, Outcome::Completed);
-    assert_eq!(result.variants[1].failure(), Some("plugin `x` trapped"));
+    let unclassified = |message: &str| Some(Failure::new(FailureClass::Unclassified, message));
+    assert_eq!(result.variants[1].failure().cloned(), unclassified("plugin `x` trapped"));
     result.save(&path).expect("saved");
     let again = BenchResult::load(&path).expect("reloaded");
     // Its digest is still schema 1's hash: saving keeps the record's schema.
     assert_eq!(again.schema, 1);
-    assert_eq!(again.variants[1].failure(), Some("plugin `x` trapped"));
+    assert_eq!(again.variants[1].failure().cloned(), unclassified("plugin `x` trapped"));
 }
 
 #[test]

@@ -55,7 +55,7 @@ fn coalescing_modes_store_identical_contents() {
     assert_all_equal(&result);
     for v in &result.variants {
         let inserts = v.op_counts["insert"];
-        if v.variant.coalescing.to_string() == "none" {
+        if v.variant.coalescing == "none" {
             assert_eq!(v.counters.groups, 0);
         } else {
             assert!(v.counters.groups > 0 && v.counters.groups <= inserts, "{}: {} groups for {inserts} inserts", v.variant.name, v.counters.groups);
@@ -196,7 +196,7 @@ fn a_saved_run_round_trips_through_json() {
     let html = report::html::render(&back);
     assert!(html.matches("<svg").count() >= 4 && html.contains("round-trip"));
     assert!(!back.provenance.wasmtime_version.is_empty() && back.provenance.plugins.contains_key("skiplist"));
-    let stream = Stream::of(&back.config.workload).expect("stream");
+    let stream = Stream::of(&back.config.profile().expect("the recorded profile reads back")).expect("stream");
     let counts: Vec<u64> = (0..2).map(|t| stream.ops_for(t).expect("count")).collect();
     assert_eq!(memlab::verify::digest(&memlab::verify::expected(&stream, &counts, &HashSet::new())), back.variants[0].verified.expect("verified").digest);
 }

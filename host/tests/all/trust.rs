@@ -7,6 +7,7 @@
 use memlab::bench;
 use memlab::check::{CheckOptions, check};
 use memlab::config::BenchConfig;
+use memlab::record::FailureClass::{Budget, Contract};
 
 use crate::support::{hostile_plugin, liar_plugin, options, scratch, strict_host};
 
@@ -76,14 +77,41 @@ fn lies_the_host_can_see_fail_check() {
 fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
     let (hostile, alloc, flush) = (hostile_plugin(), liar_plugin("liar-alloc"), liar_plugin("liar-flush"));
     let lies = [
-        ("budget cheat", "btree", String::new(), alloc.as_str(), r#"{ mode = "stop-reserving", after = 2000 }"#, "lean", "{}", "its linear memory grew"),
-        ("halved bytes-used", "btree", String::new(), &alloc, r#"{ mode = "halve-used" }"#, "lean", "{}", "`bytes-used`"),
-        ("index-bytes 1", &hostile, r#"{ mode = "index-lie" }"#.into(), "per-row", "{}", "lean", "{}", "`index-bytes` = 1 "),
-        ("tombstones per partition", "btree", String::new(), "per-row", "{}", &flush, r#"{ mode = "tombstones-per-partition" }"#, "tombstones"),
-        ("min > max", "btree", String::new(), "per-row", "{}", &flush, r#"{ mode = "min-gt-max" }"#, "min-timestamp"),
-        ("clamped parameter", &hostile, r#"{ mode = "clamp-after", after = 1000 }"#.into(), "per-row", "{}", "lean", "{}", "configured as `1000`"),
-        ("scan limit + 1", &hostile, r#"{ mode = "scan-extra" }"#.into(), "per-row", "{}", "lean", "{}", "for a limit of"),
-        ("neighbour's answer", &hostile, r#"{ mode = "get-neighbour" }"#.into(), "per-row", "{}", "lean", "{}", "answered with key"),
+        (
+            "budget cheat",
+            "btree",
+            String::new(),
+            alloc.as_str(),
+            r#"{ mode = "stop-reserving", after = 2000 }"#,
+            "lean",
+            "{}",
+            ("its linear memory grew", Budget, "allocator"),
+        ),
+        ("halved bytes-used", "btree", String::new(), &alloc, r#"{ mode = "halve-used" }"#, "lean", "{}", ("`bytes-used`", Contract, "allocator")),
+        ("index-bytes 1", &hostile, r#"{ mode = "index-lie" }"#.into(), "per-row", "{}", "lean", "{}", ("`index-bytes` = 1 ", Contract, "memtable")),
+        (
+            "tombstones per partition",
+            "btree",
+            String::new(),
+            "per-row",
+            "{}",
+            &flush,
+            r#"{ mode = "tombstones-per-partition" }"#,
+            ("tombstones", Contract, "serializer"),
+        ),
+        ("min > max", "btree", String::new(), "per-row", "{}", &flush, r#"{ mode = "min-gt-max" }"#, ("min-timestamp", Contract, "serializer")),
+        (
+            "clamped parameter",
+            &hostile,
+            r#"{ mode = "clamp-after", after = 1000 }"#.into(),
+            "per-row",
+            "{}",
+            "lean",
+            "{}",
+            ("configured as `1000`", Contract, "memtable"),
+        ),
+        ("scan limit + 1", &hostile, r#"{ mode = "scan-extra" }"#.into(), "per-row", "{}", "lean", "{}", ("for a limit of", Contract, "memtable")),
+        ("neighbour's answer", &hostile, r#"{ mode = "get-neighbour" }"#.into(), "per-row", "{}", "lean", "{}", ("answered with key", Contract, "memtable")),
     ];
     let mut config = String::from(
         r#"
@@ -117,7 +145,17 @@ scan_limit = 20
     let result = bench::run(&strict_host(), &config, &options(scratch("liars-bench")), |_| {}).expect("bench");
     for (lie, run) in lies.iter().zip(&result.variants) {
         let failure = run.failure().unwrap_or_else(|| panic!("`{}` was published:\n{}", lie.0, memlab::report::summary(run)));
-        assert!(failure.contains(lie.7), "{}: {failure}", lie.0);
+        let (words, class, liar) = lie.7;
+        assert_eq!(failure.class, class, "{}: {failure}", lie.0);
+        assert!(failure.message.contains(words), "{}: {failure}", lie.0);
+        // The plugin that lied is named, with its sha256.
+        let named = match liar {
+            "memtable" => &run.variant.memtable,
+            "allocator" => &run.variant.allocator,
+            _ => &run.variant.serializer,
+        };
+        assert_eq!(failure.plugin.as_ref(), Some(named), "{}: {failure:?}", lie.0);
+        assert!(failure.sha256.as_ref().is_some_and(|s| s.len() == 64), "{}: {failure:?}", lie.0);
         assert!(memlab::report::summary(run).contains("not valid"), "{}", lie.0);
     }
     let honest = result.variants.last().expect("the honest run");

@@ -1,0 +1,55 @@
+//! One flush writer thread: flushes the jobs it is handed until the write
+//! path closes the queue, and hands back every flush's figures.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crossbeam::channel::Receiver;
+
+use super::failures::Failures;
+use crate::flush::{self, FlushReport, SerializerFactory};
+use crate::pool::MemoryPool;
+use crate::record::Failure;
+use crate::write_path::FlushJob;
+
+/// A flush writer's inputs.
+pub(super) struct FlushWriter<'a> {
+    jobs: Receiver<FlushJob>,
+    serializer: &'a SerializerFactory,
+    dir: &'a Path,
+    pool: &'a MemoryPool,
+    run_started: Instant,
+    log: bool,
+}
+
+impl<'a> FlushWriter<'a> {
+    pub(super) fn new(
+        jobs: Receiver<FlushJob>,
+        serializer: &'a SerializerFactory,
+        dir: &'a Path,
+        pool: &'a MemoryPool,
+        run_started: Instant,
+        log: bool,
+    ) -> Self {
+        FlushWriter { jobs, serializer, dir, pool, run_started, log }
+    }
+
+    /// Flushes until the queue closes; a failed flush is reported, and the
+    /// queue is still drained so that every generation's memory is freed.
+    pub(super) fn run(self, failures: &Failures) -> Vec<FlushReport> {
+        let mut reports = Vec::new();
+        for job in self.jobs {
+            job.next.start_ahead();
+            match flush::flush(job, self.serializer, self.dir, self.pool, self.run_started) {
+                Ok(report) => {
+                    if self.log {
+                        eprintln!("INFO  {}", report.log_line());
+                    }
+                    reports.push(report);
+                }
+                Err(e) => failures.report(Failure::from(&e)),
+            }
+        }
+        reports
+    }
+}

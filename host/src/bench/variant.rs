@@ -1,0 +1,329 @@
+//! One run of one variant, in steps: `set_up` loads the strategies,
+//! describes each once and starts generation 0; `run` spawns the client,
+//! flush, sampler and watchdog threads and joins them, each handing back
+//! its own typed result (failures travel on their own channel);
+//! `assemble` folds what came back into the record's `VariantResult`.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use crossbeam::channel::Receiver;
+
+use super::client::{self, ClientOutcome};
+use super::failures::Failures;
+use super::flush_writer::FlushWriter;
+use super::strategies::{self, Strategies};
+use super::{BenchOptions, live, resources, tally};
+use crate::config::{BenchConfig, Variant, params};
+use crate::flush::{self, FlushReport};
+use crate::pool::MemoryPool;
+use crate::read_probe::{self, ReadProbe};
+use crate::record::{Failure, FailureClass, IntervalSample, Resources, VariantResult, VariantSpec};
+use crate::router::Router;
+use crate::seam::{self, Kind, SeamError};
+use crate::verify::{self, State};
+use crate::workload::Stream;
+use crate::write_path::{FlushJob, PathSettings, WriteCounters, WritePath};
+
+/// What every variant of a bench shares.
+pub(super) struct Bench<'a> {
+    pub(super) host: &'a Arc<crate::plugin::PluginHost>,
+    pub(super) config: &'a BenchConfig,
+    pub(super) stream: &'a Stream,
+    pub(super) expected: Option<&'a State>,
+    pub(super) options: &'a BenchOptions,
+}
+
+/// A variant set up and ready to run.
+pub(super) struct VariantRun<'a> {
+    bench: &'a Bench<'a>,
+    variant: &'a Variant,
+    dir: &'a Path,
+    pool: Arc<MemoryPool>,
+    plugins: Vec<crate::record::PluginInfo>,
+    serializer: Box<flush::SerializerFactory>,
+    reader: Box<verify::ReaderFactory<'static>>,
+    path: WritePath,
+    jobs: Receiver<FlushJob>,
+    descriptions: Vec<memlab_sdk::Description>,
+    setup: Duration,
+}
+
+/// What the run's threads handed back.
+struct Joined {
+    clients: Vec<ClientOutcome>,
+    flushes: Vec<FlushReport>,
+    intervals: Vec<IntervalSample>,
+    reads: ReadProbe,
+    counters: WriteCounters,
+    elapsed: Duration,
+    resources: Resources,
+}
+
+/// Runs `variant` once: set up, run, assemble; a set-up failure is the
+/// result.
+pub(super) fn run_variant(bench: &Bench<'_>, variant: &Variant, dir: &Path) -> VariantResult {
+    let started = Instant::now();
+    let _ = std::fs::remove_dir_all(dir);
+    let pool = Arc::new(MemoryPool::new(variant.memtable_space, variant.pool));
+    let strategies = match strategies::strategies(bench.host, variant, &pool) {
+        Ok(s) => s,
+        Err(e) => return VariantResult::failed(VariantSpec::from(variant), Failure::from(&e)),
+    };
+    let plugins = strategies.plugins.clone();
+    match VariantRun::set_up(bench, variant, dir, pool, strategies, started) {
+        Ok(run) => run.run(),
+        Err(e) => with_sha256(VariantResult { plugins, ..VariantResult::failed(VariantSpec::from(variant), Failure::from(&e)) }),
+    }
+}
+
+impl<'a> VariantRun<'a> {
+    fn set_up(
+        bench: &'a Bench<'a>,
+        variant: &'a Variant,
+        dir: &'a Path,
+        pool: Arc<MemoryPool>,
+        strategies: Strategies,
+        started: Instant,
+    ) -> Result<Self, SeamError> {
+        let Strategies { plugins, shard, serializer, reader } = strategies;
+        let (jobs_tx, jobs) = crossbeam::channel::unbounded::<FlushJob>();
+        let settings = PathSettings {
+            cleanup_threshold: variant.threshold(),
+            flush_writers: variant.flush_writers,
+            coalescing: variant.coalescing,
+            clients: bench.stream.threads(),
+        };
+        let path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
+        let descriptions = checked_descriptions(variant, path.describe()?, serializer.as_ref())?;
+        path.prepare_next_generation();
+        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup: started.elapsed() })
+    }
+
+    fn run(self) -> VariantResult {
+        let (failures, failed) = Failures::new();
+        let joined = self.run_threads(&failures);
+        self.assemble(joined, failed.try_iter().next())
+    }
+
+    /// Spawns every thread of the run and joins them in order: clients,
+    /// sampler, the read probe and the drain, flush writers, watchdog.
+    fn run_threads(&self, failures: &Failures) -> Joined {
+        let threads = self.bench.stream.threads();
+        let live = live::Live::new(threads);
+        let start = Barrier::new(threads + 1);
+        let (done, watched) = (AtomicBool::new(false), AtomicBool::new(false));
+        let meter = resources::Meter::start();
+        let run_started = Instant::now();
+        let plan = self.plan();
+        std::thread::scope(|scope| {
+            let watchdog = self.bench.options.watchdog.as_ref().map(|dog| scope.spawn(|| watch(dog, self.variant, &watched, failures)));
+            let flushers: Vec<_> = (0..self.variant.flush_writers)
+                .map(|_| {
+                    let writer =
+                        FlushWriter::new(self.jobs.clone(), self.serializer.as_ref(), self.dir, &self.pool, run_started, self.bench.options.log_flushes);
+                    scope.spawn(move || writer.run(failures))
+                })
+                .collect();
+            let sampler = scope.spawn(|| live::sample(&live, &self.pool, self.interval(), &done, &self.display()));
+            let clients: Vec<_> = (0..threads)
+                .map(|t| {
+                    scope.spawn({
+                        let (live, plan, start) = (&live, &plan, &start);
+                        move || self.client(t, live, plan, start, failures)
+                    })
+                })
+                .collect();
+            start.wait();
+            let began = Instant::now();
+            let clients: Vec<ClientOutcome> = clients.into_iter().filter_map(|c| c.join().ok().flatten()).collect();
+            let elapsed = began.elapsed();
+            done.store(true, Ordering::Release);
+            let intervals = sampler.join().unwrap_or_else(|panic| {
+                failures.report(Failure::new(FailureClass::Panic, format!("the interval sampler panicked: {}", flush::panic_message(panic.as_ref()))));
+                Vec::new()
+            });
+            let reads = self.probe_and_drain(failures);
+            let counters = self.path.counters();
+            let flushes = flushers.into_iter().flat_map(|f| join_flusher(f, failures)).collect();
+            watched.store(true, Ordering::Release);
+            if let Some(dog) = watchdog {
+                let _ = dog.join();
+            }
+            Joined { clients, flushes, intervals, reads, counters, elapsed, resources: meter.stop() }
+        })
+    }
+
+    /// One client thread; a panic is reported as the failure.
+    fn client(&self, t: usize, live: &live::Live, plan: &client::Plan, start: &Barrier, failures: &Failures) -> Option<ClientOutcome> {
+        start.wait();
+        let run = std::panic::AssertUnwindSafe(|| client::run(self.bench.stream, t, &self.path, live, plan, failures));
+        std::panic::catch_unwind(run)
+            .map_err(|panic| {
+                failures.report(Failure::new(FailureClass::Panic, format!("client thread {t} panicked: {}", flush::panic_message(panic.as_ref()))))
+            })
+            .ok()
+    }
+
+    /// Point reads from the live memtables, then the final drain.
+    fn probe_and_drain(&self, failures: &Failures) -> ReadProbe {
+        let expected = self.bench.expected.map(|e| (e, self.variant.memtable.as_str()));
+        let reads = read_probe::probe(self.bench.stream, &self.path, self.bench.config.workload.read_probe, expected);
+        if let Err(e) = &reads {
+            failures.report(Failure::from(e));
+        }
+        if let Err(e) = self.path.drain() {
+            failures.report(Failure::from(&e));
+        }
+        reads.unwrap_or_default()
+    }
+
+    fn plan(&self) -> client::Plan {
+        let (profile, threads) = (&self.bench.config.workload, self.bench.stream.threads());
+        client::Plan {
+            duration: profile.duration.filter(|_| profile.stream.is_none()),
+            rate: profile.target_rate.map(|r| r / threads as f64),
+            interrupt: self.bench.options.interrupt.clone(),
+        }
+    }
+
+    fn interval(&self) -> Duration {
+        Duration::from_secs_f64(self.bench.config.bench.interval)
+    }
+
+    fn display(&self) -> live::Display {
+        let (profile, stream) = (&self.bench.config.workload, self.bench.stream);
+        live::Display {
+            lines: self.bench.options.intervals,
+            total: match profile.duration {
+                Some(d) if profile.stream.is_none() => Some((d.as_millis() as u64, false)),
+                _ => Some(((0..stream.threads()).filter_map(|t| stream.ops_for(t)).sum(), true)),
+            },
+            label: self.variant.name.clone(),
+        }
+    }
+
+    /// Folds the threads' results into the record, then verifies.
+    fn assemble(self, joined: Joined, failure: Option<Failure>) -> VariantResult {
+        let variant = self.variant;
+        let mut result = VariantResult { variant: VariantSpec::from(variant), ..VariantResult::default() };
+        if let Some(failure) = failure {
+            result.fail(failure);
+        }
+        let tally = tally::clients(&mut result, &joined.clients);
+        result.resources = joined.resources;
+        result.plugins = self.plugins;
+        result.descriptions = self.descriptions.into_iter().map(|d| (d.name, d.version, d.params)).collect();
+        (result.elapsed, result.setup) = (joined.elapsed, self.setup);
+        result.paced = self.bench.config.workload.target_rate.is_some();
+        result.intervals = joined.intervals;
+        result.counters = joined.counters.into();
+        result.reads = joined.reads.into();
+        tally::flushes(&mut result, joined.flushes);
+        if self.bench.options.interrupted() {
+            result.fail(Failure::interrupted());
+        }
+        if result.failure().is_none() && variant.verify {
+            match verify_run(self.bench, &tally, self.dir, self.reader.as_ref()) {
+                Ok(v) => result.verified = Some(v.into()),
+                Err(e) => result.fail(Failure {
+                    message: format!("{} (memtable `{}`, allocator `{}`, serializer `{}`)", e, variant.memtable, variant.allocator, variant.serializer),
+                    ..Failure::from(&e)
+                }),
+            }
+        }
+        with_sha256(result)
+    }
+}
+
+/// A failed plugin's sha256, from the plugins the run loaded.
+fn with_sha256(mut result: VariantResult) -> VariantResult {
+    let plugins = result.plugins.clone();
+    if let crate::record::Outcome::Failed(f) = &mut result.outcome
+        && f.sha256.is_none()
+        && let Some(p) = f.plugin.as_ref().and_then(|name| plugins.iter().find(|p| &p.name == name))
+    {
+        f.sha256 = Some(p.sha256.clone());
+    }
+    result
+}
+
+/// Joins a flush writer; a panic between flushes is reported.
+fn join_flusher(f: std::thread::ScopedJoinHandle<'_, Vec<FlushReport>>, failures: &Failures) -> Vec<FlushReport> {
+    f.join().unwrap_or_else(|panic| {
+        failures.report(Failure::new(FailureClass::Panic, format!("a flush writer panicked: {}", flush::panic_message(panic.as_ref()))));
+        Vec::new()
+    })
+}
+
+/// Watches the run's plugin calls until `watched`; a stall fails the run
+/// and is handed to the watchdog's `on_stall`.
+fn watch(dog: &super::Watchdog, variant: &Variant, watched: &AtomicBool, failures: &Failures) {
+    let mut watch = seam::watch::Watch::default();
+    while !watched.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Some(stall) = watch.stalled(dog.limit) {
+            let failure = stall_failure(variant, stall);
+            failures.report(failure.clone());
+            (dog.on_stall)(variant, &failure);
+            break;
+        }
+    }
+}
+
+/// What a stall is reported as: the plugin, the operation, the shard.
+fn stall_failure(variant: &Variant, stall: seam::watch::Stall) -> Failure {
+    let plugin = match stall.call.kind() {
+        Kind::Memtable => &variant.memtable,
+        Kind::Allocator => &variant.allocator,
+        Kind::Serializer => &variant.serializer,
+    };
+    let message = format!(
+        "plugin `{plugin}` made no progress for {:.0} s in `{}` on shard {} (a call that never returns; with no per-call deadline it cannot be interrupted, so the run was ended)",
+        stall.for_.as_secs_f64(),
+        stall.call,
+        stall.shard
+    );
+    Failure { plugin: Some(plugin.clone()), operation: Some(stall.call.name().into()), shard: Some(stall.shard), ..Failure::new(FailureClass::Stall, message) }
+}
+
+/// Reads the segments back and compares them with the stream's final
+/// state. Failed ops were never acknowledged, and a run for a duration
+/// took as many ops as it had time for: the state holds exactly the
+/// acknowledged ops taken. A mismatch names the first wrong key.
+fn verify_run(bench: &Bench<'_>, tally: &tally::Tally, dir: &Path, reader: &verify::ReaderFactory<'static>) -> Result<verify::Verified, verify::VerifyError> {
+    let stream = bench.stream;
+    let computed;
+    let expected = match bench.expected {
+        // The precomputed state is for the whole stream, every op acknowledged.
+        Some(e) if tally.failed_ops.is_empty() && (0..stream.threads()).all(|t| stream.ops_for(t) == tally.taken.get(t).copied()) => e,
+        _ => {
+            computed = verify::expected(stream, &tally.taken, &tally.failed_ops);
+            &computed
+        }
+    };
+    let (found, read) = verify::read_back(dir, reader)?;
+    verify::compare(expected, &found, read).map_err(|e| match e {
+        verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, .. } => {
+            let first = verify::explain(stream, &tally.taken, &tally.failed_ops, dir, reader, expected, &found);
+            verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, first }
+        }
+        other => other,
+    })
+}
+
+/// What the memtable, allocator and serializer say of themselves, each
+/// held to the variant's configured parameters.
+pub(super) fn checked_descriptions(
+    variant: &Variant,
+    (m, a): (memlab_sdk::Description, memlab_sdk::Description),
+    serializer: &flush::SerializerFactory,
+) -> Result<Vec<memlab_sdk::Description>, SeamError> {
+    seam::check_description(Kind::Memtable, &variant.memtable, &params(&variant.memtable_params), &m)?;
+    seam::check_description(Kind::Allocator, &variant.allocator, &params(&variant.allocator_params), &a)?;
+    let s = serializer(0)?.describe()?;
+    seam::check_description(Kind::Serializer, &variant.serializer, &params(&variant.serializer_params), &s)?;
+    Ok(vec![m, a, s])
+}

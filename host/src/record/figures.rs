@@ -1,0 +1,276 @@
+//! The figures a run record keeps, in the record's own types, each with a
+//! `From` conversion from the runtime struct it is measured in. A field
+//! renamed at run time breaks the conversion, not the on-disk format.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::flush::FlushReport;
+use crate::read_probe::ReadProbe;
+use crate::seam::Boundary;
+use crate::verify::Verified;
+use crate::write_path::WriteCounters;
+
+/// Latency figures, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Latency {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: u64,
+    /// 95th percentile.
+    pub p95: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Maximum.
+    pub max: u64,
+}
+
+impl Latency {
+    /// The figures of a histogram of nanoseconds.
+    pub fn from(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        Latency {
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.5),
+            p95: h.value_at_quantile(0.95),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// One interval of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IntervalSample {
+    /// Seconds since the run started, at the interval's end.
+    pub at: f64,
+    /// The interval's length in seconds (the last one may be short).
+    pub secs: f64,
+    /// Ops completed in the interval.
+    pub ops: u64,
+    /// Rows inserted in the interval.
+    pub rows: u64,
+    /// Ops per second in the interval.
+    pub op_rate: f64,
+    /// Rows per second in the interval.
+    pub row_rate: f64,
+    /// Latency of the interval's ops.
+    pub latency: Latency,
+    /// Errors in the interval.
+    pub errors: u64,
+    /// Bytes the memory pool held at the interval's end.
+    pub memory: u64,
+}
+
+/// CPU and memory of the whole process during one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Resources {
+    /// User CPU time, all threads.
+    pub user_cpu: Duration,
+    /// System CPU time, all threads.
+    pub system_cpu: Duration,
+    /// Peak resident set size during the run (the high-water mark is
+    /// reset at the start where the kernel allows it).
+    pub peak_rss: u64,
+    /// Resident set size when the run started: the binary, the engine,
+    /// and what the harness holds across runs (the verifier's expected
+    /// state). `peak_rss - start_rss` is what the run itself added.
+    #[serde(default)]
+    pub start_rss: u64,
+}
+
+impl Resources {
+    /// Memory the run added beyond its memtable budget: the overhead of
+    /// the write path, flush and sandbox (negative when under budget).
+    pub fn beyond_budget(&self, budget: u64) -> i64 {
+        self.peak_rss as i64 - self.start_rss as i64 - budget as i64
+    }
+}
+
+/// Calls and bytes across the plugin boundary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BoundaryFigures {
+    /// Calls made.
+    pub calls: u64,
+    /// Bytes passed in (arguments).
+    pub bytes_in: u64,
+    /// Bytes passed back (results).
+    pub bytes_out: u64,
+}
+
+impl From<Boundary> for BoundaryFigures {
+    fn from(b: Boundary) -> Self {
+        BoundaryFigures { calls: b.calls, bytes_in: b.bytes_in, bytes_out: b.bytes_out }
+    }
+}
+
+/// Figures of one flush, as Cassandra's "Completed flushing" line has them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FlushFigures {
+    /// The memtable generation.
+    pub generation: u64,
+    /// Seconds from the run's start to the flush's start.
+    pub started_at: f64,
+    /// Which part of it.
+    pub part: usize,
+    /// The data file, if any rows were written.
+    pub segment: Option<PathBuf>,
+    /// Rows flushed.
+    pub rows: u64,
+    /// Partitions flushed (as the serializer counted them).
+    pub partitions: u64,
+    /// Bytes of data, index and metadata written.
+    pub bytes: u64,
+    /// Wall time.
+    pub wall: Duration,
+    /// CPU time of the flush thread.
+    pub cpu: Duration,
+    /// Linear memory of the serializer's instance at the end (wasm).
+    pub serializer_memory: u64,
+    /// How much of that the serializer grew during this flush.
+    pub serializer_grew: u64,
+    /// Linear memory of the flushed shards (wasm).
+    pub shard_memory: u64,
+    /// Memtable counters summed over the flushed shards.
+    pub memtable_stats: BTreeMap<String, u64>,
+    /// Allocator counters summed over the flushed shards.
+    pub allocator_stats: BTreeMap<String, u64>,
+    /// Boundary traffic of the flushed shards over their whole life.
+    pub shard_boundary: BoundaryFigures,
+    /// Boundary traffic of the serializer.
+    pub serializer_boundary: BoundaryFigures,
+}
+
+impl From<&FlushReport> for FlushFigures {
+    fn from(f: &FlushReport) -> Self {
+        FlushFigures {
+            generation: f.generation,
+            started_at: f.started_at,
+            part: f.part,
+            segment: f.segment.clone(),
+            rows: f.rows,
+            partitions: f.partitions,
+            bytes: f.bytes,
+            wall: f.wall,
+            cpu: f.cpu,
+            serializer_memory: f.serializer_memory,
+            serializer_grew: f.serializer_grew,
+            shard_memory: f.shard_memory,
+            memtable_stats: f.memtable_stats.clone(),
+            allocator_stats: f.allocator_stats.clone(),
+            shard_boundary: f.shard_boundary.into(),
+            serializer_boundary: f.serializer_boundary.into(),
+        }
+    }
+}
+
+/// Counters of the write path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct WriteFigures {
+    /// Memtable switches (drain at the end included).
+    pub switches: u64,
+    /// Shard lock taken without waiting.
+    pub uncontended: u64,
+    /// Shard lock that had to wait.
+    pub contended: u64,
+    /// Time spent waiting for shard locks.
+    pub lock_wait_ns: u64,
+    /// Time writers spent blocked on a full pool.
+    pub backpressure_ns: u64,
+    /// Compare-and-swap conflicts in the pool (`cas-loop`).
+    pub pool_cas_retries: u64,
+    /// Sums of all cells to check the limit (`striped`).
+    pub pool_sum_checks: u64,
+    /// Coalesced groups written (`group`, `adaptive`).
+    pub groups: u64,
+    /// Time client batches waited in a group's queue, summed.
+    pub coalesce_wait_ns: u64,
+    /// Time switching writers spent getting fresh generations' shards.
+    pub generation_start_ns: u64,
+    /// Shards switched in as fresh generations.
+    pub generation_shards: u64,
+    /// CPU time spent starting shards (instantiation and `create`).
+    pub generation_start_cpu_ns: u64,
+    /// Shards started, ahead of time or not.
+    pub generation_started_shards: u64,
+    /// Shards switched in that a flush writer had started ahead.
+    pub generation_ahead_shards: u64,
+}
+
+impl From<WriteCounters> for WriteFigures {
+    fn from(c: WriteCounters) -> Self {
+        WriteFigures {
+            switches: c.switches,
+            uncontended: c.uncontended,
+            contended: c.contended,
+            lock_wait_ns: c.lock_wait_ns,
+            backpressure_ns: c.backpressure_ns,
+            pool_cas_retries: c.pool_cas_retries,
+            pool_sum_checks: c.pool_sum_checks,
+            groups: c.groups,
+            coalesce_wait_ns: c.coalesce_wait_ns,
+            generation_start_ns: c.generation_start_ns,
+            generation_shards: c.generation_shards,
+            generation_start_cpu_ns: c.generation_start_cpu_ns,
+            generation_started_shards: c.generation_started_shards,
+            generation_ahead_shards: c.generation_ahead_shards,
+        }
+    }
+}
+
+/// Point reads from the live memtables after the writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReadFigures {
+    /// Keys looked up.
+    pub keys: u64,
+    /// Keys found (the rest were flushed with an earlier generation).
+    pub hits: u64,
+    /// Time inside the `get` calls.
+    pub elapsed: Duration,
+}
+
+impl ReadFigures {
+    /// Lookups per second.
+    pub fn rate(&self) -> f64 {
+        self.keys as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+impl From<ReadProbe> for ReadFigures {
+    fn from(r: ReadProbe) -> Self {
+        ReadFigures { keys: r.keys, hits: r.hits, elapsed: r.elapsed }
+    }
+}
+
+/// What verification proved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VerifiedFigures {
+    /// Distinct keys in the final state.
+    pub keys: u64,
+    /// Rows read back from segments, older versions included.
+    pub rows_read: u64,
+    /// Digest of the final state (FNV-1a 128 since run record schema 2).
+    pub digest: u128,
+}
+
+impl From<Verified> for VerifiedFigures {
+    fn from(v: Verified) -> Self {
+        VerifiedFigures { keys: v.keys, rows_read: v.rows_read, digest: v.digest }
+    }
+}
+
+impl From<VerifiedFigures> for Verified {
+    fn from(v: VerifiedFigures) -> Self {
+        Verified { keys: v.keys, rows_read: v.rows_read, digest: v.digest }
+    }
+}

@@ -1,0 +1,168 @@
+//! How a run of a variant ended: completed, or failed with a class, the
+//! plugin, the operation and the shard. The classes are the record's own,
+//! so a test (or a user's script) matches on the class, not on a message.
+
+use crate::flush::FlushError;
+use crate::seam::SeamError;
+use crate::verify::VerifyError;
+
+/// What kind of rule a failed run broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureClass {
+    /// The plugin could not be read, wrapped, compiled, linked or
+    /// instantiated.
+    Load,
+    /// The plugin returned an error where the run cannot go on (`create`,
+    /// a flush), or every op failed.
+    PluginError,
+    /// A trap in the guest: panic, out of memory, deadline, stack overflow
+    /// (a poisoned instance is the echo of one).
+    Trap,
+    /// A broken contract: a malformed batch, a wrong count, a description
+    /// that does not echo its parameters, a wrong read.
+    Contract,
+    /// Memory kept beyond what was reserved from the pool.
+    Budget,
+    /// The segments do not hold the stream's final state.
+    Verification,
+    /// A plugin call made no progress for the stall limit.
+    Stall,
+    /// The user stopped the run (Ctrl-C).
+    Interrupted,
+    /// A host thread panicked (native twins run plugin code there too).
+    Panic,
+    /// memlab's own step failed: writing a segment, routing, the sampler.
+    Harness,
+    /// A record of schema 1 or 2, which kept only the message.
+    Unclassified,
+}
+
+impl FailureClass {
+    /// The name the record and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureClass::Load => "load",
+            FailureClass::PluginError => "plugin-error",
+            FailureClass::Trap => "trap",
+            FailureClass::Contract => "contract",
+            FailureClass::Budget => "budget",
+            FailureClass::Verification => "verification",
+            FailureClass::Stall => "stall",
+            FailureClass::Interrupted => "interrupted",
+            FailureClass::Panic => "panic",
+            FailureClass::Harness => "harness",
+            FailureClass::Unclassified => "unclassified",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a run failed, as typed as the failure allows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Failure {
+    /// The rule broken (schema 2 had none: `unclassified`).
+    #[serde(default = "unclassified")]
+    pub class: FailureClass,
+    /// The plugin that broke it, as configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+    /// That plugin's sha256 ("native" for a twin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// The operation, as the WIT names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    /// The shard (or flush part).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<usize>,
+    /// The whole message (schema 2's `reason`).
+    #[serde(alias = "reason")]
+    pub message: String,
+}
+
+fn unclassified() -> FailureClass {
+    FailureClass::Unclassified
+}
+
+impl Failure {
+    /// A failure with only a class and a message.
+    pub fn new(class: FailureClass, message: impl Into<String>) -> Self {
+        Failure { class, plugin: None, sha256: None, operation: None, shard: None, message: message.into() }
+    }
+
+    /// The user's Ctrl-C.
+    pub fn interrupted() -> Self {
+        Failure::new(FailureClass::Interrupted, "interrupted (Ctrl-C): this run was stopped before its end")
+    }
+}
+
+impl From<&SeamError> for Failure {
+    fn from(e: &SeamError) -> Self {
+        let class = match e {
+            SeamError::Load(_) | SeamError::Instantiate { .. } | SeamError::NoTwin { .. } => FailureClass::Load,
+            SeamError::Trap { .. } | SeamError::Poisoned { .. } => FailureClass::Trap,
+            SeamError::Guest { .. } => FailureClass::PluginError,
+            SeamError::Contract { .. } => FailureClass::Contract,
+            SeamError::Budget { .. } => FailureClass::Budget,
+            SeamError::Host { .. } => FailureClass::Harness,
+        };
+        let mut failure = Failure::new(class, e.to_string());
+        if let Some((plugin, operation, shard)) = e.place() {
+            failure.plugin = Some(plugin.to_string());
+            failure.operation = Some(operation.name().to_string());
+            failure.shard = Some(shard);
+        }
+        if let SeamError::Trap { sha256, .. } = e {
+            failure.sha256 = Some(sha256.clone());
+        }
+        match e {
+            SeamError::Load(load) => failure.plugin = load.plugin().map(str::to_string),
+            SeamError::Instantiate { plugin, .. } | SeamError::NoTwin { plugin } => failure.plugin = Some(plugin.clone()),
+            _ => {}
+        }
+        failure
+    }
+}
+
+impl From<&FlushError> for Failure {
+    fn from(e: &FlushError) -> Self {
+        match e {
+            FlushError::Plugin { source, .. } => Failure { message: e.to_string(), ..Failure::from(source) },
+            FlushError::Segment { .. } => Failure::new(FailureClass::Harness, e.to_string()),
+            FlushError::Panic { .. } => Failure::new(FailureClass::Panic, e.to_string()),
+        }
+    }
+}
+
+impl From<&VerifyError> for Failure {
+    fn from(e: &VerifyError) -> Self {
+        match e {
+            // The reader itself failed: a trap or a broken contract.
+            VerifyError::Plugin { source, .. } => Failure { message: e.to_string(), ..Failure::from(source.as_ref()) },
+            _ => Failure::new(FailureClass::Verification, e.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {}", self.class, self.message)
+    }
+}
+
+/// How one run of one variant ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Every op ran and, where asked, verification passed.
+    #[default]
+    Completed,
+    /// The run stopped or failed verification; the figures are not valid.
+    Failed(Failure),
+}
