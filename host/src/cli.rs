@@ -342,7 +342,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         watchdog,
     };
     println!("memlab bench: {name} — {}", config.bench.description);
-    println!("{}", report::engine_line(host.settings()));
+    println!("{}", engine_line(host.settings()));
     if deadline.is_none() {
         println!("Watchdog: a plugin call that makes no progress for {stall_s} s ends the run, keeping the finished variants");
     }
@@ -381,6 +381,21 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         return Err(CliError::VariantsFailed(failed, result.variants.len()));
     }
     Ok(())
+}
+
+/// The sandbox's limits as a run had them.
+fn engine_line(settings: &EngineSettings) -> String {
+    format!(
+        "Sandbox: epoch deadline {} per call; memory cap {:.0} MiB per instance; wasm stack {:.1} MiB; {}",
+        settings.call_deadline.map_or("off".to_string(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3)),
+        report::mib(settings.memory_cap),
+        report::mib(settings.stack_limit as u64),
+        match (settings.instance_slots, settings.compact_memories) {
+            (_, true) => "address space limited: instances allocated on demand, compact bounds-checked memories".to_string(),
+            (0, false) => "instances allocated on demand".to_string(),
+            (n, false) => format!("pooling allocator, {n} instance slots"),
+        }
+    )
 }
 
 /// Runs the parsed command line.
@@ -426,7 +441,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Check { plugin, ops, size, seed, deadline_ms, params } => {
             let settings = EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3)), ..EngineSettings::default() };
             let host = PluginHost::new(settings)?;
-            println!("{}", report::engine_line(host.settings()));
+            println!("{}", engine_line(host.settings()));
             let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { ops, size, ..crate::check::CheckOptions::new(params, seed) })?;
             print!("{}", result.render());
             let failed = result.properties.iter().filter(|p| p.failure.is_some()).count();

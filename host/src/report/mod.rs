@@ -10,10 +10,11 @@ pub mod stats;
 
 pub use fidelity::fidelity;
 
-use memlab_sdk::Stat;
+use crate::record::{BenchResult, Stat, VariantResult};
 
-use crate::flush::mib;
-use crate::record::{BenchResult, VariantResult};
+pub(crate) fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
 
 fn thousands(n: f64) -> String {
     let whole = n.round().abs() as u64;
@@ -491,21 +492,6 @@ pub fn against_baseline(baseline: &BenchResult, run: &BenchResult) -> String {
         }
     }
     s
-}
-
-/// The sandbox's limits as a run had them.
-pub fn engine_line(settings: &crate::plugin::EngineSettings) -> String {
-    format!(
-        "Sandbox: epoch deadline {} per call; memory cap {:.0} MiB per instance; wasm stack {:.1} MiB; {}",
-        settings.call_deadline.map_or("off".to_string(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3)),
-        mib(settings.memory_cap),
-        mib(settings.stack_limit as u64),
-        match (settings.instance_slots, settings.compact_memories) {
-            (_, true) => "address space limited: instances allocated on demand, compact bounds-checked memories".to_string(),
-            (0, false) => "instances allocated on demand".to_string(),
-            (n, false) => format!("pooling allocator, {n} instance slots"),
-        }
-    )
 }
 
 #[cfg(test)]
