@@ -35,9 +35,22 @@ enum Command {
         /// Do not print a line per flush.
         #[arg(long)]
         quiet: bool,
-        /// Runs of every variant, interleaved (overrides `bench.repeats`).
+        /// Rounds of every variant, interleaved, exactly this many
+        /// (overrides `bench.repeats` and `[bench.decide]`).
         #[arg(long, value_parser = repeats)]
         repeats: Option<usize>,
+        /// Rounds until decided, at most this many (sets
+        /// `bench.decide.max_rounds`; 2 to 100).
+        #[arg(long, value_parser = max_rounds)]
+        max_rounds: Option<usize>,
+        /// Rounds until decided, starting no round that would end past
+        /// this time, e.g. "80s" (sets `bench.decide.max_time`).
+        #[arg(long, value_parser = max_time)]
+        max_time: Option<std::time::Duration>,
+        /// Rounds until decided, stopping once every ratio is known to
+        /// this relative standard error (sets `bench.decide.rse`).
+        #[arg(long, value_parser = rse)]
+        rse: Option<f64>,
         /// Do not print interval lines.
         #[arg(long)]
         no_intervals: bool,
@@ -176,6 +189,29 @@ fn deadline(text: &str) -> Result<f64, String> {
     Ok(ms)
 }
 
+fn max_rounds(text: &str) -> Result<usize, String> {
+    let n: usize = text.parse().map_err(|_| format!("`{text}` is not a whole number"))?;
+    if !(2..=100).contains(&n) {
+        return Err(format!("{n} is outside 2..=100 (a paired verdict needs two rounds)"));
+    }
+    Ok(n)
+}
+
+fn max_time(text: &str) -> Result<std::time::Duration, String> {
+    let time = crate::workload::parse_duration(text)?;
+    if time.is_zero() || time > crate::config::MAX_TIME {
+        return Err(format!("`{text}` must lie in (0, {} s]", crate::config::MAX_TIME.as_secs()));
+    }
+    Ok(time)
+}
+
+fn rse(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!("`{text}` must be a number strictly between 0 and 1 (0.01 is 1%)")),
+    }
+}
+
 fn repeats(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if (1..=100).contains(&n) => Ok(n),
@@ -213,11 +249,36 @@ fn read_run(path: &Path) -> Result<BenchResult, CliError> {
 }
 
 /// `memlab bench`'s flags.
+/// The command line's overrides of `[bench.decide]`.
+#[derive(Debug, Clone, Copy, Default)]
+struct DecideFlags {
+    max_rounds: Option<usize>,
+    max_time: Option<std::time::Duration>,
+    rse: Option<f64>,
+}
+
+impl DecideFlags {
+    /// The config's rule with these flags over it; any flag turns the
+    /// rule on, with defaults for what neither sets.
+    fn over(self, config: Option<crate::config::Decide>) -> Result<Option<crate::config::Decide>, CliError> {
+        if self.max_rounds.is_none() && self.max_time.is_none() && self.rse.is_none() {
+            return Ok(config);
+        }
+        let mut d = config.unwrap_or_default();
+        d.max_rounds = self.max_rounds.unwrap_or(d.max_rounds);
+        d.min_rounds = d.min_rounds.min(d.max_rounds);
+        d.max_time = self.max_time.or(d.max_time);
+        d.rse = self.rse.unwrap_or(d.rse);
+        Ok(Some(d))
+    }
+}
+
 struct BenchFlags {
     out: PathBuf,
     keep_segments: bool,
     quiet: bool,
     repeats: Option<usize>,
+    decide: DecideFlags,
     no_intervals: bool,
     deadline_ms: Option<f64>,
     stall_s: u64,
@@ -241,6 +302,7 @@ fn stall_watchdog(
             provenance: crate::record::Provenance::collect(&host, &config, &variants),
             config: (&config).into(),
             variants,
+            stop: None,
         };
         let kept = match record.save(&json) {
             Ok(()) => format!("the {} finished runs and this failure are in {}", record.variants.len() - 1, json.display()),
@@ -311,7 +373,7 @@ fn create_run_dir(out: &Path, name: &str) -> Result<PathBuf, CliError> {
 }
 
 fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
-    let BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms, stall_s } = flags;
+    let BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s } = flags;
     let stall = std::time::Duration::from_secs(stall_s);
     let config = match &config {
         Some(path) => BenchConfig::load(path)?,
@@ -338,6 +400,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         log_flushes: !quiet,
         intervals: !no_intervals,
         repeats,
+        decide: decide.over(config.bench.decide)?,
         interrupt: Some(Arc::clone(&interrupt)),
         watchdog,
     };
@@ -406,13 +469,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         keep_segments: false,
         quiet: false,
         repeats: None,
+        max_rounds: None,
+        max_time: None,
+        rse: None,
         no_intervals: false,
         deadline_ms: None,
         stall_s: 60,
     };
     match cli.command.unwrap_or(default) {
-        Command::Bench { config, out, keep_segments, quiet, repeats, no_intervals, deadline_ms, stall_s } => {
-            bench(config, BenchFlags { out, keep_segments, quiet, repeats, no_intervals, deadline_ms, stall_s })
+        Command::Bench { config, out, keep_segments, quiet, repeats, max_rounds, max_time, rse, no_intervals, deadline_ms, stall_s } => {
+            let decide = DecideFlags { max_rounds, max_time, rse };
+            bench(config, BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s })
         }
         Command::Stream { profile, output } => {
             let profile = crate::config::load_profile(&profile)?;

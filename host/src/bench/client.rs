@@ -47,6 +47,9 @@ pub(super) struct ClientOutcome {
     pub scan_rows: u64,
     /// The first error, fatal or not, as its message.
     pub first_error: Option<String>,
+    /// This thread's CPU time (its own clock: a noisy neighbour that
+    /// takes the core does not count).
+    pub cpu: Duration,
 }
 
 /// Runs client `thread` until its ops end, the deadline passes, or a
@@ -64,7 +67,9 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         read_hits: 0,
         scan_rows: 0,
         first_error: None,
+        cpu: Duration::ZERO,
     };
+    let cpu = cpu_time::ThreadTime::try_now().ok();
     let limit = stream.ops_for(thread);
     let mut source = stream.ops();
     let (mut op, mut batch) = (Op::default(), RoutedBatch::default());
@@ -126,5 +131,6 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
             }
         }
     }
+    out.cpu = cpu.and_then(|c| c.try_elapsed().ok()).unwrap_or_default();
     out
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::histogram;
+use crate::config::Warmup;
 use crate::pool::MemoryPool;
 use crate::record::{IntervalSample, Latency};
 
@@ -39,6 +40,41 @@ impl Live {
     }
 }
 
+/// Where the warm-up ends: the run's state when it did.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WarmupEnd {
+    /// When.
+    pub at: Instant,
+    /// Rows written by then.
+    pub rows: u64,
+    /// The process's CPU time then.
+    pub cpu: Duration,
+    /// Memtable switches by then.
+    pub switches: u64,
+}
+
+/// What the sampler watches for the end of the warm-up.
+pub(super) struct WarmupWatch<'a> {
+    /// The rule.
+    pub rule: Warmup,
+    /// Memtable switches so far.
+    pub switches: &'a (dyn Fn() -> u64 + Sync),
+}
+
+impl WarmupWatch<'_> {
+    fn ended(&self, since_start: Duration) -> bool {
+        match self.rule {
+            Warmup::FirstSwitch => (self.switches)() >= 1,
+            Warmup::Time(t) => since_start >= t,
+        }
+    }
+}
+
+/// The process's CPU time (all threads), zero where it cannot be read.
+pub(super) fn process_cpu() -> Duration {
+    cpu_time::ProcessTime::try_now().map(|t| t.as_duration()).unwrap_or_default()
+}
+
 /// How the sampler shows progress.
 pub(super) struct Display {
     /// Print an interval line each interval.
@@ -49,8 +85,16 @@ pub(super) struct Display {
     pub label: String,
 }
 
-/// Samples `live` every `interval` until `done`; returns the samples.
-pub(super) fn sample(live: &Live, pool: &MemoryPool, interval: Duration, done: &AtomicBool, display: &Display) -> Vec<IntervalSample> {
+/// Samples `live` every `interval` until `done`; returns the samples and
+/// where the warm-up ended, if it did (checked every few milliseconds).
+pub(super) fn sample(
+    live: &Live,
+    pool: &MemoryPool,
+    interval: Duration,
+    done: &AtomicBool,
+    display: &Display,
+    warmup: &WarmupWatch<'_>,
+) -> (Vec<IntervalSample>, Option<WarmupEnd>) {
     let bar = display.total.filter(|_| std::io::stderr().is_terminal()).map(|(len, is_ops)| {
         let bar = indicatif::ProgressBar::new(len);
         let unit = if is_ops { "ops" } else { "ms" };
@@ -67,25 +111,34 @@ pub(super) fn sample(live: &Live, pool: &MemoryPool, interval: Duration, done: &
     };
     if display.lines {
         say(format!(
-            "{:<10} {:>10} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>6} {:>8}",
-            "type", "total ops", "op/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "time", "errors", "mem MiB"
+            "{:<10} {:>10} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>6} {:>8} {:>5}",
+            "type", "total ops", "op/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "time", "errors", "mem MiB", "cpu%"
         ));
     }
     let started = Instant::now();
     let mut samples = Vec::new();
     let (mut last_ops, mut last_rows, mut last_errors) = (0, 0, 0);
     let mut last_at = started;
+    let mut last_cpu = process_cpu();
     let mut merged = histogram();
+    let mut warm: Option<WarmupEnd> = None;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     loop {
         let finished = done.load(Ordering::Acquire);
         if !finished {
             let next = last_at + interval;
-            // Short sleeps, so the end of a run is noticed quickly.
+            // Short sleeps, so the end of a run (and of its warm-up) is
+            // noticed quickly.
             while Instant::now() < next && !done.load(Ordering::Acquire) {
+                if warm.is_none() && warmup.ended(started.elapsed()) {
+                    let rows = live.rows.load(Ordering::Relaxed);
+                    warm = Some(WarmupEnd { at: Instant::now(), rows, cpu: process_cpu(), switches: (warmup.switches)() });
+                }
                 std::thread::sleep(Duration::from_millis(5).min(next.saturating_duration_since(Instant::now())));
             }
         }
         let now = Instant::now();
+        let cpu = process_cpu();
         merged.reset();
         for h in &live.histograms {
             let mut h = h.lock().unwrap_or_else(|p| p.into_inner());
@@ -104,13 +157,15 @@ pub(super) fn sample(live: &Live, pool: &MemoryPool, interval: Duration, done: &
             latency: Latency::from(&merged),
             errors: errors - last_errors,
             memory: pool.owns(),
+            cpu: cpu.saturating_sub(last_cpu).as_secs_f64(),
+            warmup: warm.is_none(),
         };
         if s.ops > 0 || !finished {
             if display.lines {
                 let ms = |ns: u64| ns as f64 / 1e6;
                 say(format!(
-                    "{:<10} {:>10} {:>9.0} {:>10.0} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>7.1} {:>6} {:>8.1}",
-                    "total,",
+                    "{:<10} {:>10} {:>9.0} {:>10.0} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>7.1} {:>6} {:>8.1} {:>5.0}",
+                    if s.warmup { "warmup," } else { "total," },
                     ops,
                     s.op_rate,
                     s.row_rate,
@@ -122,7 +177,8 @@ pub(super) fn sample(live: &Live, pool: &MemoryPool, interval: Duration, done: &
                     ms(s.latency.max),
                     s.at,
                     errors,
-                    s.memory as f64 / (1 << 20) as f64
+                    s.memory as f64 / (1 << 20) as f64,
+                    100.0 * s.cpu / (s.secs * cores)
                 ));
             }
             samples.push(s);
@@ -134,7 +190,7 @@ pub(super) fn sample(live: &Live, pool: &MemoryPool, interval: Duration, done: &
             }
             bar.set_message(format!("{:.0} row/s", s.row_rate));
         }
-        (last_ops, last_rows, last_errors, last_at) = (ops, rows, errors, now);
+        (last_ops, last_rows, last_errors, last_at, last_cpu) = (ops, rows, errors, now, cpu);
         if finished {
             break;
         }
@@ -142,5 +198,5 @@ pub(super) fn sample(live: &Live, pool: &MemoryPool, interval: Duration, done: &
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    samples
+    (samples, warm)
 }

@@ -7,6 +7,7 @@ mod failures;
 mod flush_writer;
 mod live;
 mod resources;
+mod rounds;
 mod slots;
 mod strategies;
 mod tally;
@@ -16,7 +17,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use crate::record::{BenchResult, IntervalSample, Latency, Resources, VariantResult};
 pub use slots::instance_slots;
@@ -26,7 +27,7 @@ pub(crate) use tally::histogram;
 use crate::config::{BenchConfig, Variant};
 use crate::plugin::PluginHost;
 use crate::pool::MemoryPool;
-use crate::record::{ConfigSpec, Failure, Provenance, SCHEMA_VERSION};
+use crate::record::{ConfigSpec, Failure, Provenance, SCHEMA_VERSION, Stop, StopReason};
 use crate::seam::SeamError;
 use crate::verify;
 use crate::workload::{Stream, StreamFileError};
@@ -42,8 +43,10 @@ pub struct BenchOptions {
     pub log_flushes: bool,
     /// Print interval lines (and a progress bar on a terminal).
     pub intervals: bool,
-    /// Overrides `bench.repeats`.
+    /// Overrides `bench.repeats` (and `[bench.decide]`): fixed rounds.
     pub repeats: Option<usize>,
+    /// Overrides `[bench.decide]`: rounds until decided.
+    pub decide: Option<crate::config::Decide>,
     /// Set (by Ctrl-C) to stop the run: the running variant stops and is
     /// marked interrupted, and no further variant starts.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -100,26 +103,34 @@ pub fn run_saving(
         progress(&format!("computing the stream's final state ({} ops)", counts.iter().sum::<u64>()));
         verify::expected(&stream, counts, &HashSet::new())
     });
-    let repeats = options.repeats.unwrap_or(config.bench.repeats).max(1);
-    let record = |variants: &[VariantResult]| BenchResult {
+    let rounds = match (options.repeats, options.decide.or(config.bench.decide)) {
+        (Some(n), _) => rounds::Rounds::Fixed(n.max(1)),
+        (None, Some(d)) => rounds::Rounds::Decide(d),
+        (None, None) => rounds::Rounds::Fixed(config.bench.repeats.max(1)),
+    };
+    let record = |variants: &[VariantResult], stop: Option<Stop>| BenchResult {
         schema: SCHEMA_VERSION,
         provenance: Provenance::collect(host, config, variants),
         config: ConfigSpec::from(config),
         variants: variants.to_vec(),
+        stop,
     };
     let bench = variant::Bench { host, config, stream: &stream, expected: expected.as_ref(), options };
-    let mut variants = Vec::new();
-    'runs: for repeat in 1..=repeats {
+    let (started, mut variants, mut stop) = (Instant::now(), Vec::new(), None);
+    let max = rounds.max();
+    'runs: for repeat in 1..=max {
+        let round_started = Instant::now();
         for (i, variant) in config.variants.iter().enumerate() {
             if options.interrupted() {
+                stop = Some(Stop { rounds: repeat, reason: StopReason::Interrupted });
                 break 'runs;
             }
-            let of = if repeats > 1 { format!(" (repeat {repeat}/{repeats})") } else { String::new() };
+            let of = if max > 1 { format!(" (round {repeat}, at most {max})") } else { String::new() };
             progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
             // Numbered: two names that sanitize alike keep their own folders.
             let folder = format!("{:02}-{}-{repeat}", i + 1, sanitize(&variant.name));
             let dir = options.run_dir.join(&folder);
-            let mut result = variant::run_variant(&bench, variant, &dir);
+            let mut result = variant::run_variant(&bench, variant, &dir, repeat);
             result.repeat = repeat;
             if options.interrupted() {
                 result.fail(Failure::interrupted());
@@ -130,10 +141,16 @@ pub fn run_saving(
                 let _ = std::fs::remove_dir_all(&dir);
             }
             variants.push(result);
-            finished(&record(&variants));
+            finished(&record(&variants, None));
+        }
+        if let Some(reason) = rounds.after(repeat, &record(&variants, None), started.elapsed(), round_started.elapsed()) {
+            stop = Some(Stop { rounds: repeat, reason });
+            break;
         }
     }
-    Ok(record(&variants))
+    let result = record(&variants, stop);
+    finished(&result);
+    Ok(result)
 }
 
 fn sanitize(name: &str) -> String {

@@ -46,6 +46,7 @@ pub(super) fn clients(result: &mut VariantResult, outcomes: &[ClientOutcome]) ->
         failed_ops.extend(o.failed_ops.iter().copied());
         fingerprints.push(o.fingerprint);
         taken.push(o.taken);
+        result.client_cpu += o.cpu;
     }
     result.op_counts.retain(|_, n| *n > 0);
     result.partitions = result.partitions.saturating_sub(failed_ops.len() as u64);

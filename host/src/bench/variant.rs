@@ -16,11 +16,11 @@ use super::failures::Failures;
 use super::flush_writer::FlushWriter;
 use super::strategies::{self, Strategies};
 use super::{BenchOptions, live, resources, tally};
-use crate::config::{BenchConfig, Variant, params};
+use crate::config::{BenchConfig, Variant, VerifyRounds, params};
 use crate::flush::{self, FlushReport};
 use crate::pool::MemoryPool;
 use crate::read_probe::{self, ReadProbe};
-use crate::record::{Failure, FailureClass, IntervalSample, Resources, VariantResult, VariantSpec};
+use crate::record::{Failure, FailureClass, IntervalSample, Resources, Steady, VariantResult, VariantSpec};
 use crate::router::Router;
 use crate::seam::{self, Kind, SeamError};
 use crate::verify::{self, State};
@@ -59,12 +59,13 @@ struct Joined {
     reads: ReadProbe,
     counters: WriteCounters,
     elapsed: Duration,
+    steady: Option<Steady>,
     resources: Resources,
 }
 
 /// Runs `variant` once: set up, run, assemble; a set-up failure is the
 /// result.
-pub(super) fn run_variant(bench: &Bench<'_>, variant: &Variant, dir: &Path) -> VariantResult {
+pub(super) fn run_variant(bench: &Bench<'_>, variant: &Variant, dir: &Path, round: usize) -> VariantResult {
     let started = Instant::now();
     let _ = std::fs::remove_dir_all(dir);
     let pool = Arc::new(MemoryPool::new(variant.memtable_space, variant.pool));
@@ -74,7 +75,7 @@ pub(super) fn run_variant(bench: &Bench<'_>, variant: &Variant, dir: &Path) -> V
     };
     let plugins = strategies.plugins.clone();
     match VariantRun::set_up(bench, variant, dir, pool, strategies, started) {
-        Ok(run) => run.run(),
+        Ok(run) => run.run(round),
         Err(e) => with_sha256(VariantResult { plugins, ..VariantResult::failed(VariantSpec::from(variant), Failure::from(&e)) }),
     }
 }
@@ -102,10 +103,11 @@ impl<'a> VariantRun<'a> {
         Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup: started.elapsed() })
     }
 
-    fn run(self) -> VariantResult {
+    fn run(self, round: usize) -> VariantResult {
         let (failures, failed) = Failures::new();
         let joined = self.run_threads(&failures);
-        self.assemble(joined, failed.try_iter().next())
+        let verify = round == 1 || self.bench.config.bench.verify_rounds == VerifyRounds::All;
+        self.assemble(joined, failed.try_iter().next(), verify)
     }
 
     /// Spawns every thread of the run and joins them in order: clients,
@@ -118,6 +120,8 @@ impl<'a> VariantRun<'a> {
         let meter = resources::Meter::start();
         let run_started = Instant::now();
         let plan = self.plan();
+        let switches = || self.path.switches();
+        let warmup = live::WarmupWatch { rule: self.bench.config.bench.warmup, switches: &switches };
         std::thread::scope(|scope| {
             let watchdog = self.bench.options.watchdog.as_ref().map(|dog| scope.spawn(|| watch(dog, self.variant, &watched, failures)));
             let flushers: Vec<_> = (0..self.variant.flush_writers)
@@ -127,7 +131,7 @@ impl<'a> VariantRun<'a> {
                     scope.spawn(move || writer.run(failures))
                 })
                 .collect();
-            let sampler = scope.spawn(|| live::sample(&live, &self.pool, self.interval(), &done, &self.display()));
+            let sampler = scope.spawn(|| live::sample(&live, &self.pool, self.interval(), &done, &self.display(), &warmup));
             let clients: Vec<_> = (0..threads)
                 .map(|t| {
                     scope.spawn({
@@ -139,12 +143,14 @@ impl<'a> VariantRun<'a> {
             start.wait();
             let began = Instant::now();
             let clients: Vec<ClientOutcome> = clients.into_iter().filter_map(|c| c.join().ok().flatten()).collect();
-            let elapsed = began.elapsed();
+            let end = End { at: Instant::now(), cpu: live::process_cpu(), switches: self.path.switches(), rows: clients.iter().map(|c| c.rows).sum() };
+            let elapsed = end.at - began;
             done.store(true, Ordering::Release);
-            let intervals = sampler.join().unwrap_or_else(|panic| {
+            let (intervals, warm) = sampler.join().unwrap_or_else(|panic| {
                 failures.report(Failure::new(FailureClass::Panic, format!("the interval sampler panicked: {}", flush::panic_message(panic.as_ref()))));
-                Vec::new()
+                (Vec::new(), None)
             });
+            let steady = warm.and_then(|w| steady(began, w, &end));
             let reads = self.probe_and_drain(failures);
             let counters = self.path.counters();
             let flushes = flushers.into_iter().flat_map(|f| join_flusher(f, failures)).collect();
@@ -152,7 +158,7 @@ impl<'a> VariantRun<'a> {
             if let Some(dog) = watchdog {
                 let _ = dog.join();
             }
-            Joined { clients, flushes, intervals, reads, counters, elapsed, resources: meter.stop() }
+            Joined { clients, flushes, intervals, reads, counters, elapsed, steady, resources: meter.stop() }
         })
     }
 
@@ -206,7 +212,7 @@ impl<'a> VariantRun<'a> {
     }
 
     /// Folds the threads' results into the record, then verifies.
-    fn assemble(self, joined: Joined, failure: Option<Failure>) -> VariantResult {
+    fn assemble(self, joined: Joined, failure: Option<Failure>, verify: bool) -> VariantResult {
         let variant = self.variant;
         let mut result = VariantResult { variant: VariantSpec::from(variant), ..VariantResult::default() };
         if let Some(failure) = failure {
@@ -216,7 +222,7 @@ impl<'a> VariantRun<'a> {
         result.resources = joined.resources;
         result.plugins = self.plugins;
         result.descriptions = self.descriptions.into_iter().map(|d| (d.name, d.version, d.params)).collect();
-        (result.elapsed, result.setup) = (joined.elapsed, self.setup);
+        (result.elapsed, result.setup, result.steady) = (joined.elapsed, self.setup, joined.steady);
         result.paced = self.bench.config.workload.target_rate.is_some();
         result.intervals = joined.intervals;
         result.counters = joined.counters.into();
@@ -225,7 +231,10 @@ impl<'a> VariantRun<'a> {
         if self.bench.options.interrupted() {
             result.fail(Failure::interrupted());
         }
-        if result.failure().is_none() && variant.verify {
+        if variant.verify && !verify {
+            result.not_verified = Some("`verify_rounds = \"first\"`: this variant's first round was verified on the same stream".into());
+        }
+        if result.failure().is_none() && variant.verify && verify {
             match verify_run(self.bench, &tally, self.dir, self.reader.as_ref()) {
                 Ok(v) => result.verified = Some(v.into()),
                 Err(e) => result.fail(Failure {
@@ -236,6 +245,29 @@ impl<'a> VariantRun<'a> {
         }
         with_sha256(result)
     }
+}
+
+/// The run's state when its last client finished.
+struct End {
+    at: Instant,
+    cpu: Duration,
+    switches: u64,
+    rows: u64,
+}
+
+/// The window from the warm-up's end to the last op; none when the
+/// warm-up lasted the whole run.
+fn steady(began: Instant, warm: live::WarmupEnd, end: &End) -> Option<Steady> {
+    let from = warm.at.max(began);
+    let secs = end.at.checked_duration_since(from)?.as_secs_f64();
+    (secs > 0.0 && end.rows > warm.rows).then(|| Steady {
+        warmup_secs: (from - began).as_secs_f64(),
+        warmup_rows: warm.rows,
+        secs,
+        rows: end.rows - warm.rows,
+        cpu: end.cpu.saturating_sub(warm.cpu).as_secs_f64(),
+        switches: end.switches.saturating_sub(warm.switches),
+    })
 }
 
 /// A failed plugin's sha256, from the plugins the run loaded.

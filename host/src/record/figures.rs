@@ -69,6 +69,31 @@ pub struct IntervalSample {
     pub errors: u64,
     /// Bytes the memory pool held at the interval's end.
     pub memory: u64,
+    /// The process's CPU time in the interval, in seconds (over the
+    /// interval and the cores, the share of the machine the run had).
+    #[serde(default)]
+    pub cpu: f64,
+    /// Whether the interval ended within the warm-up.
+    #[serde(default)]
+    pub warmup: bool,
+}
+
+/// The steady-state window of one run: from the end of the warm-up to
+/// the last op. Its rate is the one verdicts compare.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Steady {
+    /// Seconds of warm-up left out.
+    pub warmup_secs: f64,
+    /// Rows written in the warm-up, left out.
+    pub warmup_rows: u64,
+    /// Seconds measured.
+    pub secs: f64,
+    /// Rows written in the window.
+    pub rows: u64,
+    /// The process's CPU time in the window, in seconds.
+    pub cpu: f64,
+    /// Memtable switches in the window (generations flushed in it).
+    pub switches: u64,
 }
 
 /// CPU and memory of the whole process during one run.

@@ -10,17 +10,20 @@ mod figures;
 mod outcome;
 mod provenance;
 mod spec;
+pub mod stats;
+pub mod verdict;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, ReadFigures, Resources, VerifiedFigures, WriteFigures};
+pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
 /// The names of the counters in the stats maps (the SDK's contract).
 pub use memlab_sdk::Stat;
 pub use outcome::{Failure, FailureClass, Outcome};
 pub use provenance::{EngineInfo, Provenance};
 pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, VariantSpec};
+pub use verdict::Verdict;
 
 use crate::seam::Kind;
 
@@ -94,6 +97,12 @@ pub struct VariantResult {
     pub scan_rows: u64,
     /// Time from the first op to the last.
     pub elapsed: Duration,
+    /// The steady-state window, where the run got past its warm-up.
+    #[serde(default)]
+    pub steady: Option<Steady>,
+    /// CPU time of the client threads, summed (their own clocks).
+    #[serde(default)]
+    pub client_cpu: Duration,
     /// Loading plugins and creating generation 0.
     pub setup: Duration,
     /// Latency of all ops; from the intended start under a target rate.
@@ -124,6 +133,9 @@ pub struct VariantResult {
     pub resources: Resources,
     /// What verification proved.
     pub verified: Option<VerifiedFigures>,
+    /// Why this run was not verified, where the config left it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_verified: Option<String>,
     /// Whether the run completed; a failed run's figures are not valid.
     #[serde(default)]
     pub outcome: Outcome,
@@ -149,6 +161,50 @@ pub struct BenchResult {
     pub config: ConfigSpec,
     /// Every run, in run order (repeats interleaved).
     pub variants: Vec<VariantResult>,
+    /// How many rounds ran, and what ended them.
+    #[serde(default)]
+    pub stop: Option<Stop>,
+}
+
+/// What ended a bench's rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// The configured number of rounds (`repeats`) ran.
+    Fixed,
+    /// Every verdict was decided.
+    Decided,
+    /// Every verdict's ratio was known within the target `rse`.
+    Precise,
+    /// The ceiling on rounds.
+    MaxRounds,
+    /// The ceiling on the bench's wall time.
+    MaxTime,
+    /// The user stopped it.
+    Interrupted,
+}
+
+impl StopReason {
+    /// What the report says.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Fixed => "the configured number of rounds ran",
+            StopReason::Decided => "every verdict was decided",
+            StopReason::Precise => "every ratio was known within the target relative standard error",
+            StopReason::MaxRounds => "the ceiling on rounds (`max_rounds`) was reached",
+            StopReason::MaxTime => "the ceiling on time (`max_time`) was reached",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The rounds a bench ran and why it stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stop {
+    /// Rounds run (each variant once per round).
+    pub rounds: usize,
+    /// What ended them.
+    pub reason: StopReason,
 }
 
 impl VariantResult {

@@ -129,6 +129,23 @@ pub struct BenchSpec {
     /// The epoch deadline per plugin call, in milliseconds, if on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_deadline_ms: Option<f64>,
+    /// A ratio within this of 1 counts as the same (records before it
+    /// read as 0.02).
+    #[serde(default = "two_percent")]
+    pub threshold: f64,
+    /// What each run left out of its steady-state rate.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub warmup: String,
+    /// Which rounds were verified (`all` or `first`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub verify_rounds: String,
+    /// The rounds rule (`[bench.decide]`), as configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide: Option<serde_json::Value>,
+}
+
+fn two_percent() -> f64 {
+    0.02
 }
 
 fn one() -> usize {
@@ -206,6 +223,16 @@ impl From<&BenchConfig> for ConfigSpec {
                 repeats: b.repeats,
                 interval: b.interval,
                 call_deadline_ms: b.call_deadline_ms,
+                threshold: b.threshold,
+                warmup: match b.warmup {
+                    crate::config::Warmup::FirstSwitch => "first-switch".into(),
+                    crate::config::Warmup::Time(d) => format!("{}s", d.as_secs_f64()),
+                },
+                decide: b.decide.as_ref().and_then(|d| serde_json::to_value(d).ok()),
+                verify_rounds: match b.verify_rounds {
+                    crate::config::VerifyRounds::All => "all".into(),
+                    crate::config::VerifyRounds::First => "first".into(),
+                },
             },
             workload: serde_json::to_value(&c.workload).unwrap_or(serde_json::Value::Null),
             variants: c.variants.iter().map(VariantSpec::from).collect(),

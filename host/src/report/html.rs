@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::{FIGURES, by_variant, interval_rates, median, ok, shown, stats, summary};
+use super::{FIGURES, by_variant, median, ok, shown, summary};
 use crate::record::{BenchResult, VariantResult};
 
 const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -213,13 +213,16 @@ fn comparison_table(result: &BenchResult) -> String {
         }
         t.push_str("</tr>");
     }
-    t.push_str("<tr><td>vs first (Welch t-test on interval row rates)</td>");
-    let base = groups.first().map(|(_, runs)| interval_rates(runs)).unwrap_or_default();
-    for (i, (_, runs)) in groups.iter().enumerate() {
-        let cell = if i == 0 { "baseline".to_string() } else { stats::verdict(&base, &interval_rates(runs)) };
+    t.push_str("<tr><td>vs first (paired rounds, 95%)</td><td>baseline</td>");
+    for (_, v) in crate::record::verdict::verdicts(result) {
+        let cell = v.map_or_else(|| "n/a (under 2 paired rounds)".to_string(), |v| v.to_string());
         let _ = write!(t, "<td>{}</td>", esc(&cell));
     }
     t.push_str("</tr></table>");
+    let block = super::verdict_block(result);
+    if !block.is_empty() {
+        let _ = write!(t, "<pre>{}</pre>", esc(&block));
+    }
     t
 }
 

@@ -6,11 +6,14 @@ use std::time::Duration;
 
 mod fidelity;
 pub mod html;
-pub mod stats;
+mod verdict;
 
 pub use fidelity::fidelity;
+pub use verdict::verdict_block;
 
-use crate::record::{BenchResult, Stat, VariantResult};
+pub use crate::record::verdict::by_variant;
+use crate::record::verdict::{round_rate, verdicts};
+use crate::record::{BenchResult, Stat, VariantResult, stats};
 
 pub(crate) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
@@ -140,6 +143,8 @@ fn rate_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
             },
         ),
         ("Total operation time", hms(v.elapsed)),
+        ("Steady state", steady_line(v)),
+        ("CPU time", cpu_line(v)),
         ("Op mix", op_mix(v)),
         (
             "Latency measured",
@@ -266,7 +271,11 @@ fn run_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
         (
             "Verified",
             v.verified.map_or_else(
-                || if c.verify { "no".into() } else { "skipped (verify = false)".into() },
+                || match &v.not_verified {
+                    Some(why) => format!("not this round: {why}"),
+                    None if c.verify => "no".into(),
+                    None => "skipped (verify = false)".into(),
+                },
                 |x| format!("{} keys, digest {:032x}, {} rows read back", thousands(x.keys as f64), x.digest, thousands(x.rows_read as f64)),
             ),
         ),
@@ -285,6 +294,37 @@ fn run_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
     }
     rows.push(("Resources", resources));
     rows
+}
+
+/// The window verdicts compare, and what the warm-up left out.
+fn steady_line(v: &VariantResult) -> String {
+    let Some(s) = v.steady else {
+        return "none: the warm-up lasted the whole run (no memtable switch); verdicts use the whole run's rate".into();
+    };
+    let few = if s.switches < 2 { "; fewer than 2 generations switched in it: lengthen `ops` for a steady state" } else { "" };
+    format!(
+        "{} row/s over {:.2} s, after a {:.2} s warm-up ({} rows left out); {} switches in the window{few}",
+        thousands(s.rows as f64 / s.secs.max(1e-9)),
+        s.secs,
+        s.warmup_secs,
+        thousands(s.warmup_rows as f64),
+        s.switches
+    )
+}
+
+/// CPU on the threads' own clocks, and the machine share of the window.
+fn cpu_line(v: &VariantResult) -> String {
+    let flush: f64 = v.flushes.iter().map(|f| f.cpu.as_secs_f64()).sum();
+    let mut line = format!(
+        "clients {:.2} s, flushes {:.2} s (their own clocks); {} rows per CPU-second",
+        v.client_cpu.as_secs_f64(),
+        flush,
+        thousands(rows_per_cpu_second(v))
+    );
+    if let Some(s) = v.steady.filter(|s| s.cpu > 0.0) {
+        let _ = write!(line, "; the process kept {:.2} cores busy in the steady window", s.cpu / s.secs.max(1e-9));
+    }
+    line
 }
 
 fn latency_label(kind: &str) -> &'static str {
@@ -312,18 +352,6 @@ fn op_mix(v: &VariantResult) -> String {
     parts.join(", ")
 }
 
-/// The runs of each variant, in config order (repeats grouped).
-pub fn by_variant(result: &BenchResult) -> Vec<(&str, Vec<&VariantResult>)> {
-    let mut groups: Vec<(&str, Vec<&VariantResult>)> = Vec::new();
-    for v in &result.variants {
-        match groups.iter_mut().find(|(name, _)| *name == v.variant.name) {
-            Some((_, runs)) => runs.push(v),
-            None => groups.push((&v.variant.name, vec![v])),
-        }
-    }
-    groups
-}
-
 pub(crate) fn median(mut x: Vec<f64>) -> Option<f64> {
     if x.is_empty() {
         return None;
@@ -333,22 +361,11 @@ pub(crate) fn median(mut x: Vec<f64>) -> Option<f64> {
     Some(if x.len() % 2 == 1 { x[mid] } else { (x[mid - 1] + x[mid]) / 2.0 })
 }
 
-/// Per-interval row rates (op rates for runs that insert nothing) of
-/// every successful run; intervals under half the usual length, the
-/// ragged ends of runs, are left out.
-pub fn interval_rates(runs: &[&VariantResult]) -> Vec<f64> {
-    runs.iter()
-        .filter(|r| r.failure().is_none())
-        .flat_map(|r| {
-            let usual = r.intervals.iter().map(|i| i.secs).fold(0.0, f64::max);
-            r.intervals.iter().filter(move |i| i.secs >= usual / 2.0).map(|i| if i.rows > 0 { i.row_rate } else { i.op_rate })
-        })
-        .collect()
-}
-
 type Figure = (&'static str, fn(&VariantResult) -> f64);
 
-const FIGURES: [Figure; 13] = [
+const FIGURES: [Figure; 15] = [
+    ("steady row rate (row/s)", round_rate),
+    ("rows per CPU-second", rows_per_cpu_second),
     ("op rate (op/s)", |v| Rates::of(v).ops),
     ("row rate (row/s)", |v| Rates::of(v).rows),
     ("latency mean (ms)", |v| v.latency.mean / 1e6),
@@ -441,14 +458,42 @@ pub fn comparison(result: &BenchResult) -> String {
         }
         s.push('\n');
     }
-    let _ = write!(s, "{:<lw$}", "vs first (Welch t-test)");
-    let base = groups.first().map(|(_, runs)| interval_rates(runs)).unwrap_or_default();
-    for (i, (_, runs)) in groups.iter().enumerate() {
-        let cell = if i == 0 { "baseline".to_string() } else { stats::verdict(&base, &interval_rates(runs)) };
+    let _ = write!(s, "{:<lw$}", "vs first (paired rounds)");
+    let all = verdicts(result);
+    for (i, _) in groups.iter().enumerate() {
+        let cell = match i.checked_sub(1).and_then(|i| all.get(i)) {
+            None => "baseline".to_string(),
+            Some((_, None)) => "n/a (under 2 paired rounds)".to_string(),
+            Some((_, Some(v))) => short_verdict(v),
+        };
         let _ = write!(s, " | {cell:>width$}");
     }
     s.push('\n');
+    let block = verdict_block(result);
+    if !block.is_empty() {
+        let _ = write!(s, "\n{block}");
+    }
     s
+}
+
+/// A verdict in a table cell.
+fn short_verdict(v: &crate::record::verdict::Verdict) -> String {
+    use crate::record::verdict::Decision;
+    let word = match v.decision {
+        Decision::Faster => "faster",
+        Decision::Slower => "slower",
+        Decision::Same => "same",
+        Decision::BelowThreshold => "under threshold",
+        Decision::Undecided { .. } => "undecided",
+    };
+    format!("{:.2}x [{:.2}, {:.2}] {word}", v.ratio, v.low, v.high)
+}
+
+/// Rows per second of CPU on the threads' own clocks (clients and
+/// flushes): what a busy neighbour moves less than wall time.
+fn rows_per_cpu_second(v: &VariantResult) -> f64 {
+    let flush: f64 = v.flushes.iter().map(|f| f.cpu.as_secs_f64()).sum();
+    v.rows as f64 / (v.client_cpu.as_secs_f64() + flush).max(1e-9)
 }
 
 /// A run against a baseline run, variant by variant (matched by name):
@@ -484,7 +529,10 @@ pub fn against_baseline(baseline: &BenchResult, run: &BenchResult) -> String {
             };
             let _ = writeln!(s, "{figure:<24} | {:>16} | {:>16} | {ratio}", cell(b), cell(r));
         }
-        let _ = writeln!(s, "{:<24} | {}", "row rate verdict", stats::verdict(&interval_rates(base), &interval_rates(runs)));
+        // Two records cannot be paired round by round: Welch's test on
+        // their rounds' steady-state rates.
+        let rates = |runs: &[&VariantResult]| ok(runs).into_iter().map(round_rate).collect::<Vec<_>>();
+        let _ = writeln!(s, "{:<24} | {}", "row rate verdict", stats::verdict(&rates(base), &rates(runs)));
     }
     for (name, _) in &old {
         if !new.iter().any(|(n, _)| n == name) {

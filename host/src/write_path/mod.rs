@@ -295,4 +295,9 @@ impl WritePath {
     pub fn counters(&self) -> WriteCounters {
         self.metrics.snapshot(&self.pool)
     }
+
+    /// Memtable switches so far: one relaxed load, for the warm-up watch.
+    pub fn switches(&self) -> u64 {
+        self.metrics.switches.load(Ordering::Relaxed)
+    }
 }

@@ -51,3 +51,23 @@ fn workload_values_are_checked() {
     let message = error_of(&GOOD.replace("ops = 10", "ops = 10\nthreads = 0"));
     assert!(message.contains("threads"), "{message}");
 }
+
+#[test]
+fn the_rounds_rule_is_checked_by_key() {
+    let with = |table: &str| GOOD.replace("[workload]", &format!("[bench.decide]\n{table}\n\n[workload]"));
+    let message = error_of(&with("min_rounds = 5\nmax_rounds = 3"));
+    assert!(message.contains("line 3") && message.contains("min_rounds") && message.contains("above"), "{message}");
+    let message = error_of(&with("max_rounds = 1"));
+    assert!(message.contains("max_rounds") && message.contains("2..=100"), "{message}");
+    let message = error_of(&with("max_time = \"forever\""));
+    assert!(message.contains("max_time") && message.contains("forever"), "{message}");
+    let message = error_of(&with("rounds = 3"));
+    assert!(message.contains("rounds") && message.contains("unknown field"), "{message}");
+    let message = error_of(&GOOD.replace("[workload]", "[bench]\nthreshold = 2\n\n[workload]"));
+    assert!(message.contains("line 3") && message.contains("threshold"), "{message}");
+    let message = error_of(&GOOD.replace("[workload]", "[bench]\nwarmup = \"soon\"\n\n[workload]"));
+    assert!(message.contains("warmup") && message.contains("first-switch"), "{message}");
+    let config = BenchConfig::parse("bench.toml", &with("max_time = \"80s\"")).expect("good");
+    let decide = config.bench.decide.expect("the rule");
+    assert_eq!((decide.min_rounds, decide.max_rounds, decide.max_time), (3, 12, Some(std::time::Duration::from_secs(80))));
+}

@@ -52,10 +52,10 @@ fn the_record_writes_back_byte_for_byte() {
 #[test]
 fn the_failed_outcome_is_typed() {
     let result = record();
-    let failure = result.variants[3].failure().expect("the edited outcome");
+    let failure = result.variants[5].failure().expect("the edited outcome");
     assert_eq!(failure.class, FailureClass::Contract);
     assert_eq!((failure.plugin.as_deref(), failure.operation.as_deref(), failure.shard), (Some("btree"), Some("cursor.next"), Some(0)));
-    assert!(result.variants[..3].iter().all(|v| v.failure().is_none()));
+    assert!(result.variants[..5].iter().all(|v| v.failure().is_none()));
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn a_schema_2_failure_reads_as_unclassified() {
     let path = scratch("golden-schema-2").join("run.json");
     std::fs::write(&path, text).expect("write");
     let result = BenchResult::load(&path).expect("a schema-2 record reads");
-    let failure = result.variants[3].failure().expect("still failed");
+    let failure = result.variants[5].failure().expect("still failed");
     assert_eq!(failure.class, FailureClass::Unclassified);
     assert!(failure.message.contains("out of order") && failure.plugin.is_none());
 }

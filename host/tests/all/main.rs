@@ -15,6 +15,7 @@ mod plugins;
 mod profiles;
 mod properties;
 mod records;
+mod rounds;
 mod scaffold;
 mod segments;
 mod serializers;

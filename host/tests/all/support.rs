@@ -24,7 +24,16 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
 
 /// Bench options for tests: quiet, one repeat unless the config says.
 pub fn options(run_dir: std::path::PathBuf) -> memlab::bench::BenchOptions {
-    memlab::bench::BenchOptions { run_dir, keep_segments: false, log_flushes: false, intervals: false, repeats: None, interrupt: None, watchdog: None }
+    memlab::bench::BenchOptions {
+        run_dir,
+        keep_segments: false,
+        log_flushes: false,
+        intervals: false,
+        repeats: None,
+        decide: None,
+        interrupt: None,
+        watchdog: None,
+    }
 }
 
 /// A host with the sandbox's limits on: a 2 s deadline, a 256 MiB cap.

@@ -37,6 +37,8 @@ enum Mode {
     ScanExtra,
     GetNeighbour,
     ClampAfter,
+    /// Honest, but spins on every insert: a known slow variant.
+    Slow,
 }
 
 /// A parameter the `clamp-after` liar takes: it keeps at most 10.
@@ -95,6 +97,7 @@ impl Hostile {
             Mode::DeepRecursion => {
                 black_box(recurse(0, black_box(u64::MAX)));
             }
+
             _ => {}
         }
     }
@@ -122,6 +125,7 @@ impl Memtable for Hostile {
             "scan-extra" => Mode::ScanExtra,
             "get-neighbour" => Mode::GetNeighbour,
             "clamp-after" => Mode::ClampAfter,
+            "slow" => Mode::Slow,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
@@ -132,6 +136,17 @@ impl Memtable for Hostile {
         self.inserts += 1;
         if self.inserts > self.after {
             self.misbehave();
+        }
+        if self.mode == Mode::Slow {
+            // Work the optimizer cannot drop: the hash feeds `inserts`.
+            let mut h = 0xcbf2_9ce4_8422_2325u64;
+            for _ in 0..100 {
+                for &b in entry.key {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+            self.inserts = self.inserts.wrapping_add(h & 1).wrapping_sub(h & 1);
+            black_box(h);
         }
         if self.mode == Mode::DropRow && self.inserts == self.after + 1 {
             return Ok(());

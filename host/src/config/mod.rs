@@ -7,13 +7,17 @@ use std::path::Path;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+mod rounds;
+
+pub use rounds::{Decide, MAX_TIME, VerifyRounds, Warmup};
+
 use crate::pool::PoolMode;
 use crate::seam::Kind;
 use crate::workload::{Profile, resolve_stream_path};
 use crate::write_path::Coalescing;
 
 /// The config `memlab bench` runs with no argument.
-pub const DEFAULT_CONFIG: &str = include_str!("../../benches/default.toml");
+pub const DEFAULT_CONFIG: &str = include_str!("../../../benches/default.toml");
 
 /// A config that cannot be used; the message names file, line and key.
 #[derive(Debug, thiserror::Error)]
@@ -53,11 +57,31 @@ pub struct BenchInfo {
     /// a call that runs longer traps, classified as a deadline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_deadline_ms: Option<f64>,
+    /// What each run leaves out of its steady-state rate.
+    pub warmup: Warmup,
+    /// A ratio within this of 1 is "the same" (0 to 0.5; 0.02 is 2%).
+    pub threshold: f64,
+    /// Rounds until every verdict is decided; without it, `repeats`
+    /// rounds run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decide: Option<Decide>,
+    /// Which rounds are verified.
+    pub verify_rounds: VerifyRounds,
 }
 
 impl Default for BenchInfo {
     fn default() -> Self {
-        BenchInfo { name: String::new(), description: String::new(), repeats: 1, interval: 0.25, call_deadline_ms: None }
+        BenchInfo {
+            name: String::new(),
+            description: String::new(),
+            repeats: 1,
+            interval: 0.25,
+            call_deadline_ms: None,
+            warmup: Warmup::default(),
+            threshold: 0.02,
+            decide: None,
+            verify_rounds: VerifyRounds::All,
+        }
     }
 }
 
@@ -319,6 +343,12 @@ impl BenchConfig {
         let at = |key: &str, message: String| invalid(format!("{}{message}", key_at(text, key)));
         if raw.bench.call_deadline_ms.is_some_and(|ms| !(1.0..=3_600_000.0).contains(&ms)) {
             return Err(at("call_deadline_ms", "`bench.call_deadline_ms` must lie in 1..=3600000".into()));
+        }
+        if !(raw.bench.threshold > 0.0 && raw.bench.threshold <= 0.5) {
+            return Err(at("threshold", format!("`bench.threshold` = {} must lie in (0, 0.5] (0.02 is 2%)", raw.bench.threshold)));
+        }
+        if let Some(decide) = &raw.bench.decide {
+            decide.check().map_err(|(key, e)| at(key, e))?;
         }
         let name = &raw.bench.name;
         if name.starts_with('.') || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {

@@ -1,5 +1,6 @@
-//! Is a difference real? Welch's t-test on per-interval throughput, so a
-//! comparison says "faster" only when the noise cannot explain it.
+//! Is a difference real? The statistics behind the verdicts: Student's t
+//! quantiles for the paired interval (`verdict.rs`), and Welch's t-test
+//! for two runs that cannot be paired (a run against a baseline run).
 
 /// Mean and sample variance.
 fn moments(x: &[f64]) -> (f64, f64) {
@@ -32,20 +33,20 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     }
     let t = (mb - ma) / (sa + sb).sqrt();
     let df = (sa + sb).powi(2) / (sa.powi(2) / (a.len() as f64 - 1.0) + sb.powi(2) / (b.len() as f64 - 1.0));
-    let p = incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    let p = t_p(t, df);
     Some(Welch { ratio, p: p.clamp(0.0, 1.0) })
 }
 
 /// Fewer samples than this on a side make any verdict a guess.
-const MIN_SAMPLES: usize = 3;
+const MIN_SAMPLES: usize = 2;
 
 /// A verdict line for `b` against `a` at 5% significance.
 pub fn verdict(a: &[f64], b: &[f64]) -> String {
     if a.len().min(b.len()) < MIN_SAMPLES {
-        return "n/a (too few intervals)".into();
+        return "n/a (too few rounds)".into();
     }
     match welch(a, b) {
-        None => "n/a (too few intervals)".into(),
+        None => "n/a (too few rounds)".into(),
         Some(w) if w.p < 0.05 && w.ratio > 1.0 => format!("faster, p={:.3}", w.p),
         Some(w) if w.p < 0.05 => format!("slower, p={:.3}", w.p),
         Some(w) => format!("same (noise), p={:.2}", w.p),
@@ -72,6 +73,24 @@ fn ln_gamma(x: f64) -> f64 {
     let t = x + 7.5;
     let sum = C[1..].iter().enumerate().fold(C[0], |acc, (i, c)| acc + c / (x + i as f64 + 1.0));
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+/// The two-sided p-value of Student's t with `df` degrees of freedom.
+fn t_p(t: f64, df: f64) -> f64 {
+    incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+}
+
+/// The t value a two-sided interval of `confidence` uses at `df` degrees
+/// of freedom (0.95 gives 12.706 at df 1, 2.776 at df 4, 1.96 at df ∞).
+pub fn t_quantile(confidence: f64, df: f64) -> f64 {
+    let alpha = 1.0 - confidence;
+    // p(t) falls from 1 at t = 0: bisect for p(t) = alpha.
+    let (mut lo, mut hi) = (0.0, 1e3);
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if t_p(mid, df) > alpha { lo = mid } else { hi = mid }
+    }
+    (lo + hi) / 2.0
 }
 
 /// The regularized incomplete beta function I_x(a, b).
@@ -125,7 +144,15 @@ mod tests {
         assert!(welch(&a, &a).expect("enough").p > 0.99);
         assert_eq!(verdict(&a, &b), format!("faster, p={:.3}", w.p));
         assert!(verdict(&a, &[11.0, 11.2, 10.8]).starts_with("same"));
-        assert!(verdict(&a, &[11.0, 11.2]).starts_with("n/a"));
+        assert!(verdict(&a, &[11.0]).starts_with("n/a"));
+    }
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        for (df, t) in [(1.0, 12.706), (2.0, 4.303), (4.0, 2.776), (9.0, 2.262), (29.0, 2.045), (1e6, 1.960)] {
+            assert!((t_quantile(0.95, df) - t).abs() < 2e-3, "df {df}: {}", t_quantile(0.95, df));
+        }
+        assert!((t_quantile(0.99, 4.0) - 4.604).abs() < 2e-3);
     }
 
     #[test]

@@ -1,0 +1,227 @@
+//! The paired verdict: each variant against the first, round by round.
+//! Rounds alternate the variants (A B C A B C ...), so the runs of one
+//! round share the machine's state; the verdict is taken on the per-round
+//! ratios of steady-state row rates, as tango pairs its samples, so a
+//! noisy neighbour that slows a whole round cancels in its ratio. The
+//! ratio is the geometric mean, with a Student-t interval on the logs.
+
+use std::fmt;
+
+use super::stats::t_quantile;
+use super::{BenchResult, VariantResult};
+
+/// The interval's confidence.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// What the interval says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decision {
+    /// The interval lies above 1 and the ratio beyond the threshold.
+    Faster,
+    /// The interval lies below 1 and the ratio beyond the threshold.
+    Slower,
+    /// The interval lies within the threshold around 1.
+    Same,
+    /// The interval excludes 1, but the ratio is within the threshold: a
+    /// real difference too small to count.
+    BelowThreshold,
+    /// The interval is too wide to say; about this many more rounds
+    /// would narrow it enough at the noise seen.
+    Undecided {
+        /// Rounds to add.
+        more_rounds: usize,
+    },
+}
+
+impl Decision {
+    /// Whether more rounds are needed.
+    pub fn decided(self) -> bool {
+        !matches!(self, Decision::Undecided { .. })
+    }
+}
+
+/// A variant against the baseline, from their paired rounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    /// Geometric mean of the per-round ratios.
+    pub ratio: f64,
+    /// The interval's ends.
+    pub low: f64,
+    /// The interval's upper end.
+    pub high: f64,
+    /// Rounds paired.
+    pub rounds: usize,
+    /// Relative standard error of the ratio.
+    pub rse: f64,
+    /// What a ratio within this of 1 counts as: the same.
+    pub threshold: f64,
+    /// The decision.
+    pub decision: Decision,
+}
+
+impl Verdict {
+    /// The verdict on per-round ratios (candidate over baseline); `None`
+    /// under two rounds or for a ratio that is not a positive number.
+    pub fn of(ratios: &[f64], threshold: f64) -> Option<Verdict> {
+        if ratios.len() < 2 || ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+            return None;
+        }
+        let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+        let n = logs.len() as f64;
+        let mean = logs.iter().sum::<f64>() / n;
+        let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        let se = sd / n.sqrt();
+        let t = t_quantile(CONFIDENCE, n - 1.0);
+        let (low, high) = ((mean - t * se).exp(), (mean + t * se).exp());
+        let band = (1.0 + threshold).ln();
+        let decision = if low > 1.0 && mean >= band {
+            Decision::Faster
+        } else if high < 1.0 && mean <= -band {
+            Decision::Slower
+        } else if (mean - t * se) >= -band && (mean + t * se) <= band {
+            Decision::Same
+        } else if low > 1.0 || high < 1.0 {
+            Decision::BelowThreshold
+        } else {
+            // Narrow enough to exclude 1 (|mean|), or to fit in the band
+            // (band - |mean|), whichever is nearer.
+            let target = mean.abs().max(band - mean.abs()).max(1e-9);
+            let needed = (t * sd / target).powi(2).ceil() as usize;
+            Decision::Undecided { more_rounds: needed.saturating_sub(logs.len()).max(1) }
+        };
+        Some(Verdict { ratio: mean.exp(), low, high, rounds: logs.len(), rse: se, threshold, decision })
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let interval = format!("{:.2}x [{:.2}, {:.2}]", self.ratio, self.low, self.high);
+        let pct = self.threshold * 100.0;
+        match self.decision {
+            Decision::Faster => write!(f, "{interval} faster"),
+            Decision::Slower => write!(f, "{interval} slower"),
+            Decision::Same => write!(f, "{interval} same (within ±{pct:.0}%)"),
+            Decision::BelowThreshold => write!(f, "{interval} differs by under {pct:.0}%"),
+            Decision::Undecided { more_rounds } => {
+                let noise = (self.high / self.ratio - 1.0) * 100.0;
+                write!(f, "no decision: {interval}, ±{noise:.0}% noise; needs about {more_rounds} more round{}", if more_rounds == 1 { "" } else { "s" })
+            }
+        }
+    }
+}
+
+/// A run's rate for the verdict: steady-state rows per second where the
+/// run has a steady window, else rows (or ops) per second of the whole.
+pub fn round_rate(v: &VariantResult) -> f64 {
+    match v.steady {
+        Some(s) if s.secs > 0.0 && s.rows > 0 => s.rows as f64 / s.secs,
+        _ => {
+            let secs = v.elapsed.as_secs_f64().max(1e-9);
+            if v.rows > 0 { v.rows as f64 / secs } else { v.ops as f64 / secs }
+        }
+    }
+}
+
+/// Per-round ratios of `runs` over `baseline`, paired by round number;
+/// a round where either failed is left out.
+pub fn paired_ratios(baseline: &[&VariantResult], runs: &[&VariantResult]) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.failure().is_none())
+        .filter_map(|r| {
+            let b = baseline.iter().find(|b| b.repeat == r.repeat && b.failure().is_none())?;
+            Some(round_rate(r) / round_rate(b))
+        })
+        .collect()
+}
+
+/// Every variant's runs, in config order (rounds grouped).
+pub fn by_variant(result: &BenchResult) -> Vec<(&str, Vec<&VariantResult>)> {
+    let mut groups: Vec<(&str, Vec<&VariantResult>)> = Vec::new();
+    for v in &result.variants {
+        match groups.iter_mut().find(|(name, _)| *name == v.variant.name) {
+            Some((_, runs)) => runs.push(v),
+            None => groups.push((&v.variant.name, vec![v])),
+        }
+    }
+    groups
+}
+
+/// Each variant after the first, with its verdict against the first
+/// (`None` with fewer than two paired rounds).
+pub fn verdicts(result: &BenchResult) -> Vec<(&str, Option<Verdict>)> {
+    let groups = by_variant(result);
+    let Some((_, baseline)) = groups.first() else { return Vec::new() };
+    let threshold = result.config.bench.threshold;
+    groups.iter().skip(1).map(|(name, runs)| (*name, Verdict::of(&paired_ratios(baseline, runs), threshold))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ratios(center: f64, spread: &[f64]) -> Vec<f64> {
+        spread.iter().map(|s| center * (1.0 + s)).collect()
+    }
+
+    #[test]
+    fn a_clear_difference_is_faster_with_its_interval() {
+        // Logs of 1.16 +- 1%: mean ln 1.16, sd ~0.0082, t(4) = 2.776.
+        let v = Verdict::of(&ratios(1.16, &[-0.01, 0.0, 0.01, -0.005, 0.005]), 0.02).expect("five rounds");
+        assert_eq!(v.decision, Decision::Faster);
+        assert!((v.ratio - 1.16).abs() < 0.002, "{v:?}");
+        assert!(v.low > 1.145 && v.low < 1.16 && v.high > 1.16 && v.high < 1.175, "{v:?}");
+        assert_eq!(v.to_string(), format!("1.16x [{:.2}, {:.2}] faster", v.low, v.high));
+        let slow = Verdict::of(&[1.0 / 1.16, 1.0 / 1.17, 1.0 / 1.15], 0.02).expect("three");
+        assert_eq!(slow.decision, Decision::Slower);
+    }
+
+    #[test]
+    fn the_interval_matches_a_hand_computed_t_interval() {
+        // ln ratios 0.1, 0.2, 0.3: mean 0.2, sd 0.1, se 0.0577; t(2) = 4.303.
+        let r = [0.1f64.exp(), 0.2f64.exp(), 0.3f64.exp()];
+        let v = Verdict::of(&r, 0.02).expect("three");
+        let half = 4.303 * 0.1 / 3f64.sqrt();
+        assert!((v.low - (0.2 - half).exp()).abs() < 1e-3 && (v.high - (0.2 + half).exp()).abs() < 1e-3, "{v:?}");
+        assert!(matches!(v.decision, Decision::Undecided { .. }), "the interval reaches below 1: {v:?}");
+    }
+
+    #[test]
+    fn a_tight_interval_around_one_is_the_same() {
+        let v = Verdict::of(&ratios(1.0, &[-0.003, 0.002, 0.001, -0.001, 0.0, 0.002]), 0.02).expect("six");
+        assert_eq!(v.decision, Decision::Same);
+        assert!(v.to_string().ends_with("same (within ±2%)"), "{v}");
+        // Within the band, even if it excludes 1: the same.
+        let v = Verdict::of(&ratios(1.01, &[-0.001, 0.001, 0.0, 0.0005, -0.0005]), 0.02).expect("five");
+        assert_eq!(v.decision, Decision::Same);
+        // A real but small difference: the interval excludes 1 and reaches
+        // past the band, but the ratio is under 2%.
+        let v = Verdict::of(&ratios(1.017, &[-0.003, 0.003, 0.0, 0.002, -0.002]), 0.02).expect("five");
+        assert!(v.low > 1.0 && v.high > 1.02 && v.ratio < 1.02, "{v:?}");
+        assert_eq!(v.decision, Decision::BelowThreshold);
+    }
+
+    #[test]
+    fn noise_asks_for_more_rounds_and_more_rounds_decide() {
+        let noisy = [1.25, 0.95, 1.30, 1.0];
+        let v = Verdict::of(&noisy, 0.02).expect("four");
+        let Decision::Undecided { more_rounds } = v.decision else { panic!("{v:?}") };
+        assert!(more_rounds >= 1 && v.to_string().starts_with("no decision:"), "{v}");
+        // The same spread, repeated past the estimate, decides.
+        let many: Vec<f64> = noisy.iter().copied().cycle().take(4 + more_rounds + 4).collect();
+        let v = Verdict::of(&many, 0.02).expect("many");
+        assert!(v.decision.decided(), "{v:?}");
+    }
+
+    #[test]
+    fn too_few_or_bad_ratios_give_no_verdict() {
+        assert!(Verdict::of(&[1.2], 0.02).is_none());
+        assert!(Verdict::of(&[1.2, f64::NAN], 0.02).is_none());
+        assert!(Verdict::of(&[1.2, 0.0], 0.02).is_none());
+    }
+
+    #[test]
+    fn identical_rounds_decide_at_once() {
+        assert_eq!(Verdict::of(&[1.5, 1.5], 0.02).expect("two").decision, Decision::Faster);
+        assert_eq!(Verdict::of(&[1.0, 1.0], 0.02).expect("two").decision, Decision::Same);
+    }
+}

@@ -1,0 +1,96 @@
+//! Rounds until decided: a bench adds rounds until every paired verdict
+//! is decided, stops at its ceilings and says which ended it; each run's
+//! steady-state window leaves the warm-up out.
+
+use memlab::bench;
+use memlab::config::BenchConfig;
+use memlab::record::verdict::{Decision, verdicts};
+use memlab::record::{StopReason, Verdict};
+
+use crate::support::{host, hostile_plugin, options, scratch};
+
+/// A memtable that spins on every insert against a real one: a
+/// difference of several times, decided in the floor's rounds on any
+/// machine, debug build or not.
+const CONFIG: &str = r#"
+[bench.decide]
+min_rounds = 3
+max_rounds = 6
+
+[workload]
+seed = 4
+ops = 4000
+threads = 1
+rows_per_batch = 10
+partitions = { count = 500 }
+
+[[variant]]
+name = "btree"
+memtable = "btree"
+allocator = "per-row"
+serializer = "lean"
+memtable_space = "1MiB"
+
+[[variant]]
+name = "slow"
+memtable = "{hostile}"
+memtable_params = { mode = "slow" }
+allocator = "per-row"
+serializer = "lean"
+memtable_space = "1MiB"
+"#;
+
+fn parse(text: &str) -> BenchConfig {
+    BenchConfig::parse("rounds.toml", &text.replace("{hostile}", &hostile_plugin())).expect("config")
+}
+
+#[test]
+fn rounds_stop_once_every_verdict_is_decided() {
+    let config = parse(CONFIG);
+    let result = bench::run(&host(), &config, &options(scratch("rounds-decided")), |_| {}).expect("bench");
+    let stop = result.stop.expect("the record says what stopped it");
+    // Decided at the floor on a quiet machine; a noisy one may need more.
+    assert_eq!(stop.reason, StopReason::Decided, "{}", memlab::report::comparison(&result));
+    assert!((3..6).contains(&stop.rounds), "{stop:?}");
+    let [(name, Some(v))] = verdicts(&result)[..] else { panic!("one verdict") };
+    assert_eq!((name, v.decision), ("slow", Decision::Slower), "{v}");
+    assert!(v.high < 1.0 && v.rounds == stop.rounds, "{v:?}");
+    // Every run's window leaves its warm-up out, and the two add up.
+    for run in &result.variants {
+        let s = run.steady.unwrap_or_else(|| panic!("{} round {}: no steady window", run.variant.name, run.repeat));
+        assert!(s.warmup_rows > 0 && s.rows > 0 && s.warmup_rows + s.rows == run.rows, "{s:?}");
+        assert!(s.secs > 0.0 && s.secs < run.elapsed.as_secs_f64(), "{s:?}");
+    }
+    assert!(memlab::report::comparison(&result).contains("Winner: `btree` (the baseline)"));
+}
+
+#[test]
+fn a_ceiling_ends_the_rounds_and_is_named() {
+    let timed = CONFIG.replace("max_rounds = 6", "max_rounds = 6\nmax_time = \"1ms\"");
+    let config = parse(&timed);
+    let result = bench::run(&host(), &config, &options(scratch("rounds-time")), |_| {}).expect("bench");
+    // Under the floor the time ceiling still holds: no second round.
+    assert_eq!(result.stop.map(|s| (s.rounds, s.reason)), Some((1, StopReason::MaxTime)));
+    let two = CONFIG.replace("min_rounds = 3\nmax_rounds = 6", "min_rounds = 2\nmax_rounds = 2");
+    let config = parse(&two);
+    let result = bench::run(&host(), &config, &options(scratch("rounds-max")), |_| {}).expect("bench");
+    let stop = result.stop.expect("stop");
+    assert!(stop.rounds == 2 && matches!(stop.reason, StopReason::Decided | StopReason::MaxRounds), "{stop:?}");
+}
+
+#[test]
+fn only_the_first_round_is_verified_when_asked() {
+    let first = CONFIG.replace("[bench.decide]", "[bench]\nverify_rounds = \"first\"\n\n[bench.decide]");
+    let config = parse(&first);
+    let result = bench::run(&host(), &config, &options(scratch("rounds-verify")), |_| {}).expect("bench");
+    for run in result.variants.iter().filter(|r| r.variant.name == "btree") {
+        assert_eq!(run.verified.is_some(), run.repeat == 1, "round {}", run.repeat);
+        assert_eq!(run.not_verified.is_some(), run.repeat > 1, "round {}", run.repeat);
+    }
+}
+
+#[test]
+fn the_verdict_reads_its_interval() {
+    let v = Verdict::of(&[1.16, 1.15, 1.17, 1.16], 0.02).expect("four rounds");
+    assert!(v.to_string().starts_with("1.16x [1.1") && v.to_string().ends_with("faster"), "{v}");
+}
