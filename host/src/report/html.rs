@@ -270,7 +270,7 @@ pub fn render(result: &BenchResult) -> String {
     html.push_str(&flush_timeline(result));
     html.push_str("</div><h2>Runs</h2>");
     for v in &result.variants {
-        let _ = write!(html, "<details><summary>{} (repeat {})</summary><pre>{}</pre></details>", esc(&v.variant.name), v.repeat, esc(&summary(v)));
+        let _ = write!(html, "<details><summary>{} (round {})</summary><pre>{}</pre></details>", esc(&v.variant.name), v.repeat, esc(&summary(v)));
     }
     let config = serde_json::to_string_pretty(&result.config).unwrap_or_default();
     let _ = write!(html, "<details><summary>Resolved config</summary><pre>{}</pre></details>", esc(&config));

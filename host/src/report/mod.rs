@@ -89,7 +89,7 @@ fn stat(map: &std::collections::BTreeMap<String, u64>, stat: Stat) -> u64 {
 pub fn summary(v: &VariantResult) -> String {
     let mut s = String::new();
     let c = &v.variant;
-    let repeat = if v.repeat > 1 { format!(" (repeat {})", v.repeat) } else { String::new() };
+    let repeat = if v.repeat > 1 { format!(" (round {})", v.repeat) } else { String::new() };
     let _ = writeln!(s, "Results: {}{repeat}", c.name);
     let _ = writeln!(
         s,

@@ -32,8 +32,9 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
         // The second command: the bench config names the crate's folder.
         let bench = std::fs::read_to_string(root.join("bench.toml")).expect("bench.toml");
         assert!(bench.contains(&format!("{:?}", root.display().to_string())), "{bench}");
-        std::fs::write(root.join("bench.toml"), bench.replace("ops = 60000", "ops = 1000")).expect("smaller bench");
-        let run = memlab(&["bench", "bench.toml", "--quiet", "--no-intervals", "--out", "runs"]);
+        assert!(bench.contains("[bench.decide]") && bench.contains("ops = 120000"), "{bench}");
+        std::fs::write(root.join("bench.toml"), bench.replace("ops = 120000", "ops = 1000")).expect("smaller bench");
+        let run = memlab(&["bench", "bench.toml", "--quiet", "--no-intervals", "--out", "runs", "--repeats", "1"]);
         let report = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
         assert!(run.status.success() && report.matches("Verified").count() == 3, "{kind}: {report}");
     }
