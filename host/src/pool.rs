@@ -75,7 +75,9 @@ impl MemoryPool {
         };
         MemoryPool {
             budget,
-            hard_limit: budget.saturating_mul(2),
+            // Capped at 2^62 so that no mode's sum (striped cells may run
+            // a check behind) comes near wrapping.
+            hard_limit: budget.saturating_mul(2).min(1 << 62),
             mode,
             owns: AtomicU64::new(0),
             cells: (0..stripes).map(|_| CachePadded::new(Cell::default())).collect(),
@@ -87,12 +89,17 @@ impl MemoryPool {
         }
     }
 
-    /// Accounts `bytes` against the budget.
+    /// Accounts `bytes` against the budget. A reservation larger than
+    /// the hard limit is refused before any counter moves, so no sum can
+    /// wrap (a plugin may ask for `u64::MAX`).
     pub fn reserve(&self, bytes: u64) -> Result<(), PoolFull> {
+        if bytes > self.hard_limit {
+            return Err(PoolFull);
+        }
         match self.mode {
             PoolMode::FetchAdd => {
                 let before = self.owns.fetch_add(bytes, Ordering::Relaxed);
-                if before + bytes > self.hard_limit {
+                if before.checked_add(bytes).is_none_or(|after| after > self.hard_limit) {
                     self.owns.fetch_sub(bytes, Ordering::Relaxed);
                     return Err(PoolFull);
                 }
@@ -101,10 +108,9 @@ impl MemoryPool {
             PoolMode::CasLoop => {
                 let mut current = self.owns.load(Ordering::Relaxed);
                 loop {
-                    let next = current + bytes;
-                    if next > self.hard_limit {
+                    let Some(next) = current.checked_add(bytes).filter(|&n| n <= self.hard_limit) else {
                         return Err(PoolFull);
-                    }
+                    };
                     match self.owns.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
                         Ok(_) => return Ok(()),
                         Err(seen) => {
@@ -144,7 +150,8 @@ impl MemoryPool {
                 }
                 return Err(full);
             }
-            granted += bytes;
+            // Each is at most the hard limit, and together they fit in it.
+            granted = granted.saturating_add(bytes);
         }
         Ok(granted)
     }
@@ -163,10 +170,12 @@ impl MemoryPool {
         self.reclaiming.fetch_add(bytes, Ordering::Relaxed);
     }
 
-    /// A flushed generation's bytes leave the pool.
-    pub fn release_frozen(&self, bytes: u64) {
-        self.reclaiming.fetch_sub(bytes, Ordering::Relaxed);
-        self.release(bytes);
+    /// A flushed generation is no longer on its way out: its `freeze`d
+    /// bytes leave the reclaiming count. (Its shards gave back what they
+    /// held themselves, as they went: `flush::Held`.)
+    pub fn unfreeze(&self, bytes: u64) {
+        let _ = self.reclaiming.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| Some(r.saturating_sub(bytes)));
+        self.room_freed.notify_all();
     }
 
     /// Bytes reserved, all generations. For `striped`, the sum of the
@@ -217,6 +226,26 @@ impl MemoryPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_impossible_reservation_is_refused_not_wrapped() {
+        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
+            let pool = MemoryPool::new(64 << 20, mode);
+            pool.reserve(1 << 20).expect("room");
+            assert_eq!(pool.reserve(u64::MAX), Err(PoolFull), "{mode:?}");
+            assert_eq!(pool.reserve(u64::MAX - (1 << 20) + 1), Err(PoolFull), "{mode:?}");
+            assert_eq!(pool.reserve_each(&[u64::MAX, u64::MAX]), Err(PoolFull), "{mode:?}");
+            assert_eq!(pool.reserve_each(&[1 << 20, u64::MAX]), Err(PoolFull), "{mode:?}");
+            assert_eq!(pool.owns(), 1 << 20, "{mode:?}: a refusal leaves the pool as it was");
+            // A budget near the top of u64: the hard limit is capped at
+            // 2^62, and no sum wraps past it.
+            let huge = MemoryPool::new(u64::MAX / 2 + 1, mode);
+            huge.reserve(1 << 62).expect("at the cap");
+            assert_eq!(huge.reserve(1 << 62), Err(PoolFull), "{mode:?}");
+            assert_eq!(huge.reserve(u64::MAX - 10), Err(PoolFull), "{mode:?}");
+            assert_eq!(huge.owns(), 1 << 62, "{mode:?}");
+        }
+    }
 
     #[test]
     fn every_mode_counts_reservations_from_many_threads_exactly() {

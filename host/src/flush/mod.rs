@@ -116,15 +116,40 @@ pub fn flush(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &M
     let started_at = run_started.elapsed().as_secs_f64();
     // A panic (a host bug) must still release the memory, or the writers
     // would wait for room forever.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flush_inner(job, serializer, dir)))
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flush_inner(job, serializer, dir, pool)))
         .unwrap_or_else(|panic| Err(FlushError::Panic { generation, message: panic_message(panic.as_ref()) }))
         .map(|report| FlushReport { started_at, ..report });
-    pool.release_frozen(reserved);
+    pool.unfreeze(reserved);
     result
 }
 
-fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Result<FlushReport, FlushError> {
+/// A frozen shard that gives back, when it goes, exactly what its store
+/// still holds from the pool: what it reserved before the switch, less
+/// what it released since, plus what it reserved after (an allocator may
+/// reserve in `load` or `stats` during the flush). Whatever ends the
+/// flush (success, an error, a panic), nothing stays reserved.
+pub(crate) struct Held<'p> {
+    pub(crate) shard: seam::Shard,
+    pool: &'p MemoryPool,
+}
+
+impl<'p> Held<'p> {
+    pub(crate) fn new(shard: seam::Shard, pool: &'p MemoryPool) -> Self {
+        Held { shard, pool }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.pool.release(self.shard.reserved_bytes());
+    }
+}
+
+fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &MemoryPool) -> Result<FlushReport, FlushError> {
     let generation = job.generation;
+    // First, so that every way out below gives the shards' bytes back;
+    // they go when the flush ends, not as each shard is done.
+    let mut shards: Vec<Held<'_>> = job.shards.into_iter().map(|s| Held::new(s, pool)).collect();
     let plugin = |source| FlushError::Plugin { generation, source };
     let started = Instant::now();
     let cpu_started = cpu_time::ThreadTime::try_now().ok();
@@ -138,7 +163,8 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     let mut first = true;
     let mut records = Packed::new();
     let (mut tally, mut rows_audit) = (audit::MetaTally::default(), audit::RowAudit::default());
-    for mut strategies in job.shards {
+    for held in &mut shards {
+        let strategies = &mut held.shard;
         let shard = strategies.index();
         let (memtable, allocator) = (strategies.memtable_plugin().to_string(), strategies.allocator_plugin().to_string());
         let aliased = |detail: String| FlushError::Plugin {
@@ -206,4 +232,101 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path) -> Res
     report.wall = started.elapsed();
     report.cpu = cpu_started.map(|t| t.elapsed()).unwrap_or_default();
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use memlab_sdk::{Description, Packed, Stats};
+
+    use super::Held;
+    use crate::pool::{MemoryPool, PoolMode};
+    use crate::seam::{Fault, Kind, Shard, ShardRuntime};
+
+    /// A shard runtime that only holds a reservation count.
+    struct Holding(Arc<AtomicU64>);
+
+    fn no<T>() -> Result<T, Fault> {
+        Err(Fault::Malformed("not called in this test".into()))
+    }
+
+    impl ShardRuntime for Holding {
+        fn store_rows(&mut self, _: &mut Packed) -> Result<Vec<u64>, Fault> {
+            no()
+        }
+        fn insert(&mut self, _: &mut Packed) -> Result<(), Fault> {
+            no()
+        }
+        fn get(&mut self, _: Packed) -> Result<Packed, Fault> {
+            no()
+        }
+        fn scan(&mut self, _: &[u8], _: Option<&[u8]>, _: u32) -> Result<Packed, Fault> {
+            no()
+        }
+        fn open_cursor(&mut self) -> Result<(), Fault> {
+            no()
+        }
+        fn next_entries(&mut self, _: u32) -> Result<Packed, Fault> {
+            no()
+        }
+        fn load(&mut self, _: Vec<u64>) -> Result<Packed, Fault> {
+            no()
+        }
+        fn memtable_stats(&mut self) -> Result<Stats, Fault> {
+            no()
+        }
+        fn allocator_stats(&mut self) -> Result<Stats, Fault> {
+            no()
+        }
+        fn describe_memtable(&mut self) -> Result<Description, Fault> {
+            no()
+        }
+        fn describe_allocator(&mut self) -> Result<Description, Fault> {
+            no()
+        }
+        fn reserved_bytes(&self) -> u64 {
+            self.0.load(Ordering::Relaxed)
+        }
+        fn guest_memory_bytes(&self) -> u64 {
+            0
+        }
+        fn memory_of(&self, _: Kind) -> Option<u64> {
+            None
+        }
+    }
+
+    /// A generation frozen with `at_switch` bytes; `after` changes what its
+    /// store holds during the flush; then the flush ends.
+    fn flushed(at_switch: u64, after: impl FnOnce(&MemoryPool, &AtomicU64)) -> (u64, u64) {
+        let pool = MemoryPool::new(1 << 20, PoolMode::FetchAdd);
+        let held = Arc::new(AtomicU64::new(0));
+        pool.reserve(at_switch).expect("room");
+        held.store(at_switch, Ordering::Relaxed);
+        pool.freeze(at_switch);
+        let shard = Held::new(Shard::new(Box::new(Holding(Arc::clone(&held))), "m", "a", 0), &pool);
+        after(&pool, &held);
+        drop(shard);
+        pool.unfreeze(at_switch);
+        (pool.owns(), pool.live())
+    }
+
+    #[test]
+    fn a_reservation_made_after_the_freeze_leaves_with_its_generation() {
+        let late = |pool: &MemoryPool, held: &AtomicU64| {
+            pool.reserve(4096).expect("room");
+            held.fetch_add(4096, Ordering::Relaxed);
+        };
+        assert_eq!(flushed(10_000, late), (0, 0));
+    }
+
+    #[test]
+    fn a_release_after_the_freeze_is_not_given_back_twice() {
+        let early = |pool: &MemoryPool, held: &AtomicU64| {
+            pool.release(4000);
+            held.fetch_sub(4000, Ordering::Relaxed);
+        };
+        assert_eq!(flushed(10_000, early), (0, 0));
+    }
 }
