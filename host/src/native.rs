@@ -175,17 +175,20 @@ where
 struct NativePool {
     pool: Arc<MemoryPool>,
     reserved: u64,
+    reservations: u64,
 }
 
 impl Pool for NativePool {
     fn reserve(&mut self, bytes: u64) -> Result<(), Error> {
         self.pool.reserve(bytes).map_err(|_| Error::PoolFull)?;
         self.reserved += bytes;
+        self.reservations += 1;
         Ok(())
     }
 
     fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
         self.reserved += self.pool.reserve_each(sizes).map_err(|_| Error::PoolFull)?;
+        self.reservations += sizes.len() as u64;
         Ok(())
     }
 
@@ -267,7 +270,7 @@ pub fn shard(
 
 /// A shard of twins made elsewhere (a test's, say), named as given.
 pub fn shard_of(memtable: (&str, Box<dyn MemtableTwin>), allocator: (&str, Box<dyn AllocatorTwin>), pool: Arc<MemoryPool>, shard: usize) -> seam::Shard {
-    let runtime = NativeShard { memtable: memtable.1, allocator: allocator.1, pool: NativePool { pool, reserved: 0 } };
+    let runtime = NativeShard { memtable: memtable.1, allocator: allocator.1, pool: NativePool { pool, reserved: 0, reservations: 0 } };
     seam::Shard::new(Box::new(runtime), memtable.0, allocator.0, shard)
 }
 
@@ -327,6 +330,10 @@ impl ShardRuntime for NativeShard {
 
     fn reserved_bytes(&self) -> u64 {
         self.pool.reserved
+    }
+
+    fn reservations(&self) -> u64 {
+        self.pool.reservations
     }
 
     fn guest_memory_bytes(&self) -> u64 {

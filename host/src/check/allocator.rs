@@ -106,8 +106,8 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
     properties
 }
 
-/// `bytes-reserved` is what the host's pool saw reserved; `bytes-used`
-/// fits in it; reservations were made.
+/// `bytes-reserved` is what the host's pool saw reserved, `reservations`
+/// what it granted; `bytes-used` fits in it; reservations were made.
 fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
     let mut shard = subject.shard(subject.params).map_err(|e| e.to_string())?;
     for batch in batches(seed ^ 0x57a7, 2_000) {
@@ -120,6 +120,9 @@ fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
     let (reserved, used, reservations) = (get(Stat::BytesReserved)?, get(Stat::BytesUsed)?, get(Stat::Reservations)?);
     if reserved != shard.reserved_bytes() {
         return Err(format!("`bytes-reserved` = {reserved}, but the pool saw {} reserved", shard.reserved_bytes()));
+    }
+    if reservations != shard.reservations() {
+        return Err(format!("`reservations` = {reservations}, but the pool granted {}", shard.reservations()));
     }
     if used > reserved || reservations == 0 {
         return Err(format!("`bytes-used` {used}, `bytes-reserved` {reserved}, `reservations` {reservations}"));

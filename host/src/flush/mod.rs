@@ -289,6 +289,9 @@ mod tests {
         fn reserved_bytes(&self) -> u64 {
             self.0.load(Ordering::Relaxed)
         }
+        fn reservations(&self) -> u64 {
+            0
+        }
         fn guest_memory_bytes(&self) -> u64 {
             0
         }

@@ -243,6 +243,10 @@ impl ShardRuntime for WasmShard {
         self.caller.store.data().reserved
     }
 
+    fn reservations(&self) -> u64 {
+        self.caller.store.data().reservations
+    }
+
     fn guest_memory_bytes(&self) -> u64 {
         self.caller.store.data().memory_bytes
     }

@@ -307,11 +307,13 @@ impl Shard {
         let reserved = counter(Side::Allocator, allocator, Stat::BytesReserved)?;
         let used = counter(Side::Allocator, allocator, Stat::BytesUsed)?;
         let waste = counter(Side::Allocator, allocator, Stat::Waste)?;
-        for stat in [Stat::Regions, Stat::Reservations] {
-            counter(Side::Allocator, allocator, stat)?;
-        }
+        counter(Side::Allocator, allocator, Stat::Regions)?;
+        let reservations = counter(Side::Allocator, allocator, Stat::Reservations)?;
         if reserved != self.runtime.reserved_bytes() {
             return fail(Side::Allocator, format!("`bytes-reserved` = {reserved}, but the pool saw {} reserved", self.runtime.reserved_bytes()));
+        }
+        if reservations != self.runtime.reservations() {
+            return fail(Side::Allocator, format!("`reservations` = {reservations}, but the pool granted {}", self.runtime.reservations()));
         }
         if used > reserved {
             return fail(Side::Allocator, format!("`bytes-used` = {used} exceeds `bytes-reserved` = {reserved}"));
@@ -332,6 +334,11 @@ impl Shard {
         self.count(0);
         let allocator = self.runtime.describe_allocator().map_err(|f| self.fault(Side::Allocator, Op::AllocatorDescribe, f))?;
         Ok((memtable, allocator))
+    }
+
+    /// Reservations the pool granted, as the host counted them.
+    pub fn reservations(&self) -> u64 {
+        self.runtime.reservations()
     }
 
     /// Bytes reserved from the pool and not released.

@@ -104,6 +104,9 @@ pub trait ShardRuntime: Send {
     fn describe_allocator(&mut self) -> Result<Description, Fault>;
     /// Bytes reserved from the pool and not released.
     fn reserved_bytes(&self) -> u64;
+    /// Reservations the pool granted this shard (each of a `reserve-each`
+    /// counts), as the host counted them.
+    fn reservations(&self) -> u64;
     /// Linear memory (wasm) held by the instances; 0 for native twins.
     fn guest_memory_bytes(&self) -> u64;
     /// Linear memory of the memtable's or the allocator's instance alone;

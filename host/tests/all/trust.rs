@@ -56,9 +56,10 @@ fn lies_the_host_can_see_fail_check() {
     let hostile = hostile_plugin();
     let alloc = liar_plugin("liar-alloc");
     let flush = liar_plugin("liar-flush");
-    let cases: [Case<'_>; 8] = [
+    let cases: [Case<'_>; 9] = [
         (&alloc, &[("mode", "stop-reserving")], "its linear memory grew"),
         (&alloc, &[("mode", "halve-used")], "`bytes-used`"),
+        (&alloc, &[("mode", "few-reservations")], "`reservations` = "),
         (&hostile, &[("mode", "index-lie")], "`index-bytes` = 1 "),
         (&flush, &[("mode", "tombstones-per-partition")], "tombstones"),
         (&flush, &[("mode", "min-gt-max")], "min-timestamp"),
@@ -88,6 +89,16 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
             ("its linear memory grew", Budget, "allocator"),
         ),
         ("halved bytes-used", "btree", String::new(), &alloc, r#"{ mode = "halve-used" }"#, "lean", "{}", ("`bytes-used`", Contract, "allocator")),
+        (
+            "undercounted reservations",
+            "btree",
+            String::new(),
+            &alloc,
+            r#"{ mode = "few-reservations" }"#,
+            "lean",
+            "{}",
+            ("but the pool granted", Contract, "allocator"),
+        ),
         ("index-bytes 1", &hostile, r#"{ mode = "index-lie" }"#.into(), "per-row", "{}", "lean", "{}", ("`index-bytes` = 1 ", Contract, "memtable")),
         (
             "tombstones per partition",

@@ -13,6 +13,8 @@ enum Mode {
     StopReserving,
     Alias,
     HalveUsed,
+    /// Reports a thousandth of the reservations it made.
+    FewReservations,
 }
 
 /// Bytes reserved per row besides its own: the buffer's pointer and length.
@@ -58,6 +60,7 @@ impl Allocator for Liar {
             "stop-reserving" => Mode::StopReserving,
             "alias" => Mode::Alias,
             "halve-used" => Mode::HalveUsed,
+            "few-reservations" => Mode::FewReservations,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;
@@ -86,7 +89,7 @@ impl Allocator for Liar {
             Stat::BytesUsed.with(used),
             Stat::BytesReserved.with(self.reserved),
             Stat::Regions.with(self.rows.len() as u64),
-            Stat::Reservations.with(self.reservations),
+            Stat::Reservations.with(if self.mode == Mode::FewReservations { self.reservations / 1000 } else { self.reservations }),
             Stat::Waste.with(self.reserved - used),
         ]
     }
