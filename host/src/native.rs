@@ -176,18 +176,26 @@ struct NativePool {
     pool: Arc<MemoryPool>,
     reserved: u64,
     reservations: u64,
+    refused: bool,
 }
 
 impl Pool for NativePool {
     fn reserve(&mut self, bytes: u64) -> Result<(), Error> {
-        self.pool.reserve(bytes).map_err(|_| Error::PoolFull)?;
+        if self.pool.reserve(bytes).is_err() {
+            self.refused = true;
+            return Err(Error::PoolFull);
+        }
         self.reserved += bytes;
         self.reservations += 1;
         Ok(())
     }
 
     fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
-        self.reserved += self.pool.reserve_each(sizes).map_err(|_| Error::PoolFull)?;
+        let Ok(granted) = self.pool.reserve_each(sizes) else {
+            self.refused = true;
+            return Err(Error::PoolFull);
+        };
+        self.reserved += granted;
         self.reservations += sizes.len() as u64;
         Ok(())
     }
@@ -270,12 +278,13 @@ pub fn shard(
 
 /// A shard of twins made elsewhere (a test's, say), named as given.
 pub fn shard_of(memtable: (&str, Box<dyn MemtableTwin>), allocator: (&str, Box<dyn AllocatorTwin>), pool: Arc<MemoryPool>, shard: usize) -> seam::Shard {
-    let runtime = NativeShard { memtable: memtable.1, allocator: allocator.1, pool: NativePool { pool, reserved: 0, reservations: 0 } };
+    let runtime = NativeShard { memtable: memtable.1, allocator: allocator.1, pool: NativePool { pool, reserved: 0, reservations: 0, refused: false } };
     seam::Shard::new(Box::new(runtime), memtable.0, allocator.0, shard)
 }
 
 impl ShardRuntime for NativeShard {
     fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
+        self.pool.refused = false;
         self.allocator.store(&mut self.pool, rows).map_err(Fault::Guest)
     }
 
@@ -334,6 +343,10 @@ impl ShardRuntime for NativeShard {
 
     fn reservations(&self) -> u64 {
         self.pool.reservations
+    }
+
+    fn pool_refused(&self) -> bool {
+        self.pool.refused
     }
 
     fn guest_memory_bytes(&self) -> u64 {

@@ -292,6 +292,9 @@ mod tests {
         fn reservations(&self) -> u64 {
             0
         }
+        fn pool_refused(&self) -> bool {
+            false
+        }
         fn guest_memory_bytes(&self) -> u64 {
             0
         }

@@ -93,6 +93,9 @@ pub struct StoreCtx {
     /// Bytes this store reserved from the pool and has not released.
     pub(super) reserved: u64,
     pub(super) reservations: u64,
+    /// Whether the pool refused a reservation since the host last cleared
+    /// it (before each `store-rows`): `pool-full` is believed only then.
+    pub(super) refused: bool,
     /// The first panic message an instance sent before trapping.
     pub(super) panic: Option<String>,
 }
@@ -108,6 +111,7 @@ impl StoreCtx {
             pool,
             reserved: 0,
             reservations: 0,
+            refused: false,
             panic: None,
         }
     }
@@ -151,7 +155,10 @@ impl pool::Host for StoreCtx {
         let Some(pool) = &self.pool else {
             return Err(types::Error::Other("no memory pool is attached to this store".into()));
         };
-        pool.reserve(bytes).map_err(|_| types::Error::PoolFull)?;
+        if pool.reserve(bytes).is_err() {
+            self.refused = true;
+            return Err(types::Error::PoolFull);
+        }
         self.reserved += bytes;
         self.reservations += 1;
         Ok(())
@@ -161,7 +168,11 @@ impl pool::Host for StoreCtx {
         let Some(pool) = &self.pool else {
             return Err(types::Error::Other("no memory pool is attached to this store".into()));
         };
-        self.reserved += pool.reserve_each(&sizes).map_err(|_| types::Error::PoolFull)?;
+        let Ok(granted) = pool.reserve_each(&sizes) else {
+            self.refused = true;
+            return Err(types::Error::PoolFull);
+        };
+        self.reserved += granted;
         self.reservations += sizes.len() as u64;
         Ok(())
     }

@@ -180,6 +180,7 @@ pub(super) fn shard(
 
 impl ShardRuntime for WasmShard {
     fn store_rows(&mut self, lent: &mut Packed) -> Result<Vec<u64>, Fault> {
+        self.caller.store.data_mut().refused = false;
         let (caller, api, plugin) = (&mut self.caller, &self.allocator, &self.allocator_plugin);
         lent.with_wire(|rows| caller.try_call(plugin, Op::AllocatorStoreRows, |s| api.call_store_rows(s, rows)))
     }
@@ -245,6 +246,10 @@ impl ShardRuntime for WasmShard {
 
     fn reservations(&self) -> u64 {
         self.caller.store.data().reservations
+    }
+
+    fn pool_refused(&self) -> bool {
+        self.caller.store.data().refused
     }
 
     fn guest_memory_bytes(&self) -> u64 {

@@ -136,7 +136,15 @@ impl Shard {
         const OP: Op = Op::AllocatorStoreRows;
         self.count(packed_bytes(rows));
         let expected = rows.len();
-        let refs = during(Op::AllocatorStoreRows, self.shard, || self.runtime.store_rows(rows)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
+        let refs = match during(OP, self.shard, || self.runtime.store_rows(rows)) {
+            Ok(refs) => refs,
+            // A failed op is left out of verification: one the plugin
+            // failed on its own, calling the pool full, would hide rows.
+            Err(Fault::Guest(memlab_sdk::Error::PoolFull)) if !self.runtime.pool_refused() => {
+                return Err(self.contract(Side::Allocator, OP, "returned `pool-full`, but the pool refused no reservation in this call"));
+            }
+            Err(f) => return Err(self.fault(Side::Allocator, OP, f)),
+        };
         self.boundary.bytes_out += 8 * refs.len() as u64;
         if refs.len() != expected {
             return Err(self.contract(Side::Allocator, OP, format_args!("returned {} refs for {expected} rows", refs.len())));

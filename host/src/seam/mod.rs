@@ -107,6 +107,9 @@ pub trait ShardRuntime: Send {
     /// Reservations the pool granted this shard (each of a `reserve-each`
     /// counts), as the host counted them.
     fn reservations(&self) -> u64;
+    /// Whether the pool refused a reservation during the last
+    /// `store_rows`: a `pool-full` the pool did not give is a lie.
+    fn pool_refused(&self) -> bool;
     /// Linear memory (wasm) held by the instances; 0 for native twins.
     fn guest_memory_bytes(&self) -> u64;
     /// Linear memory of the memtable's or the allocator's instance alone;

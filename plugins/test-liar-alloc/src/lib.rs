@@ -15,6 +15,9 @@ enum Mode {
     HalveUsed,
     /// Reports a thousandth of the reservations it made.
     FewReservations,
+    /// Says the pool is full for every 7th row past `after`, without
+    /// asking the pool: those ops fail and leave verification.
+    FakePoolFull,
 }
 
 /// Bytes reserved per row besides its own: the buffer's pointer and length.
@@ -34,6 +37,11 @@ pub struct Liar {
 impl Liar {
     fn keep(&mut self, pool: &mut dyn Pool, row: &[u8]) -> Result<u64, Error> {
         let index = self.rows.len() as u64;
+        if self.mode == Mode::FakePoolFull && index >= self.after && index % 7 == 0 {
+            // Once: the next call stores this row.
+            self.after = index + 1;
+            return Err(Error::PoolFull);
+        }
         let cost = row.len() as u64 + OVERHEAD;
         if !(self.mode == Mode::StopReserving && index >= self.after) {
             pool.reserve(cost)?;
@@ -61,6 +69,7 @@ impl Allocator for Liar {
             "alias" => Mode::Alias,
             "halve-used" => Mode::HalveUsed,
             "few-reservations" => Mode::FewReservations,
+            "fake-pool-full" => Mode::FakePoolFull,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;
