@@ -37,7 +37,7 @@ pub struct Liar {
 impl Liar {
     fn keep(&mut self, pool: &mut dyn Pool, row: &[u8]) -> Result<u64, Error> {
         let index = self.rows.len() as u64;
-        if self.mode == Mode::FakePoolFull && index >= self.after && index % 7 == 0 {
+        if self.mode == Mode::FakePoolFull && index >= self.after && index.is_multiple_of(7) {
             // Once: the next call stores this row.
             self.after = index + 1;
             return Err(Error::PoolFull);
