@@ -36,6 +36,13 @@ pub fn find(name: &str) -> Option<&'static Bundled> {
     BUNDLED.iter().find(|b| b.name == name)
 }
 
+/// The bundled plugin a description claims to be, when the plugin was
+/// configured as something else (a file or a crate folder): a name of
+/// its own is required, or its figures would be published as ours.
+pub fn impersonated(kind: Kind, configured: &str, described: &str) -> Option<&'static Bundled> {
+    find_kind(described, kind).filter(|b| b.name != configured)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -353,9 +353,11 @@ pub(super) fn checked_descriptions(
     (m, a): (memlab_sdk::Description, memlab_sdk::Description),
     serializer: &flush::SerializerFactory,
 ) -> Result<Vec<memlab_sdk::Description>, SeamError> {
-    seam::check_description(Kind::Memtable, &variant.memtable, &params(&variant.memtable_params), &m)?;
-    seam::check_description(Kind::Allocator, &variant.allocator, &params(&variant.allocator_params), &a)?;
     let s = serializer(0)?.describe()?;
-    seam::check_description(Kind::Serializer, &variant.serializer, &params(&variant.serializer_params), &s)?;
+    let kinds = [(Kind::Memtable, &variant.memtable, &variant.memtable_params, &m), (Kind::Allocator, &variant.allocator, &variant.allocator_params, &a)];
+    for (kind, plugin, configured, described) in kinds.into_iter().chain([(Kind::Serializer, &variant.serializer, &variant.serializer_params, &s)]) {
+        seam::check_description(kind, plugin, &params(configured), described)?;
+        crate::plugin::check_identity(kind, plugin, described)?;
+    }
     Ok(vec![m, a, s])
 }

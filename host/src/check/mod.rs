@@ -164,7 +164,9 @@ pub(crate) fn unknown_params(params: &[(String, String)]) -> Vec<(String, String
 pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], d: Result<memlab_sdk::Description, SeamError>) -> Property {
     const NAME: &str = "describe";
     match d {
-        Ok(d) if !d.name.is_empty() && !d.version.is_empty() => match crate::seam::check_description(plugin.kind, &plugin.name, configured, &d) {
+        Ok(d) if !d.name.is_empty() && !d.version.is_empty() => match crate::seam::check_description(plugin.kind, &plugin.name, configured, &d)
+            .and_then(|()| crate::plugin::check_identity(plugin.kind, &plugin.name, &d))
+        {
             Ok(()) => Property::pass(NAME, format!("{} {} ({} parameters applied, the configured ones echoed)", d.name, d.version, d.params.len())),
             Err(e) => Property::fail(NAME, e.to_string()),
         },

@@ -197,3 +197,19 @@ impl PluginHost {
         wasm::reader(self, plugin, params, data, index)
     }
 }
+
+/// A plugin loaded from a file may not describe itself as a bundled one.
+pub fn check_identity(kind: seam::Kind, plugin: &str, described: &memlab_sdk::Description) -> Result<(), SeamError> {
+    match crate::registry::impersonated(kind, plugin, &described.name) {
+        None => Ok(()),
+        Some(b) => Err(SeamError::Contract {
+            plugin: plugin.to_string(),
+            operation: seam::Op::describe(kind),
+            shard: 0,
+            detail: format!(
+                "it describes itself as `{} {}`, the bundled {kind}, but it is not that component; give it a name of its own (its `NAME`)",
+                b.name, described.version
+            ),
+        }),
+    }
+}

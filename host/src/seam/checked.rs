@@ -152,6 +152,12 @@ impl Shard {
         self.observed.rows += expected as u64;
         self.observed.row_bytes += rows.data_len() as u64;
         self.observed.largest_batch = self.observed.largest_batch.max(packed_bytes(rows));
+        // At the call, not at the flush: what it holds is reserved now.
+        let reserved = self.runtime.reserved_bytes();
+        if self.holds_rows && reserved < self.observed.row_bytes {
+            let detail = format!("it holds {} bytes of rows but has reserved only {reserved} bytes from the pool", self.observed.row_bytes);
+            return Err(SeamError::Budget { plugin: self.allocator.clone(), operation: OP, shard: self.shard, detail });
+        }
         self.check_allocator_memory(OP)?;
         Ok(refs)
     }

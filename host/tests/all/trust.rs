@@ -56,8 +56,10 @@ fn lies_the_host_can_see_fail_check() {
     let hostile = hostile_plugin();
     let alloc = liar_plugin("liar-alloc");
     let flush = liar_plugin("liar-flush");
-    let cases: [Case<'_>; 9] = [
-        (&alloc, &[("mode", "stop-reserving")], "its linear memory grew"),
+    let cases: [Case<'_>; 11] = [
+        (&alloc, &[("mode", "stop-reserving")], "has reserved only"),
+        (&alloc, &[("mode", "under-reserve")], "has reserved only"),
+        (&alloc, &[("mode", "hidden-copies"), ("after", "0")], "its linear memory grew"),
         (&alloc, &[("mode", "halve-used")], "`bytes-used`"),
         (&alloc, &[("mode", "few-reservations")], "`reservations` = "),
         (&hostile, &[("mode", "index-lie")], "`index-bytes` = 1 "),
@@ -84,6 +86,26 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
             String::new(),
             alloc.as_str(),
             r#"{ mode = "stop-reserving", after = 2000 }"#,
+            "lean",
+            "{}",
+            ("has reserved only", Budget, "allocator"),
+        ),
+        (
+            "half reserved",
+            "btree",
+            String::new(),
+            &alloc,
+            r#"{ mode = "under-reserve", after = 500 }"#,
+            "lean",
+            "{}",
+            ("has reserved only", Budget, "allocator"),
+        ),
+        (
+            "hidden copies",
+            "btree",
+            String::new(),
+            &alloc,
+            r#"{ mode = "hidden-copies", after = 0 }"#,
             "lean",
             "{}",
             ("its linear memory grew", Budget, "allocator"),
@@ -172,4 +194,23 @@ scan_limit = 20
     let honest = result.variants.last().expect("the honest run");
     assert_eq!(honest.failure(), None);
     assert!(honest.verified.is_some());
+}
+
+/// A file that describes itself as a bundled plugin (here: the bundled
+/// btree's own component, copied) is refused by the bench and by check:
+/// its figures would be published under our name.
+#[test]
+fn a_file_that_calls_itself_a_bundled_plugin_is_refused() {
+    let path = scratch("impersonator").join("btree-copy.wasm");
+    let bundled = memlab::registry::find_kind("btree", memlab::seam::Kind::Memtable).expect("bundled btree");
+    std::fs::write(&path, bundled.component).expect("write the copy");
+    let path = path.display().to_string();
+    let config = format!("[workload]\nops = 200\n\n[[variant]]\nname = \"copy\"\nmemtable = {path:?}\nallocator = \"per-row\"\nserializer = \"lean\"\n");
+    let config = BenchConfig::parse("impersonator.toml", &config).expect("config");
+    let result = bench::run(&strict_host(), &config, &options(scratch("impersonator-bench")), |_| {}).expect("bench");
+    let failure = result.variants[0].failure().expect("refused");
+    assert_eq!((failure.class, failure.operation.as_deref()), (Contract, Some("memtable.describe")), "{failure:?}");
+    assert!(failure.message.contains("the bundled memtable") && failure.plugin.as_deref() == Some(path.as_str()), "{failure:?}");
+    let report = check(&strict_host(), &path, CheckOptions { ops: 500, size: 1000, flips: 2, ..CheckOptions::new(Vec::new(), 7) }).expect("check runs");
+    assert!(!report.passed() && report.render().contains("the bundled memtable"), "{}", report.render());
 }

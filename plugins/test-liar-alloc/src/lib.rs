@@ -18,6 +18,12 @@ enum Mode {
     /// Says the pool is full for every 7th row past `after`, without
     /// asking the pool: those ops fail and leave verification.
     FakePoolFull,
+    /// Reserves half of each row's cost past `after`; its counters tell
+    /// the truth about it.
+    UnderReserve,
+    /// Reserves each row honestly, but keeps three more copies of it
+    /// past `after`, unreserved: memory the budget never sees.
+    HiddenCopies,
 }
 
 /// Bytes reserved per row besides its own: the buffer's pointer and length.
@@ -32,6 +38,7 @@ pub struct Liar {
     used: u64,
     reserved: u64,
     reservations: u64,
+    hidden: Vec<Box<[u8]>>,
 }
 
 impl Liar {
@@ -44,12 +51,16 @@ impl Liar {
         }
         let cost = row.len() as u64 + OVERHEAD;
         if !(self.mode == Mode::StopReserving && index >= self.after) {
-            pool.reserve(cost)?;
-            self.reserved += cost;
+            let asked = if self.mode == Mode::UnderReserve && index >= self.after { cost / 2 } else { cost };
+            pool.reserve(asked)?;
+            self.reserved += asked;
             self.reservations += 1;
         }
         self.used += cost;
         self.rows.push(row.into());
+        if self.mode == Mode::HiddenCopies && index >= self.after {
+            self.hidden.extend((0..3).map(|_| Box::<[u8]>::from(row)));
+        }
         if self.mode == Mode::Alias && index % 10_000 == 9_999 {
             return Ok(index - 1);
         }
@@ -70,10 +81,12 @@ impl Allocator for Liar {
             "halve-used" => Mode::HalveUsed,
             "few-reservations" => Mode::FewReservations,
             "fake-pool-full" => Mode::FakePoolFull,
+            "under-reserve" => Mode::UnderReserve,
+            "hidden-copies" => Mode::HiddenCopies,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;
-        Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0 })
+        Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0, hidden: Vec::new() })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
