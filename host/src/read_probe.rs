@@ -16,7 +16,7 @@ use crate::write_path::WritePath;
 const KEYS_PER_CALL: usize = 100;
 
 /// What the probe measured.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ReadProbe {
     /// Keys looked up.
     pub keys: u64,
@@ -24,6 +24,10 @@ pub struct ReadProbe {
     pub hits: u64,
     /// Time inside the `get` calls.
     pub elapsed: Duration,
+    /// The sort keys of the keys not found, for verification to hold to
+    /// the segment the drain wrote: a miss of a key the live memtables
+    /// held is a lie.
+    pub missed: Vec<Vec<u8>>,
 }
 
 impl ReadProbe {
@@ -61,7 +65,17 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64, expected: Option<(&S
             check_hit(answer, state, memtable)?;
         }
     }
-    Ok(ReadProbe { keys: answers.len() as u64, hits: answers.iter().filter(|a| !a.is_empty()).count() as u64, elapsed })
+    let missed = keys
+        .iter()
+        .zip(&answers)
+        .filter(|(_, a)| a.is_empty())
+        .map(|((p, c), _)| {
+            let mut key = Vec::new();
+            crate::router::sort_key(crate::router::token(p), p, c, &mut key);
+            key
+        })
+        .collect();
+    Ok(ReadProbe { keys: answers.len() as u64, hits: answers.iter().filter(|a| !a.is_empty()).count() as u64, elapsed, missed })
 }
 
 /// A hit must be an entry of a key the stream wrote, at a timestamp no

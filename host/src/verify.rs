@@ -120,10 +120,33 @@ fn for_each_row(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>, m
 /// Reads every segment in `dir` back through its serializer's reader.
 pub fn read_back(dir: &Path, open: &ReaderFactory<'_>) -> Result<(State, u64), VerifyError> {
     let mut state = State::new();
-    let mut rows_read = 0u64;
     let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
+    let rows_read = read_segments(&metas, open, |key, row| keep_newest(&mut state, key, row))?;
+    Ok((state, rows_read))
+}
+
+/// The hashes of the keys the newest generation's segments hold: what
+/// the live memtables held when the writes ended (the drain flushed it).
+pub fn newest_generation_keys(dir: &Path, open: &ReaderFactory<'_>) -> Result<HashSet<u128>, VerifyError> {
+    let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
+    // Named seg-<generation>-<part>.meta, in order: the last ones share
+    // the newest generation.
+    let generation = |p: &Path| p.file_name().and_then(|n| n.to_str()).and_then(|n| n.get(4..9)).map(str::to_string);
+    let newest = metas.last().and_then(|p| generation(p));
+    let metas: Vec<_> = metas.iter().filter(|p| newest.is_some() && generation(p) == newest).cloned().collect();
+    let mut keys = HashSet::new();
+    read_segments(&metas, open, |key, _| {
+        keys.insert(hash128(key));
+    })?;
+    Ok(keys)
+}
+
+/// Reads `metas`' segments through the reader, checking each one's row
+/// count; hands every record to `each`; returns the rows read.
+fn read_segments(metas: &[std::path::PathBuf], open: &ReaderFactory<'_>, mut each: impl FnMut(&[u8], &RowView<'_>)) -> Result<u64, VerifyError> {
+    let mut rows_read = 0u64;
     for meta_path in metas {
-        let loaded = segment::load(&meta_path)?;
+        let loaded = segment::load(meta_path)?;
         let name = meta_path.display().to_string();
         let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
         let mut found = 0u64;
@@ -134,7 +157,7 @@ pub fn read_back(dir: &Path, open: &ReaderFactory<'_>) -> Result<(State, u64), V
             }
             for record in batch.iter() {
                 let record = FlushRecord::decode(record).map_err(|e| VerifyError::Record { segment: name.clone(), detail: e.to_string() })?;
-                keep_newest(&mut state, record.key, &record.row);
+                each(record.key, &record.row);
                 found += 1;
             }
         }
@@ -143,7 +166,7 @@ pub fn read_back(dir: &Path, open: &ReaderFactory<'_>) -> Result<(State, u64), V
         }
         rows_read += found;
     }
-    Ok((state, rows_read))
+    Ok(rows_read)
 }
 
 /// Compares the two states key by key.

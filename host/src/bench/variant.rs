@@ -226,7 +226,7 @@ impl<'a> VariantRun<'a> {
         result.paced = self.bench.config.workload.target_rate.is_some();
         result.intervals = joined.intervals;
         result.counters = joined.counters.into();
-        result.reads = joined.reads.into();
+        result.reads = (&joined.reads).into();
         tally::flushes(&mut result, joined.flushes);
         if self.bench.options.interrupted() {
             result.fail(Failure::interrupted());
@@ -242,9 +242,32 @@ impl<'a> VariantRun<'a> {
                     ..Failure::from(&e)
                 }),
             }
+            if let Err(failure) = misses_hold(&joined.reads, self.dir, self.reader.as_ref(), &variant.memtable) {
+                result.fail(failure);
+            }
         }
         with_sha256(result)
     }
+}
+
+/// A point read that missed must be a key the live memtables did not
+/// hold: the segment the drain wrote from them must not have it either
+/// (a memtable that answers "absent" would otherwise publish a get rate
+/// without the gets).
+fn misses_hold(reads: &ReadProbe, dir: &Path, reader: &verify::ReaderFactory<'static>, memtable: &str) -> Result<(), Failure> {
+    if reads.missed.is_empty() {
+        return Ok(());
+    }
+    let held = verify::newest_generation_keys(dir, reader).map_err(|e| Failure::from(&e))?;
+    let wrong: Vec<&Vec<u8>> = reads.missed.iter().filter(|k| held.contains(&verify::key_hash(k))).collect();
+    let Some(first) = wrong.first() else { return Ok(()) };
+    let detail = format!(
+        "answered absent for {} of {} probed keys that the live memtable held (its generation's segment has them), the first {}",
+        wrong.len(),
+        reads.keys,
+        seam::show_key(first)
+    );
+    Err(Failure::from(&SeamError::Contract { plugin: memtable.to_string(), operation: seam::Op::MemtableGet, shard: 0, detail }))
 }
 
 /// The run's state when its last client finished.

@@ -271,8 +271,8 @@ impl ReadFigures {
     }
 }
 
-impl From<ReadProbe> for ReadFigures {
-    fn from(r: ReadProbe) -> Self {
+impl From<&ReadProbe> for ReadFigures {
+    fn from(r: &ReadProbe) -> Self {
         ReadFigures { keys: r.keys, hits: r.hits, elapsed: r.elapsed }
     }
 }

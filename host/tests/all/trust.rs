@@ -145,6 +145,7 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
         ),
         ("scan limit + 1", &hostile, r#"{ mode = "scan-extra" }"#.into(), "per-row", "{}", "lean", "{}", ("for a limit of", Contract, "memtable")),
         ("neighbour's answer", &hostile, r#"{ mode = "get-neighbour" }"#.into(), "per-row", "{}", "lean", "{}", ("answered with key", Contract, "memtable")),
+        ("every get absent", &hostile, r#"{ mode = "get-miss" }"#.into(), "per-row", "{}", "lean", "{}", ("answered absent for", Contract, "memtable")),
     ];
     let mut config = String::from(
         r#"

@@ -39,6 +39,8 @@ enum Mode {
     ClampAfter,
     /// Honest, but spins on every insert: a known slow variant.
     Slow,
+    /// Answers every point read "absent".
+    GetMiss,
 }
 
 /// A parameter the `clamp-after` liar takes: it keeps at most 10.
@@ -126,6 +128,7 @@ impl Memtable for Hostile {
             "get-neighbour" => Mode::GetNeighbour,
             "clamp-after" => Mode::ClampAfter,
             "slow" => Mode::Slow,
+            "get-miss" => Mode::GetMiss,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
@@ -165,6 +168,9 @@ impl Memtable for Hostile {
     }
 
     fn get<'a>(&'a self, key: &'a [u8]) -> Option<Entry<'a>> {
+        if self.mode == Mode::GetMiss {
+            return None;
+        }
         if self.mode == Mode::GetNeighbour {
             // The first key after `key`: a neighbour's entry, when one exists.
             let (k, &(timestamp, reference)) = self.entries.range::<[u8], _>((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)).next()?;
