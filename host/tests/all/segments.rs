@@ -5,23 +5,14 @@ use memlab::bench::{self, BenchOptions};
 use memlab::config::BenchConfig;
 use memlab::segment;
 
-use crate::support::{host, scratch};
+use crate::support::{host, options, scratch};
 
 #[test]
 fn a_flipped_bit_in_any_segment_file_is_caught() {
     let config = "[workload]\nops = 300\npartitions = { count = 1000 }\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"block\"\nmemtable_space = \"1MiB\"\n";
     let config = BenchConfig::parse("segments.toml", config).expect("config");
     let dir = scratch("segment-files");
-    let options = BenchOptions {
-        run_dir: dir.clone(),
-        keep_segments: true,
-        log_flushes: false,
-        intervals: false,
-        repeats: None,
-        decide: None,
-        interrupt: None,
-        watchdog: None,
-    };
+    let options = BenchOptions { keep_segments: true, ..options(dir.clone()) };
     let result = bench::run(&host(), &config, &options, |_| {}).expect("bench");
     assert_eq!(result.variants[0].failure(), None);
     let seg_dir = dir.join(result.variants[0].segments.as_deref().expect("kept segments are named in the record"));
