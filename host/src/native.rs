@@ -349,6 +349,10 @@ impl ShardRuntime for NativeShard {
         self.pool.refused
     }
 
+    fn allocator_baseline(&self) -> Option<u64> {
+        None
+    }
+
     fn guest_memory_bytes(&self) -> u64 {
         0
     }

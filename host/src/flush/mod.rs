@@ -295,6 +295,9 @@ mod tests {
         fn pool_refused(&self) -> bool {
             false
         }
+        fn allocator_baseline(&self) -> Option<u64> {
+            None
+        }
         fn guest_memory_bytes(&self) -> u64 {
             0
         }

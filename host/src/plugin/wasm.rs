@@ -138,6 +138,8 @@ struct WasmShard {
     memtable: memtable::Guest,
     allocator: allocator::Guest,
     cursor: Option<ResourceAny>,
+    /// The allocator instance's memory once instantiated, before `create`.
+    allocator_baseline: u64,
 }
 
 /// Instantiates a shard's memtable and allocator in one store and creates
@@ -162,6 +164,9 @@ pub(super) fn shard(
     let memtable = mt_indices.load(&mut caller.store, &mt_instance).map_err(|e| load_failed(memtable_plugin, e))?;
     let al_instance = instantiate(&mut caller, allocator_plugin)?;
     let allocator = al_indices.load(&mut caller.store, &al_instance).map_err(|e| load_failed(allocator_plugin, e))?;
+    // Before `create`: memory it grows there is held to its reservations
+    // like any other (allocator contract 5).
+    let allocator_baseline = caller.store.data().memory_of[Running::Allocator as usize];
     // One memtable and one arena per instance (memtable and allocator contract 0).
     caller.try_call(memtable_plugin, Op::MemtableCreate, |s| memtable.call_create(s, &memtable_params.to_vec())).map_err(create_failed(
         memtable_plugin,
@@ -173,8 +178,15 @@ pub(super) fn shard(
         Op::AllocatorCreate,
         shard,
     ))?;
-    let runtime =
-        WasmShard { caller, memtable_plugin: Arc::clone(memtable_plugin), allocator_plugin: Arc::clone(allocator_plugin), memtable, allocator, cursor: None };
+    let runtime = WasmShard {
+        caller,
+        memtable_plugin: Arc::clone(memtable_plugin),
+        allocator_plugin: Arc::clone(allocator_plugin),
+        memtable,
+        allocator,
+        cursor: None,
+        allocator_baseline,
+    };
     Ok(seam::Shard::new(Box::new(runtime), &memtable_plugin.name, &allocator_plugin.name, shard))
 }
 
@@ -258,6 +270,10 @@ impl ShardRuntime for WasmShard {
 
     fn memory_of(&self, kind: Kind) -> Option<u64> {
         Some(self.caller.store.data().memory_of[Running::of(kind) as usize])
+    }
+
+    fn allocator_baseline(&self) -> Option<u64> {
+        Some(self.allocator_baseline)
     }
 }
 

@@ -74,7 +74,7 @@ pub struct Shard {
 impl Shard {
     /// Wraps a runtime's shard; the names are the plugins' as configured.
     pub fn new(runtime: Box<dyn ShardRuntime>, memtable: &str, allocator: &str, shard: usize) -> Self {
-        let allocator_baseline = runtime.memory_of(Kind::Allocator);
+        let allocator_baseline = runtime.allocator_baseline();
         Shard {
             runtime,
             memtable: memtable.into(),

@@ -115,6 +115,9 @@ pub trait ShardRuntime: Send {
     /// Linear memory of the memtable's or the allocator's instance alone;
     /// `None` where the runtime cannot tell (native twins share the heap).
     fn memory_of(&self, kind: Kind) -> Option<u64>;
+    /// The allocator instance's memory before its `create`, which the
+    /// budget rule measures growth from; `None` where unknown.
+    fn allocator_baseline(&self) -> Option<u64>;
 }
 
 /// One segment's serializer as a runtime runs it.

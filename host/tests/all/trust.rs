@@ -110,6 +110,7 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
             "{}",
             ("its linear memory grew", Budget, "allocator"),
         ),
+        ("grown in create", "btree", String::new(), &alloc, r#"{ mode = "grow-in-create" }"#, "lean", "{}", ("its linear memory grew", Budget, "allocator")),
         ("halved bytes-used", "btree", String::new(), &alloc, r#"{ mode = "halve-used" }"#, "lean", "{}", ("`bytes-used`", Contract, "allocator")),
         (
             "undercounted reservations",

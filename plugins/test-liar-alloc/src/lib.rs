@@ -24,6 +24,8 @@ enum Mode {
     /// Reserves each row honestly, but keeps three more copies of it
     /// past `after`, unreserved: memory the budget never sees.
     HiddenCopies,
+    /// Takes 32 MiB in `create`, unreserved, and keeps rows there.
+    GrowInCreate,
 }
 
 /// Bytes reserved per row besides its own: the buffer's pointer and length.
@@ -83,10 +85,16 @@ impl Allocator for Liar {
             "fake-pool-full" => Mode::FakePoolFull,
             "under-reserve" => Mode::UnderReserve,
             "hidden-copies" => Mode::HiddenCopies,
+            "grow-in-create" => Mode::GrowInCreate,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;
-        Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0, hidden: Vec::new() })
+        let mut hidden = Vec::new();
+        if mode == Mode::GrowInCreate {
+            // Touched, so the pages are really there.
+            hidden.push(vec![1u8; 32 << 20].into_boxed_slice());
+        }
+        Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0, hidden })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
