@@ -190,26 +190,15 @@ fn deadline(text: &str) -> Result<f64, String> {
 }
 
 fn max_rounds(text: &str) -> Result<usize, String> {
-    let n: usize = text.parse().map_err(|_| format!("`{text}` is not a whole number"))?;
-    if !(2..=100).contains(&n) {
-        return Err(format!("{n} is outside 2..=100 (a paired verdict needs two rounds)"));
-    }
-    Ok(n)
+    crate::config::round_count(text.parse().map_err(|_| format!("`{text}` is not a whole number"))?)
 }
 
 fn max_time(text: &str) -> Result<std::time::Duration, String> {
-    let time = crate::workload::parse_duration(text)?;
-    if time.is_zero() || time > crate::config::MAX_TIME {
-        return Err(format!("`{text}` must lie in (0, {} s]", crate::config::MAX_TIME.as_secs()));
-    }
-    Ok(time)
+    crate::config::time_ceiling(text)
 }
 
 fn rse(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
-        _ => Err(format!("`{text}` must be a number strictly between 0 and 1 (0.01 is 1%)")),
-    }
+    crate::config::rse_target(text.parse().map_err(|_| format!("`{text}` is not a number"))?)
 }
 
 fn repeats(text: &str) -> Result<usize, String> {
@@ -260,16 +249,16 @@ struct DecideFlags {
 impl DecideFlags {
     /// The config's rule with these flags over it; any flag turns the
     /// rule on, with defaults for what neither sets.
-    fn over(self, config: Option<crate::config::Decide>) -> Result<Option<crate::config::Decide>, CliError> {
+    fn over(self, config: Option<crate::config::Decide>) -> Option<crate::config::Decide> {
         if self.max_rounds.is_none() && self.max_time.is_none() && self.rse.is_none() {
-            return Ok(config);
+            return config;
         }
         let mut d = config.unwrap_or_default();
         d.max_rounds = self.max_rounds.unwrap_or(d.max_rounds);
         d.min_rounds = d.min_rounds.min(d.max_rounds);
         d.max_time = self.max_time.or(d.max_time);
         d.rse = self.rse.unwrap_or(d.rse);
-        Ok(Some(d))
+        Some(d)
     }
 }
 
@@ -400,7 +389,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         log_flushes: !quiet,
         intervals: !no_intervals,
         repeats,
-        decide: decide.over(config.bench.decide)?,
+        decide: decide.over(config.bench.decide),
         interrupt: Some(Arc::clone(&interrupt)),
         watchdog,
     };

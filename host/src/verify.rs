@@ -70,10 +70,10 @@ fn hash128(bytes: &[u8]) -> u128 {
     bytes.iter().fold(OFFSET, |hash, &b| (hash ^ u128::from(b)).wrapping_mul(PRIME))
 }
 
-fn keep_newest(state: &mut State, key: &[u8], row: &RowView<'_>) {
+fn keep_newest(state: &mut State, key: u128, row: &RowView<'_>) {
     let value = (row.timestamp, hash128(row.as_bytes()));
     state
-        .entry(hash128(key))
+        .entry(key)
         .and_modify(|old| {
             if value.0 >= old.0 {
                 *old = value;
@@ -92,7 +92,7 @@ pub fn digest(state: &State) -> u128 {
 /// acknowledged). Reads and scans leave nothing.
 pub fn expected(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>) -> State {
     let mut state = State::new();
-    for_each_row(stream, counts, skip, |key, row| keep_newest(&mut state, key, row));
+    for_each_row(stream, counts, skip, |key, row| keep_newest(&mut state, hash128(key), row));
     state
 }
 
@@ -119,34 +119,22 @@ fn for_each_row(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>, m
 
 /// Reads every segment in `dir` back through its serializer's reader.
 pub fn read_back(dir: &Path, open: &ReaderFactory<'_>) -> Result<(State, u64), VerifyError> {
+    read_back_watching(dir, open, &HashSet::new()).map(|(state, rows, _)| (state, rows))
+}
+
+/// `read_back`, in the same pass naming the keys of `watch` (by hash)
+/// that the newest generation's segments hold: what the live memtables
+/// held when the writes ended, since the drain flushed them last.
+pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<u128>) -> Result<(State, u64, Vec<u128>), VerifyError> {
     let mut state = State::new();
+    let mut seen: Vec<(u64, u128)> = Vec::new();
     let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
-    let rows_read = read_segments(&metas, open, |key, row| keep_newest(&mut state, key, row))?;
-    Ok((state, rows_read))
-}
-
-/// The hashes of the keys the newest generation's segments hold: what
-/// the live memtables held when the writes ended (the drain flushed it).
-pub fn newest_generation_keys(dir: &Path, open: &ReaderFactory<'_>) -> Result<HashSet<u128>, VerifyError> {
-    let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
-    // Named seg-<generation>-<part>.meta, in order: the last ones share
-    // the newest generation.
-    let generation = |p: &Path| p.file_name().and_then(|n| n.to_str()).and_then(|n| n.get(4..9)).map(str::to_string);
-    let newest = metas.last().and_then(|p| generation(p));
-    let metas: Vec<_> = metas.iter().filter(|p| newest.is_some() && generation(p) == newest).cloned().collect();
-    let mut keys = HashSet::new();
-    read_segments(&metas, open, |key, _| {
-        keys.insert(hash128(key));
-    })?;
-    Ok(keys)
-}
-
-/// Reads `metas`' segments through the reader, checking each one's row
-/// count; hands every record to `each`; returns the rows read.
-fn read_segments(metas: &[std::path::PathBuf], open: &ReaderFactory<'_>, mut each: impl FnMut(&[u8], &RowView<'_>)) -> Result<u64, VerifyError> {
+    let mut newest = 0;
     let mut rows_read = 0u64;
     for meta_path in metas {
-        let loaded = segment::load(meta_path)?;
+        let loaded = segment::load(&meta_path)?;
+        let generation = loaded.meta.generation;
+        newest = newest.max(generation);
         let name = meta_path.display().to_string();
         let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
         let mut found = 0u64;
@@ -157,7 +145,11 @@ fn read_segments(metas: &[std::path::PathBuf], open: &ReaderFactory<'_>, mut eac
             }
             for record in batch.iter() {
                 let record = FlushRecord::decode(record).map_err(|e| VerifyError::Record { segment: name.clone(), detail: e.to_string() })?;
-                each(record.key, &record.row);
+                let key = hash128(record.key);
+                if watch.contains(&key) {
+                    seen.push((generation, key));
+                }
+                keep_newest(&mut state, key, &record.row);
                 found += 1;
             }
         }
@@ -166,7 +158,8 @@ fn read_segments(metas: &[std::path::PathBuf], open: &ReaderFactory<'_>, mut eac
         }
         rows_read += found;
     }
-    Ok(rows_read)
+    let held = seen.into_iter().filter(|&(g, _)| g == newest).map(|(_, key)| key).collect();
+    Ok((state, rows_read, held))
 }
 
 /// Compares the two states key by key.

@@ -14,26 +14,16 @@ use crate::write_path::FlushJob;
 
 /// A flush writer's inputs.
 pub(super) struct FlushWriter<'a> {
-    jobs: Receiver<FlushJob>,
-    serializer: &'a SerializerFactory,
-    dir: &'a Path,
-    pool: &'a MemoryPool,
-    run_started: Instant,
-    log: bool,
+    pub(super) jobs: Receiver<FlushJob>,
+    pub(super) serializer: &'a SerializerFactory,
+    pub(super) dir: &'a Path,
+    pub(super) pool: &'a MemoryPool,
+    pub(super) run_started: Instant,
+    /// Print each flush's "Completed flushing" line.
+    pub(super) log: bool,
 }
 
-impl<'a> FlushWriter<'a> {
-    pub(super) fn new(
-        jobs: Receiver<FlushJob>,
-        serializer: &'a SerializerFactory,
-        dir: &'a Path,
-        pool: &'a MemoryPool,
-        run_started: Instant,
-        log: bool,
-    ) -> Self {
-        FlushWriter { jobs, serializer, dir, pool, run_started, log }
-    }
-
+impl FlushWriter<'_> {
     /// Flushes until the queue closes; a failed flush is reported, and the
     /// queue is still drained so that every generation's memory is freed.
     pub(super) fn run(self, failures: &Failures) -> Vec<FlushReport> {

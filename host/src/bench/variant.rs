@@ -4,6 +4,7 @@
 //! its own typed result (failures travel on their own channel);
 //! `assemble` folds what came back into the record's `VariantResult`.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -126,8 +127,14 @@ impl<'a> VariantRun<'a> {
             let watchdog = self.bench.options.watchdog.as_ref().map(|dog| scope.spawn(|| watch(dog, self.variant, &watched, failures)));
             let flushers: Vec<_> = (0..self.variant.flush_writers)
                 .map(|_| {
-                    let writer =
-                        FlushWriter::new(self.jobs.clone(), self.serializer.as_ref(), self.dir, &self.pool, run_started, self.bench.options.log_flushes);
+                    let writer = FlushWriter {
+                        jobs: self.jobs.clone(),
+                        serializer: self.serializer.as_ref(),
+                        dir: self.dir,
+                        pool: &self.pool,
+                        run_started,
+                        log: self.bench.options.log_flushes,
+                    };
                     scope.spawn(move || writer.run(failures))
                 })
                 .collect();
@@ -235,15 +242,16 @@ impl<'a> VariantRun<'a> {
             result.not_verified = Some("`verify_rounds = \"first\"`: this variant's first round was verified on the same stream".into());
         }
         if result.failure().is_none() && variant.verify && verify {
-            match verify_run(self.bench, &tally, self.dir, self.reader.as_ref()) {
-                Ok(v) => result.verified = Some(v.into()),
+            let missed: HashMap<u128, &[u8]> = joined.reads.missed.iter().map(|k| (verify::key_hash(k), k.as_slice())).collect();
+            match verify_run(self.bench, &tally, self.dir, self.reader.as_ref(), &missed) {
+                Ok((v, held)) => match misses_hold(&missed, &held, joined.reads.keys, &variant.memtable) {
+                    Ok(()) => result.verified = Some(v.into()),
+                    Err(failure) => result.fail(failure),
+                },
                 Err(e) => result.fail(Failure {
                     message: format!("{} (memtable `{}`, allocator `{}`, serializer `{}`)", e, variant.memtable, variant.allocator, variant.serializer),
                     ..Failure::from(&e)
                 }),
-            }
-            if let Err(failure) = misses_hold(&joined.reads, self.dir, self.reader.as_ref(), &variant.memtable) {
-                result.fail(failure);
             }
         }
         with_sha256(result)
@@ -251,20 +259,14 @@ impl<'a> VariantRun<'a> {
 }
 
 /// A point read that missed must be a key the live memtables did not
-/// hold: the segment the drain wrote from them must not have it either
-/// (a memtable that answers "absent" would otherwise publish a get rate
-/// without the gets).
-fn misses_hold(reads: &ReadProbe, dir: &Path, reader: &verify::ReaderFactory<'static>, memtable: &str) -> Result<(), Failure> {
-    if reads.missed.is_empty() {
-        return Ok(());
-    }
-    let held = verify::newest_generation_keys(dir, reader).map_err(|e| Failure::from(&e))?;
-    let wrong: Vec<&Vec<u8>> = reads.missed.iter().filter(|k| held.contains(&verify::key_hash(k))).collect();
-    let Some(first) = wrong.first() else { return Ok(()) };
+/// hold: the segment the drain wrote from them (`held`, of the `missed`
+/// keys) must not have it either. A memtable that answers "absent" would
+/// otherwise publish a get rate without the gets.
+fn misses_hold(missed: &HashMap<u128, &[u8]>, held: &[u128], probed: u64, memtable: &str) -> Result<(), Failure> {
+    let Some(first) = held.iter().filter_map(|h| missed.get(h)).min() else { return Ok(()) };
     let detail = format!(
-        "answered absent for {} of {} probed keys that the live memtable held (its generation's segment has them), the first {}",
-        wrong.len(),
-        reads.keys,
+        "answered absent for {} of {probed} probed keys that the live memtable held (its generation's segment has them), the first {}",
+        held.len(),
         seam::show_key(first)
     );
     Err(Failure::from(&SeamError::Contract { plugin: memtable.to_string(), operation: seam::Op::MemtableGet, shard: 0, detail }))
@@ -348,7 +350,15 @@ fn stall_failure(variant: &Variant, stall: seam::watch::Stall) -> Failure {
 /// state. Failed ops were never acknowledged, and a run for a duration
 /// took as many ops as it had time for: the state holds exactly the
 /// acknowledged ops taken. A mismatch names the first wrong key.
-fn verify_run(bench: &Bench<'_>, tally: &tally::Tally, dir: &Path, reader: &verify::ReaderFactory<'static>) -> Result<verify::Verified, verify::VerifyError> {
+/// Also returns which of the `missed` probe keys the newest generation's
+/// segments hold (one pass reads both).
+fn verify_run(
+    bench: &Bench<'_>,
+    tally: &tally::Tally,
+    dir: &Path,
+    reader: &verify::ReaderFactory<'static>,
+    missed: &HashMap<u128, &[u8]>,
+) -> Result<(verify::Verified, Vec<u128>), verify::VerifyError> {
     let stream = bench.stream;
     let computed;
     let expected = match bench.expected {
@@ -359,14 +369,16 @@ fn verify_run(bench: &Bench<'_>, tally: &tally::Tally, dir: &Path, reader: &veri
             &computed
         }
     };
-    let (found, read) = verify::read_back(dir, reader)?;
-    verify::compare(expected, &found, read).map_err(|e| match e {
+    let watch = missed.keys().copied().collect();
+    let (found, read, held) = verify::read_back_watching(dir, reader, &watch)?;
+    let verified = verify::compare(expected, &found, read).map_err(|e| match e {
         verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, .. } => {
             let first = verify::explain(stream, &tally.taken, &tally.failed_ops, dir, reader, expected, &found);
             verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, first }
         }
         other => other,
-    })
+    })?;
+    Ok((verified, held))
 }
 
 /// What the memtable, allocator and serializer say of themselves, each

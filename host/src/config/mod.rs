@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 mod rounds;
 
-pub use rounds::{Decide, MAX_TIME, VerifyRounds, Warmup};
+pub use rounds::{Decide, MAX_TIME, VerifyRounds, Warmup, round_count, rse_target, time_ceiling};
 
 use crate::pool::PoolMode;
 use crate::seam::Kind;

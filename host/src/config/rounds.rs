@@ -85,21 +85,34 @@ impl Default for Decide {
     }
 }
 
-fn rounds<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-    let n = usize::deserialize(d)?;
+/// A round count for `min_rounds` or `max_rounds` (the command line's too).
+pub fn round_count(n: usize) -> Result<usize, String> {
     if !(2..=100).contains(&n) {
-        return Err(serde::de::Error::custom(format!("{n} is outside 2..=100 (a paired verdict needs two rounds)")));
+        return Err(format!("{n} is outside 2..=100 (a paired verdict needs two rounds)"));
     }
     Ok(n)
 }
 
-fn max_time<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    let text = String::deserialize(d)?;
-    let time = parse_duration(&text).map_err(serde::de::Error::custom)?;
+/// A `max_time` as written, e.g. "80s" (the command line's too).
+pub fn time_ceiling(text: &str) -> Result<Duration, String> {
+    let time = parse_duration(text)?;
     if time.is_zero() || time > MAX_TIME {
-        return Err(serde::de::Error::custom(format!("`{text}` must lie in (0, {} s]", MAX_TIME.as_secs())));
+        return Err(format!("`{text}` must lie in (0, {} s]", MAX_TIME.as_secs()));
     }
-    Ok(Some(time))
+    Ok(time)
+}
+
+/// A target relative standard error (the command line's too).
+pub fn rse_target(x: f64) -> Result<f64, String> {
+    if x > 0.0 && x < 1.0 { Ok(x) } else { Err(format!("`bench.decide.rse` = {x} must lie strictly between 0 and 1 (0.01 is 1%)")) }
+}
+
+fn rounds<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    round_count(usize::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
+fn max_time<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    time_ceiling(&String::deserialize(d)?).map(Some).map_err(serde::de::Error::custom)
 }
 
 fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -116,9 +129,7 @@ impl Decide {
         if self.min_rounds > self.max_rounds {
             return Err(("min_rounds", format!("`bench.decide.min_rounds` = {} is above `max_rounds` = {}", self.min_rounds, self.max_rounds)));
         }
-        if !(self.rse > 0.0 && self.rse < 1.0) {
-            return Err(("rse", format!("`bench.decide.rse` = {} must lie strictly between 0 and 1", self.rse)));
-        }
+        rse_target(self.rse).map_err(|e| ("rse", e))?;
         Ok(())
     }
 }

@@ -166,3 +166,15 @@ pub enum Outcome {
     /// The run stopped or failed verification; the figures are not valid.
     Failed(Failure),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::FailureClass::*;
+
+    #[test]
+    fn each_class_is_named_as_the_record_spells_it() {
+        for class in [Load, PluginError, Trap, Contract, Budget, Verification, Stall, Interrupted, Panic, Harness, Unclassified] {
+            assert_eq!(serde_json::to_value(class).ok(), Some(serde_json::Value::String(class.name().into())), "{class:?}");
+        }
+    }
+}

@@ -213,6 +213,11 @@ impl From<&Variant> for VariantSpec {
     }
 }
 
+/// A config value as its TOML spells it (a string).
+fn config_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
 impl From<&BenchConfig> for ConfigSpec {
     fn from(c: &BenchConfig) -> Self {
         let b = &c.bench;
@@ -224,15 +229,10 @@ impl From<&BenchConfig> for ConfigSpec {
                 interval: b.interval,
                 call_deadline_ms: b.call_deadline_ms,
                 threshold: b.threshold,
-                warmup: match b.warmup {
-                    crate::config::Warmup::FirstSwitch => "first-switch".into(),
-                    crate::config::Warmup::Time(d) => format!("{}s", d.as_secs_f64()),
-                },
+                // The config's own spellings, as it reads them.
+                warmup: config_text(&b.warmup),
                 decide: b.decide.as_ref().and_then(|d| serde_json::to_value(d).ok()),
-                verify_rounds: match b.verify_rounds {
-                    crate::config::VerifyRounds::All => "all".into(),
-                    crate::config::VerifyRounds::First => "first".into(),
-                },
+                verify_rounds: config_text(&b.verify_rounds),
             },
             workload: serde_json::to_value(&c.workload).unwrap_or(serde_json::Value::Null),
             variants: c.variants.iter().map(VariantSpec::from).collect(),

@@ -303,7 +303,7 @@ fn steady_line(v: &VariantResult) -> String {
     };
     let few = if s.switches < 2 { "; fewer than 2 generations switched in it: lengthen `ops` for a steady state" } else { "" };
     format!(
-        "{} row/s over {:.2} s, after a {:.2} s warm-up ({} rows left out); {} switches in the window{few}",
+        "{} row/s over {:.2} s, after a {:.2} s warm-up ({} rows left out); {} switches in the window{few} (measured by the host)",
         thousands(s.rows as f64 / s.secs.max(1e-9)),
         s.secs,
         s.warmup_secs,
@@ -314,11 +314,10 @@ fn steady_line(v: &VariantResult) -> String {
 
 /// CPU on the threads' own clocks, and the machine share of the window.
 fn cpu_line(v: &VariantResult) -> String {
-    let flush: f64 = v.flushes.iter().map(|f| f.cpu.as_secs_f64()).sum();
     let mut line = format!(
-        "clients {:.2} s, flushes {:.2} s (their own clocks); {} rows per CPU-second",
+        "clients {:.2} s, flushes {:.2} s (their own clocks, measured by the host); {} rows per CPU-second",
         v.client_cpu.as_secs_f64(),
-        flush,
+        Rates::of(v).flush_cpu.as_secs_f64(),
         thousands(rows_per_cpu_second(v))
     );
     if let Some(s) = v.steady.filter(|s| s.cpu > 0.0) {
@@ -492,8 +491,7 @@ fn short_verdict(v: &crate::record::verdict::Verdict) -> String {
 /// Rows per second of CPU on the threads' own clocks (clients and
 /// flushes): what a busy neighbour moves less than wall time.
 fn rows_per_cpu_second(v: &VariantResult) -> f64 {
-    let flush: f64 = v.flushes.iter().map(|f| f.cpu.as_secs_f64()).sum();
-    v.rows as f64 / (v.client_cpu.as_secs_f64() + flush).max(1e-9)
+    v.rows as f64 / (v.client_cpu + Rates::of(v).flush_cpu).as_secs_f64().max(1e-9)
 }
 
 /// A run against a baseline run, variant by variant (matched by name):

@@ -122,6 +122,16 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
             "{}",
             ("but the pool granted", Contract, "allocator"),
         ),
+        (
+            "invented pool-full",
+            "btree",
+            String::new(),
+            &alloc,
+            r#"{ mode = "fake-pool-full", after = 500 }"#,
+            "lean",
+            "{}",
+            ("the pool refused no reservation", Contract, "allocator"),
+        ),
         ("index-bytes 1", &hostile, r#"{ mode = "index-lie" }"#.into(), "per-row", "{}", "lean", "{}", ("`index-bytes` = 1 ", Contract, "memtable")),
         (
             "tombstones per partition",
