@@ -393,6 +393,10 @@ impl SerializerRuntime for NativeWriter {
     fn guest_memory_bytes(&self) -> u64 {
         0
     }
+
+    fn memory_before_create(&self) -> u64 {
+        0
+    }
 }
 
 struct NativeReader(Box<dyn ReaderTwin>);

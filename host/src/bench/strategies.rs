@@ -37,8 +37,8 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             let serializer = host.load_as(&v.serializer, Kind::Serializer)?;
             let plugins = vec![info(&memtable), info(&allocator), info(&serializer)];
             let (h, p) = (Arc::clone(host), Arc::clone(pool));
-            let holds_rows = v.verify;
-            let shard = Box::new(move |i| h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i).map(|s| accounted(s, holds_rows)));
+            let checks = Checks::of(v);
+            let shard = Box::new(move |i| h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i).map(|s| checks.apply(s)));
             let (h, s, sp2) = (Arc::clone(host), Arc::clone(&serializer), sp.clone());
             let serializer_factory = Box::new(move |part| h.serializer(&s, &sp2, part));
             let reader = wasm_reader(host, serializer, sp);
@@ -50,8 +50,8 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
                 .map(|(kind, name)| PluginInfo { kind, name: name.clone(), sha256: "native".into(), load: Duration::ZERO, cache_hit: false })
                 .collect();
             let (m, a, p) = (v.memtable.clone(), v.allocator.clone(), Arc::clone(pool));
-            let holds_rows = v.verify;
-            let shard = Box::new(move |i| native::shard(&m, &mp, &a, &ap, Arc::clone(&p), i).map(|s| accounted(s, holds_rows)));
+            let checks = Checks::of(v);
+            let shard = Box::new(move |i| native::shard(&m, &mp, &a, &ap, Arc::clone(&p), i).map(|s| checks.apply(s)));
             let (s, sp2) = (v.serializer.clone(), sp.clone());
             let serializer = Box::new(move |part| native::serializer(&s, &sp2, part));
             let reader = native_reader(v.serializer.clone(), sp);
@@ -78,8 +78,26 @@ pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params
     })
 }
 
-/// A variant that does not verify may use an allocator that keeps nothing
-/// (`null`): its `bytes-used` is not held to the rows stored.
-fn accounted(shard: Shard, holds_rows: bool) -> Shard {
-    if holds_rows { shard } else { shard.without_row_accounting() }
+/// The checks a variant's shards make beyond the contract's own.
+#[derive(Clone, Copy)]
+struct Checks {
+    verify: bool,
+    sample: u64,
+}
+
+impl Checks {
+    fn of(v: &Variant) -> Self {
+        Checks { verify: v.verify, sample: v.verify_sample }
+    }
+
+    /// A variant that does not verify may use strategies that keep
+    /// nothing (`null`): its `bytes-used` is not held to the rows stored,
+    /// nor its reads to the sample.
+    fn apply(self, shard: Shard) -> Shard {
+        match (self.verify, self.sample) {
+            (false, _) => shard.without_row_accounting(),
+            (true, 0) => shard,
+            (true, every) => shard.with_sample(every),
+        }
+    }
 }

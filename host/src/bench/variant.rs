@@ -243,7 +243,7 @@ impl<'a> VariantRun<'a> {
         }
         if result.failure().is_none() && variant.verify && verify {
             let missed: HashMap<u128, &[u8]> = joined.reads.missed.iter().map(|k| (verify::key_hash(k), k.as_slice())).collect();
-            match verify_run(self.bench, &tally, self.dir, self.reader.as_ref(), &missed) {
+            match verify_run(self.bench, &tally, (self.dir, variant.verify_sample), self.reader.as_ref(), &missed) {
                 Ok((v, held)) => match misses_hold(&missed, &held, joined.reads.keys, &variant.memtable) {
                     Ok(()) => result.verified = Some(v.into()),
                     Err(failure) => result.fail(failure),
@@ -355,7 +355,7 @@ fn stall_failure(variant: &Variant, stall: seam::watch::Stall) -> Failure {
 fn verify_run(
     bench: &Bench<'_>,
     tally: &tally::Tally,
-    dir: &Path,
+    (dir, spot): (&Path, u64),
     reader: &verify::ReaderFactory<'static>,
     missed: &HashMap<u128, &[u8]>,
 ) -> Result<(verify::Verified, Vec<u128>), verify::VerifyError> {
@@ -370,7 +370,7 @@ fn verify_run(
         }
     };
     let watch = missed.keys().copied().collect();
-    let (found, read, held) = verify::read_back_watching(dir, reader, &watch)?;
+    let (found, read, held) = verify::read_back_watching(dir, reader, &watch, spot)?;
     let verified = verify::compare(expected, &found, read).map_err(|e| match e {
         verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, .. } => {
             let first = verify::explain(stream, &tally.taken, &tally.failed_ops, dir, reader, expected, &found);

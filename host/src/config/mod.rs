@@ -157,7 +157,17 @@ struct RawVariant {
     runtime: Runtime,
     #[serde(default = "yes")]
     verify: bool,
+    #[serde(default = "default_sample")]
+    verify_sample: u64,
 }
+
+fn default_sample() -> u64 {
+    DEFAULT_SAMPLE
+}
+
+/// One partition in this many is sampled for the checks made as a run
+/// goes (reads and scans held to the host's own record of the live state).
+pub const DEFAULT_SAMPLE: u64 = 64;
 
 fn yes() -> bool {
     true
@@ -234,6 +244,9 @@ pub struct Variant {
     /// Read the segments back and compare with the stream's final state
     /// (off only for strategies that keep nothing, like `null`).
     pub verify: bool,
+    /// One partition in this many has its reads and scans held to the
+    /// host's sample of the live memtables as the run goes; 0 turns it off.
+    pub verify_sample: u64,
     /// The named configurations used, e.g. `memtable trie32 (inherits trie)`.
     pub configurations: Vec<String>,
 }
@@ -387,6 +400,12 @@ impl BenchConfig {
                 let second = text.match_indices(&format!("name = {:?}", v.name)).nth(1).map(|(at, _)| format!("{}: ", line_of(text, at))).unwrap_or_default();
                 return Err(invalid(format!("{second}two variants are named `{}`", v.name)));
             }
+            if v.verify_sample > 1 << 20 {
+                return Err(at(
+                    "verify_sample",
+                    format!("variant `{}`: `verify_sample` must lie in 0..=1048576 (one partition in that many; 0 = off)", v.name),
+                ));
+            }
             if v.cleanup_threshold.is_some_and(|t| !(0.01..=1.0).contains(&t)) {
                 return Err(at("cleanup_threshold", format!("variant `{}`: `cleanup_threshold` must lie in 0.01..=1 (a share of `memtable_space`)", v.name)));
             }
@@ -414,6 +433,7 @@ impl BenchConfig {
                 coalescing: v.coalescing,
                 runtime: v.runtime,
                 verify: v.verify,
+                verify_sample: v.verify_sample,
                 configurations: used,
             });
         }

@@ -156,7 +156,8 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     let mut report = FlushReport { generation, part: job.part, ..FlushReport::default() };
 
     let mut writer = serializer(job.part).map_err(plugin)?;
-    let memory_at_start = writer.guest_memory_bytes();
+    // From before `create`: what a serializer grows there is this flush's.
+    let memory_at_start = writer.memory_before_create();
     let mut segment = SegmentWriter::create(dir, generation, job.part).map_err(|source| FlushError::Segment { generation, source })?;
     // The previous key, for the order check; one buffer, reused.
     let mut last_key: Vec<u8> = Vec::new();

@@ -291,15 +291,18 @@ struct WasmSerializer {
     plugin: Arc<Plugin>,
     api: serializer::Guest,
     writer: ResourceAny,
+    /// Linear memory before `create`: memory grown there is the flush's.
+    baseline: u64,
 }
 
 /// Instantiates a serializer and creates its writer for flush part `shard`.
 pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
+    let baseline = caller.store.data().memory_bytes;
     let writer =
         caller.try_call(plugin, Op::WriterCreate, |s| api.writer().call_create(s, &params.to_vec())).map_err(create_failed(plugin, Op::WriterCreate, shard))?;
-    let runtime = WasmSerializer { caller, plugin: Arc::clone(plugin), api, writer };
+    let runtime = WasmSerializer { caller, plugin: Arc::clone(plugin), api, writer, baseline };
     Ok(seam::Serializer::new(Box::new(runtime), &plugin.name, shard))
 }
 
@@ -334,6 +337,10 @@ impl SerializerRuntime for WasmSerializer {
 
     fn guest_memory_bytes(&self) -> u64 {
         self.caller.store.data().memory_bytes
+    }
+
+    fn memory_before_create(&self) -> u64 {
+        self.baseline
     }
 }
 

@@ -90,6 +90,10 @@ pub struct VariantSpec {
     /// Whether the segments were read back and compared.
     #[serde(default = "yes")]
     pub verify: bool,
+    /// One partition in this many was checked as the run went (0: none,
+    /// and every record before schema 3's sampling).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verify_sample: u64,
     /// The named configurations used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configurations: Vec<String>,
@@ -97,6 +101,10 @@ pub struct VariantSpec {
 
 fn yes() -> bool {
     true
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl VariantSpec {
@@ -208,6 +216,7 @@ impl From<&Variant> for VariantSpec {
                 crate::config::Runtime::Native => Runtime::Native,
             },
             verify: v.verify,
+            verify_sample: v.verify_sample,
             configurations: v.configurations.clone(),
         }
     }

@@ -5,6 +5,7 @@
 
 use memlab_sdk::{Description, Entry, Finished, Packed, Stat, Stats};
 
+use super::sample::Sample;
 use super::watch::during;
 use super::{Boundary, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
 
@@ -69,6 +70,9 @@ pub struct Shard {
     /// Hold `bytes-used` to the row bytes stored (off for allocators that
     /// keep nothing by design, in `verify = false` variants).
     holds_rows: bool,
+    /// The host's sample of what the live memtable holds, which reads and
+    /// scans are held to (off where the variant does not verify).
+    sample: Option<Sample>,
 }
 
 impl Shard {
@@ -85,7 +89,14 @@ impl Shard {
             observed: Observed::default(),
             allocator_baseline,
             holds_rows: true,
+            sample: None,
         }
+    }
+
+    /// Holds reads and scans to a sample of one partition in `every`.
+    pub fn with_sample(mut self, every: u64) -> Self {
+        self.sample = Some(Sample::new(every));
+        self
     }
 
     /// Stops holding `bytes-used` to the row bytes stored: for variants
@@ -165,7 +176,19 @@ impl Shard {
     /// Inserts entries into the memtable; lent as in `store_rows`.
     pub fn insert(&mut self, entries: &mut Packed) -> Result<(), SeamError> {
         self.count(packed_bytes(entries));
-        during(Op::MemtableInsert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, Op::MemtableInsert, f))
+        during(Op::MemtableInsert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, Op::MemtableInsert, f))?;
+        if let Some(sample) = &mut self.sample {
+            sample.inserted(entries);
+        }
+        Ok(())
+    }
+
+    /// Holds a read's answers to the host's sample.
+    fn sampled(&mut self, operation: Op, check: impl FnOnce(&mut Sample) -> Result<(), String>) -> Result<(), SeamError> {
+        match self.sample.as_mut().map(check) {
+            Some(Err(detail)) => Err(self.contract(Side::Memtable, operation, format_args!("the host's sample of this generation: {detail}"))),
+            _ => Ok(()),
+        }
     }
 
     /// An allocator's memory may grow only with what it reserved: one that
@@ -214,6 +237,7 @@ impl Shard {
                 return Err(self.contract(Side::Memtable, OP, format_args!("asked for key {}, answered with key {}", show_key(key), show_key(entry.key))));
             }
         }
+        self.sampled(OP, |s| s.check_get(&asked, &out))?;
         Ok(out)
     }
 
@@ -237,6 +261,7 @@ impl Shard {
             }
             previous = Some(entry.key);
         }
+        self.sampled(OP, |s| s.check_scan(start, end, limit, &out))?;
         Ok(out)
     }
 
@@ -420,6 +445,12 @@ impl Serializer {
     /// Linear memory (wasm) held; 0 for native twins.
     pub fn guest_memory_bytes(&self) -> u64 {
         self.runtime.guest_memory_bytes()
+    }
+
+    /// Linear memory before the writer's `create`, which its growth is
+    /// counted from; 0 for native twins.
+    pub fn memory_before_create(&self) -> u64 {
+        self.runtime.memory_before_create()
     }
 
     /// Boundary traffic so far.

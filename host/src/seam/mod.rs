@@ -7,6 +7,9 @@
 mod checked;
 mod error;
 mod op;
+mod sample;
+
+pub use sample::{picked, secret_offset};
 pub mod watch;
 
 use std::fmt;
@@ -130,6 +133,8 @@ pub trait SerializerRuntime: Send {
     fn describe(&mut self) -> Result<Description, Fault>;
     /// Linear memory (wasm) held; 0 for native twins.
     fn guest_memory_bytes(&self) -> u64;
+    /// Linear memory before the writer's `create`; 0 for native twins.
+    fn memory_before_create(&self) -> u64;
 }
 
 /// One segment's reader as a runtime runs it.

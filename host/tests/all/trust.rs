@@ -145,6 +145,26 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
         ),
         ("min > max", "btree", String::new(), "per-row", "{}", &flush, r#"{ mode = "min-gt-max" }"#, ("min-timestamp", Contract, "serializer")),
         (
+            "reads by key absent",
+            "btree",
+            String::new(),
+            "per-row",
+            "{}",
+            &flush,
+            r#"{ mode = "get-absent" }"#,
+            ("which the segment holds", Contract, "serializer"),
+        ),
+        (
+            "checksum of a prefix",
+            "btree",
+            String::new(),
+            "per-row",
+            "{}",
+            &flush,
+            r#"{ mode = "checksum-skip" }"#,
+            ("reported no damage", Contract, "serializer"),
+        ),
+        (
             "clamped parameter",
             &hostile,
             r#"{ mode = "clamp-after", after = 1000 }"#.into(),
@@ -157,6 +177,7 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
         ("scan limit + 1", &hostile, r#"{ mode = "scan-extra" }"#.into(), "per-row", "{}", "lean", "{}", ("for a limit of", Contract, "memtable")),
         ("neighbour's answer", &hostile, r#"{ mode = "get-neighbour" }"#.into(), "per-row", "{}", "lean", "{}", ("answered with key", Contract, "memtable")),
         ("every get absent", &hostile, r#"{ mode = "get-miss" }"#.into(), "per-row", "{}", "lean", "{}", ("answered absent for", Contract, "memtable")),
+        ("short scans", &hostile, r#"{ mode = "short-scan" }"#.into(), "per-row", "{}", "lean", "{}", ("stopped before key", Contract, "memtable")),
     ];
     let mut config = String::from(
         r#"
@@ -182,7 +203,7 @@ scan_limit = 20
     for (name, memtable, mparams, allocator, aparams, serializer, sparams, _) in &lies {
         let mparams = if mparams.is_empty() { "{}" } else { mparams.as_str() };
         config.push_str(&format!(
-            "\n[[variant]]\nname = {name:?}\nmemtable = {memtable:?}\nmemtable_params = {mparams}\nallocator = {allocator:?}\nallocator_params = {aparams}\nserializer = {serializer:?}\nserializer_params = {sparams}\nmemtable_space = \"16MiB\"\n"
+            "\n[[variant]]\nname = {name:?}\nmemtable = {memtable:?}\nmemtable_params = {mparams}\nallocator = {allocator:?}\nallocator_params = {aparams}\nserializer = {serializer:?}\nserializer_params = {sparams}\nmemtable_space = \"16MiB\"\nverify_sample = 1\n"
         ));
     }
     config.push_str("\n[[variant]]\nname = \"honest\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nmemtable_space = \"16MiB\"\n");
@@ -225,4 +246,20 @@ fn a_file_that_calls_itself_a_bundled_plugin_is_refused() {
     assert!(failure.message.contains("the bundled memtable") && failure.plugin.as_deref() == Some(path.as_str()), "{failure:?}");
     let report = check(&strict_host(), &path, CheckOptions { ops: 500, size: 1000, flips: 2, ..CheckOptions::new(Vec::new(), 7) }).expect("check runs");
     assert!(!report.passed() && report.render().contains("the bundled memtable"), "{}", report.render());
+}
+
+/// A serializer's memory grown in its `create` is the flush's growth:
+/// the figure counts from before `create`.
+#[test]
+fn memory_a_serializer_grows_in_create_is_counted() {
+    let flush = liar_plugin("liar-flush");
+    let config = format!(
+        "[workload]\nops = 400\n\n[[variant]]\nname = \"grower\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = {flush:?}\nserializer_params = {{ mode = \"grow-in-create\" }}\n"
+    );
+    let config = BenchConfig::parse("grower.toml", &config).expect("config");
+    let result = bench::run(&strict_host(), &config, &options(scratch("grower-bench")), |_| {}).expect("bench");
+    let run = &result.variants[0];
+    assert_eq!(run.failure(), None);
+    let grew = run.flushes.iter().map(|f| f.serializer_grew).max().unwrap_or(0);
+    assert!(grew >= 32 << 20, "the serializer grew {grew} bytes by the record");
 }

@@ -14,7 +14,9 @@
 //! past 65,536 entries), `index-lie` (reports `index-bytes` = 1),
 //! `scan-extra` (a scan returns `limit + 1` entries), `get-neighbour` (a
 //! get is answered with the next key's entry), `clamp-after` (silently
-//! clamps its `after` parameter to 10, and says so in `describe`).
+//! clamps its `after` parameter to 10, and says so in `describe`),
+//! `get-miss` (answers every point read "absent"), `short-scan` (a scan
+//! returns at most half its limit).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -41,6 +43,8 @@ enum Mode {
     Slow,
     /// Answers every point read "absent".
     GetMiss,
+    /// A scan returns at most half its limit: in range, in order, short.
+    ShortScan,
 }
 
 /// A parameter the `clamp-after` liar takes: it keeps at most 10.
@@ -129,6 +133,7 @@ impl Memtable for Hostile {
             "clamp-after" => Mode::ClampAfter,
             "slow" => Mode::Slow,
             "get-miss" => Mode::GetMiss,
+            "short-scan" => Mode::ShortScan,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
@@ -180,7 +185,11 @@ impl Memtable for Hostile {
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
-        let limit = if self.mode == Mode::ScanExtra { limit + 1 } else { limit };
+        let limit = match self.mode {
+            Mode::ScanExtra => limit + 1,
+            Mode::ShortScan => limit.div_ceil(2),
+            _ => limit,
+        };
         for (k, &(timestamp, reference)) in self.entries.range(start.to_vec()..).take(limit) {
             if end.is_some_and(|end| k.as_slice() >= end) {
                 break;

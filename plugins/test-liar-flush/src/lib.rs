@@ -2,9 +2,12 @@
 //! [u32 row len][row]`, then `[u64 records][u64 checksum]`), honest with
 //! `mode = "none"`, or with one subtle lie: `rows-past` (its metadata
 //! counts one row too many once a segment passes 65,536 rows),
-//! `checksum-skip` (its checksum covers only the first MiB, so damage past
+//! `checksum-skip` (its checksum covers only the first 64 KiB, so damage past
 //! it goes unseen), `tombstones-per-partition` (counts at most one
-//! tombstone per partition), `min-gt-max` (swaps the timestamp bounds).
+//! tombstone per partition), `min-gt-max` (swaps the timestamp bounds),
+//! `get-absent` (reads by key answer "absent": an index never built),
+//! `grow-in-create` (honest, but grows 32 MiB in `create`, where a flush's
+//! memory growth used not to be counted from).
 //! Never bundled: the trust tests prove memlab catches each.
 
 use std::collections::BTreeMap;
@@ -19,6 +22,8 @@ enum Mode {
     ChecksumSkip,
     TombstonesPerPartition,
     MinGtMax,
+    GetAbsent,
+    GrowInCreate,
 }
 
 fn mode(params: &mut Params) -> Result<Mode, Error> {
@@ -29,12 +34,14 @@ fn mode(params: &mut Params) -> Result<Mode, Error> {
         "checksum-skip" => Mode::ChecksumSkip,
         "tombstones-per-partition" => Mode::TombstonesPerPartition,
         "min-gt-max" => Mode::MinGtMax,
+        "get-absent" => Mode::GetAbsent,
+        "grow-in-create" => Mode::GrowInCreate,
         other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
     })
 }
 
 /// Bytes the `checksum-skip` liar covers.
-const CHECKED: usize = 1 << 20;
+const CHECKED: usize = 64 << 10;
 
 /// The checksum of a body, as `mode` computes it.
 fn checksum(mode: Mode, body: &[u8]) -> u64 {
@@ -51,6 +58,8 @@ pub struct LiarWriter {
     meta: SortedMeta,
     tombstone_partitions: u64,
     last_tombstone_partition: Option<Vec<u8>>,
+    /// What `grow-in-create` keeps.
+    hoard: Vec<u8>,
 }
 
 impl Serializer for LiarWriter {
@@ -59,7 +68,9 @@ impl Serializer for LiarWriter {
     type Reader = LiarReader;
 
     fn create(params: &mut Params) -> Result<Self, Error> {
-        Ok(LiarWriter { mode: mode(params)?, body: Vec::new(), meta: SortedMeta::default(), tombstone_partitions: 0, last_tombstone_partition: None })
+        let mode = mode(params)?;
+        let hoard = if mode == Mode::GrowInCreate { vec![1u8; 32 << 20] } else { Vec::new() };
+        Ok(LiarWriter { mode, body: Vec::new(), meta: SortedMeta::default(), tombstone_partitions: 0, last_tombstone_partition: None, hoard })
     }
 
     fn write(&mut self, record: FlushRecord<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
@@ -94,7 +105,7 @@ impl Serializer for LiarWriter {
     }
 
     fn stats(&self) -> Stats {
-        vec![("bytes".into(), self.body.len() as u64)]
+        vec![("bytes".into(), self.body.len() as u64), ("hoard".into(), std::hint::black_box(self.hoard.len()) as u64)]
     }
 }
 
@@ -110,6 +121,7 @@ fn u32_at(bytes: &[u8], at: usize) -> Result<usize, Error> {
 /// Reads a segment back.
 #[derive(Debug)]
 pub struct LiarReader {
+    mode: Mode,
     records: Vec<(Vec<u8>, Vec<u8>)>,
     by_key: BTreeMap<Vec<u8>, usize>,
     position: usize,
@@ -142,7 +154,7 @@ impl SegmentReader for LiarReader {
             return Err(corrupt(format_args!("{} records, the trailer says {count}", records.len())));
         }
         let by_key = records.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect();
-        Ok(LiarReader { records, by_key, position: 0 })
+        Ok(LiarReader { mode, records, by_key, position: 0 })
     }
 
     fn next(&mut self, max_bytes: usize, out: &mut Packed) -> Result<(), Error> {
@@ -157,7 +169,8 @@ impl SegmentReader for LiarReader {
     }
 
     fn get(&self, key: &[u8], out: &mut Packed) -> Result<(), Error> {
-        match self.by_key.get(key).and_then(|&i| self.records.get(i)) {
+        let found = if self.mode == Mode::GetAbsent { None } else { self.by_key.get(key) };
+        match found.and_then(|&i| self.records.get(i)) {
             Some((key, row)) => out.push_with(|buf| encode_flush_record(buf, key, row)),
             None => out.push(&[]),
         }

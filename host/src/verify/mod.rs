@@ -12,6 +12,8 @@ use crate::seam::{self, SeamError};
 use crate::segment::{self, LoadedSegment, SegmentError};
 use crate::workload::{Op, Stream};
 
+mod spot;
+
 /// Key hash → (timestamp, row hash) of the newest version.
 pub type State = HashMap<u128, (u64, u128)>;
 
@@ -117,20 +119,23 @@ fn for_each_row(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>, m
     }
 }
 
-/// Reads every segment in `dir` back through its serializer's reader.
-pub fn read_back(dir: &Path, open: &ReaderFactory<'_>) -> Result<(State, u64), VerifyError> {
-    read_back_watching(dir, open, &HashSet::new()).map(|(state, rows, _)| (state, rows))
+/// Reads every segment in `dir` back through its serializer's reader,
+/// and spot-checks one key in `spot` by key and a damaged copy (`spot`
+/// 0: neither).
+pub fn read_back(dir: &Path, open: &ReaderFactory<'_>, spot: u64) -> Result<(State, u64), VerifyError> {
+    read_back_watching(dir, open, &HashSet::new(), spot).map(|(state, rows, _)| (state, rows))
 }
 
 /// `read_back`, in the same pass naming the keys of `watch` (by hash)
 /// that the newest generation's segments hold: what the live memtables
 /// held when the writes ended, since the drain flushed them last.
-pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<u128>) -> Result<(State, u64, Vec<u128>), VerifyError> {
+pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<u128>, spot: u64) -> Result<(State, u64, Vec<u128>), VerifyError> {
     let mut state = State::new();
     let mut seen: Vec<(u64, u128)> = Vec::new();
     let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
     let mut newest = 0;
     let mut rows_read = 0u64;
+    let mut largest: Option<(usize, std::path::PathBuf, spot::Picks)> = None;
     for meta_path in metas {
         let loaded = segment::load(&meta_path)?;
         let generation = loaded.meta.generation;
@@ -138,14 +143,17 @@ pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<
         let name = meta_path.display().to_string();
         let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
         let mut found = 0u64;
+        let mut picks = spot::Picks::new(spot);
+        let plugin = |source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) };
         loop {
             let batch = reader.next(1 << 20).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
             if batch.is_empty() {
                 break;
             }
-            for record in batch.iter() {
-                let record = FlushRecord::decode(record).map_err(|e| VerifyError::Record { segment: name.clone(), detail: e.to_string() })?;
+            for raw in batch.iter() {
+                let record = FlushRecord::decode(raw).map_err(|e| VerifyError::Record { segment: name.clone(), detail: e.to_string() })?;
                 let key = hash128(record.key);
+                picks.see(record.key, key, raw);
                 if watch.contains(&key) {
                     seen.push((generation, key));
                 }
@@ -156,7 +164,16 @@ pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<
         if found != loaded.meta.rows {
             return Err(VerifyError::RowCount { segment: name, expected: loaded.meta.rows, found });
         }
+        picks.check(&mut reader).map_err(plugin)?;
+        if largest.as_ref().is_none_or(|(len, _, _)| loaded.data.len() > *len) {
+            largest = Some((loaded.data.len(), meta_path.clone(), picks));
+        }
         rows_read += found;
+    }
+    if let Some((_, meta_path, picks)) = largest.filter(|_| spot > 0) {
+        let name = meta_path.display().to_string();
+        spot::damaged_copies(&segment::load(&meta_path)?, &picks, open, &name)
+            .map_err(|source| VerifyError::Plugin { segment: name, source: Box::new(source) })?;
     }
     let held = seen.into_iter().filter(|&(g, _)| g == newest).map(|(_, key)| key).collect();
     Ok((state, rows_read, held))
@@ -245,7 +262,7 @@ pub enum Recheck {
 /// checks them against the record: every CRC32 and row count, and the
 /// digest of the state they hold against the one verified at run time.
 pub fn recheck(dir: &Path, recorded: Option<&Verified>, schema: u32, open: &ReaderFactory<'_>) -> Recheck {
-    let (found, rows) = match read_back(dir, open) {
+    let (found, rows) = match read_back(dir, open, crate::config::DEFAULT_SAMPLE) {
         Ok(read) => read,
         Err(e) => return Recheck::Broken(e.to_string()),
     };

@@ -1,0 +1,122 @@
+//! Spot checks of a serializer at verify time, beyond reading every
+//! segment in order: keys picked by the per-process secret are read back
+//! by key (`reader.get`), present and absent, and one damaged copy of the
+//! largest segment must be reported damaged. A format that answers `get`
+//! wrongly, or whose checksum skips some of its data, is caught in the
+//! run it is measured in (serializer contract 3 and 5).
+
+use memlab_sdk::{FlushRecord, Packed};
+
+use crate::seam::{self, Op, Reader, SeamError, show_key};
+use crate::segment::LoadedSegment;
+
+use super::ReaderFactory;
+
+/// Keys per `reader.get` call.
+const KEYS_PER_CALL: usize = 100;
+
+/// What one segment's in-order pass picked to read again by key.
+#[derive(Default)]
+pub(super) struct Picks {
+    every: u64,
+    /// Keys present, with the record `next` returned for each.
+    present: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Keys just after a picked key: absent unless the next record has it.
+    absent: Vec<Vec<u8>>,
+}
+
+impl Picks {
+    pub(super) fn new(every: u64) -> Self {
+        Picks { every, ..Picks::default() }
+    }
+
+    /// Sees one record of the in-order pass (its key, its hash, its bytes).
+    pub(super) fn see(&mut self, key: &[u8], hash: u128, record: &[u8]) {
+        if self.absent.last().is_some_and(|a| a.as_slice() == key) {
+            self.absent.pop();
+        }
+        if !seam::picked(hash as u64, self.every) {
+            return;
+        }
+        self.present.push((key.to_vec(), record.to_vec()));
+        // The smallest key above `key`: absent unless the next record is it.
+        self.absent.push([key, &[0]].concat());
+    }
+
+    /// Reads the picks back by key: each present key's record as `next`
+    /// returned it, each absent key empty.
+    pub(super) fn check(&self, reader: &mut Reader) -> Result<u64, SeamError> {
+        let plugin = reader.plugin().to_string();
+        let wrong = |detail: String| SeamError::Contract { plugin: plugin.clone(), operation: Op::ReaderGet, shard: 0, detail };
+        let asked: Vec<(&[u8], Option<&[u8]>)> =
+            self.present.iter().map(|(k, r)| (k.as_slice(), Some(r.as_slice()))).chain(self.absent.iter().map(|k| (k.as_slice(), None))).collect();
+        for chunk in asked.chunks(KEYS_PER_CALL) {
+            let mut keys = Packed::with_capacity(chunk.len(), chunk.iter().map(|(k, _)| k.len()).sum());
+            chunk.iter().for_each(|(k, _)| keys.push(k));
+            let answers = reader.get(keys)?;
+            for ((key, want), got) in chunk.iter().zip(answers.iter()) {
+                match (want, got.is_empty()) {
+                    (Some(want), false) if *want == got => {}
+                    (None, true) => {}
+                    (Some(_), true) => return Err(wrong(format!("answered absent for key {}, which the segment holds", show_key(key)))),
+                    (None, false) => return Err(wrong(format!("answered key {}, which the segment does not hold", show_key(key)))),
+                    (Some(_), false) => return Err(wrong(format!("read key {} back by key unlike the record `next` returned", show_key(key)))),
+                }
+            }
+        }
+        Ok(asked.len() as u64)
+    }
+
+    /// Where in `data` a late picked row's last value byte lies, if the
+    /// format stores rows as they are: damage there keeps the file's
+    /// structure, so only a checksum can see it.
+    fn value_byte(&self, data: &[u8]) -> Option<usize> {
+        self.present.iter().rev().take(8).find_map(|(_, raw)| {
+            let row = FlushRecord::decode(raw).ok()?.row;
+            let bytes = row.as_bytes();
+            if row.tombstone || bytes.len() < 32 {
+                return None;
+            }
+            data.windows(bytes.len()).rposition(|w| w == bytes).map(|at| at + bytes.len() - 1)
+        })
+    }
+}
+
+/// Reads damaged copies of `segment`, each with one byte of its data
+/// changed, and requires the reader to report each: an error from `open`
+/// or `next`, never the records read whole. One byte at the secret's
+/// offset, and one inside a late picked row's value where the format
+/// keeps rows whole (else in the second half): a checksum over a prefix is
+/// caught whatever the secret.
+pub(super) fn damaged_copies(segment: &LoadedSegment, picks: &Picks, open: &ReaderFactory<'_>, name: &str) -> Result<(), SeamError> {
+    let len = segment.data.len();
+    if len < 2 {
+        return Ok(());
+    }
+    damaged_copy(segment, open, name, seam::secret_offset(len))?;
+    let late = picks.value_byte(&segment.data).unwrap_or(len / 2 + seam::secret_offset(len - len / 2));
+    damaged_copy(segment, open, name, late)
+}
+
+fn damaged_copy(segment: &LoadedSegment, open: &ReaderFactory<'_>, name: &str, at: usize) -> Result<(), SeamError> {
+    let mut copy = LoadedSegment { meta: segment.meta.clone(), data: segment.data.clone(), index: segment.index.clone() };
+    copy.data[at] ^= 0x5a;
+    let mut reader = match open(&copy) {
+        Ok(reader) => reader,
+        Err(e) if e.guest_error().is_some() => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    loop {
+        match reader.next(1 << 20) {
+            Ok(batch) if batch.is_empty() => break,
+            Ok(_) => {}
+            Err(e) if e.guest_error().is_some() => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    let detail = format!(
+        "read a copy of {name} with byte {at} of its {} data bytes changed and reported no damage: its checksum must cover every byte (serializer contract 3)",
+        copy.data.len()
+    );
+    Err(SeamError::Contract { plugin: reader.plugin().to_string(), operation: Op::ReaderNext, shard: 0, detail })
+}
