@@ -4,6 +4,7 @@
 
 mod allocator;
 mod at_size;
+mod defaults;
 mod memtable;
 mod serializer;
 
@@ -204,10 +205,19 @@ impl<'a> ShardSubject<'a> {
         }
     }
 
-    /// `describe` and the refusal of unknown parameters.
+    /// The kind under check.
+    pub(crate) fn kind(&self) -> Kind {
+        self.plugin.kind
+    }
+
+    /// `describe`, its defaults, and the refusal of unknown parameters.
     pub(crate) fn common_properties(&self) -> Vec<Property> {
         let described = self.shard(self.params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m });
-        vec![describe_result(self.plugin, self.params, described), unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ()))]
+        vec![
+            describe_result(self.plugin, self.params, described),
+            defaults::shard(self),
+            unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ())),
+        ]
     }
 }
 

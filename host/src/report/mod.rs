@@ -216,7 +216,7 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
         (
             "Allocator",
             format!(
-                "reserved {:.1} MiB, used {:.1} MiB, waste {:.1} MiB, {} reservations, {} regions",
+                "reserved {:.1} MiB (= the pool's count), used {:.1} MiB (held to the row bytes), waste {:.1} MiB, {} reservations (= the host's count); reported by the plugin: {} regions",
                 mib(stat(&v.allocator_stats, Stat::BytesReserved)),
                 mib(stat(&v.allocator_stats, Stat::BytesUsed)),
                 mib(stat(&v.allocator_stats, Stat::Waste)),
@@ -235,7 +235,15 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
         ),
         (
             "Memtable index",
-            format!("{} entries, {:.1} MiB", thousands(stat(&v.memtable_stats, Stat::Entries) as f64), mib(stat(&v.memtable_stats, Stat::IndexBytes))),
+            format!(
+                "{} entries (= the cursor's keys); reported by the plugin: {:.1} MiB of index (held to 16 B an entry and its memory){}",
+                thousands(stat(&v.memtable_stats, Stat::Entries) as f64),
+                mib(stat(&v.memtable_stats, Stat::IndexBytes)),
+                match v.flushes.iter().map(|f| f.shard_memory).max().unwrap_or(0) {
+                    0 => String::new(),
+                    memory => format!("; measured: {:.1} MiB of shard memory at the largest flush", mib(memory)),
+                }
+            ),
         ),
         (
             "Boundary",

@@ -28,7 +28,7 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
         };
         let check = memlab(&["check", ".", "--ops", "20000", "--size", "20000"]);
         let text = String::from_utf8_lossy(&check.stdout);
-        assert!(check.status.success() && text.contains("5 of 5 properties passed"), "{kind}: {text}{}", String::from_utf8_lossy(&check.stderr));
+        assert!(check.status.success() && text.contains("6 of 6 properties passed"), "{kind}: {text}{}", String::from_utf8_lossy(&check.stderr));
         // The second command: the bench config names the crate's folder.
         let bench = std::fs::read_to_string(root.join("bench.toml")).expect("bench.toml");
         assert!(bench.contains(&format!("{:?}", root.display().to_string())), "{bench}");

@@ -56,12 +56,13 @@ fn lies_the_host_can_see_fail_check() {
     let hostile = hostile_plugin();
     let alloc = liar_plugin("liar-alloc");
     let flush = liar_plugin("liar-flush");
-    let cases: [Case<'_>; 11] = [
+    let cases: [Case<'_>; 12] = [
         (&alloc, &[("mode", "stop-reserving")], "has reserved only"),
         (&alloc, &[("mode", "under-reserve")], "has reserved only"),
         (&alloc, &[("mode", "hidden-copies"), ("after", "0")], "its linear memory grew"),
         (&alloc, &[("mode", "halve-used")], "`bytes-used`"),
         (&alloc, &[("mode", "few-reservations")], "`reservations` = "),
+        (&alloc, &[("mode", "default-lie")], "created with what it described (after = 1000, mode = default-lie, pad = 0), it differs"),
         (&hostile, &[("mode", "index-lie")], "`index-bytes` = 1 "),
         (&flush, &[("mode", "tombstones-per-partition")], "tombstones"),
         (&flush, &[("mode", "min-gt-max")], "min-timestamp"),

@@ -2,7 +2,8 @@
 //! honestly (`mode = "none"`) or with one subtle lie: `stop-reserving`
 //! (after `after` rows it keeps rows without reserving them: the budget
 //! cheat), `alias` (every 10,000th row gets the previous row's ref),
-//! `halve-used` (reports half its `bytes-used`). Built like the bundled
+//! `halve-used` (reports half its `bytes-used`), `default-lie` (describes
+//! a default for `pad` that it does not use). Built like the bundled
 //! plugins but never bundled: the trust tests prove memlab catches each.
 
 use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
@@ -26,6 +27,29 @@ enum Mode {
     HiddenCopies,
     /// Takes 32 MiB in `create`, unreserved, and keeps rows there.
     GrowInCreate,
+    /// Its `pad` parameter (bytes reserved per row) defaults to 64 but
+    /// is described as `0` when not configured: a default it never uses.
+    DefaultLie,
+}
+
+/// `pad` as `default-lie` takes it: unset, it pads 64 and shows 0.
+struct Pad {
+    bytes: u64,
+    shown: u64,
+}
+
+impl std::str::FromStr for Pad {
+    type Err = std::num::ParseIntError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(|bytes| Pad { bytes, shown: bytes })
+    }
+}
+
+impl std::fmt::Display for Pad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.shown)
+    }
 }
 
 /// Bytes reserved per row besides its own: the buffer's pointer and length.
@@ -41,6 +65,7 @@ pub struct Liar {
     reserved: u64,
     reservations: u64,
     hidden: Vec<Box<[u8]>>,
+    pad: u64,
 }
 
 impl Liar {
@@ -51,7 +76,7 @@ impl Liar {
             self.after = index + 1;
             return Err(Error::PoolFull);
         }
-        let cost = row.len() as u64 + OVERHEAD;
+        let cost = row.len() as u64 + OVERHEAD + self.pad;
         if !(self.mode == Mode::StopReserving && index >= self.after) {
             let asked = if self.mode == Mode::UnderReserve && index >= self.after { cost / 2 } else { cost };
             pool.reserve(asked)?;
@@ -86,6 +111,7 @@ impl Allocator for Liar {
             "under-reserve" => Mode::UnderReserve,
             "hidden-copies" => Mode::HiddenCopies,
             "grow-in-create" => Mode::GrowInCreate,
+            "default-lie" => Mode::DefaultLie,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;
@@ -94,7 +120,8 @@ impl Allocator for Liar {
             // Touched, so the pages are really there.
             hidden.push(vec![1u8; 32 << 20].into_boxed_slice());
         }
-        Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0, hidden })
+        let pad = if mode == Mode::DefaultLie { params.get("pad", Pad { bytes: 64, shown: 0 })?.bytes } else { 0 };
+        Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0, hidden, pad })
     }
 
     fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
