@@ -68,6 +68,17 @@ impl ShardSubject<'_> {
 
 fn batches(seed: u64, rows: u64) -> Vec<Vec<Vec<u8>>> {
     let mut rng = SplitMix::new(&[seed]);
+    if super::bench_like::round_is_bench_like(seed) {
+        // Rows as a bench's generator writes them, for one shard.
+        let mut source = super::bench_like::BenchLike::new(seed);
+        let (mut out, mut done) = (Vec::new(), 0);
+        while done < rows {
+            let n = (1 + rng.below(50)).min(rows - done);
+            out.push((0..n).map(|_| source.next_row().bytes).collect::<Vec<_>>());
+            done += n;
+        }
+        return out;
+    }
     let (mut out, mut done) = (Vec::new(), 0);
     while done < rows {
         let n = (1 + rng.below(50)).min(rows - done);

@@ -37,6 +37,9 @@ impl std::fmt::Display for Step {
 }
 
 fn steps(seed: u64, ops: u64) -> Vec<Step> {
+    if super::bench_like::round_is_bench_like(seed) {
+        return bench_steps(seed, ops);
+    }
     let mut rng = SplitMix::new(&[seed]);
     let (mut out, mut done, mut reference) = (Vec::new(), 0, 0u64);
     while done < ops {
@@ -55,6 +58,49 @@ fn steps(seed: u64, ops: u64) -> Vec<Step> {
                 let (a, b) = (key(&mut rng), key(&mut rng));
                 let (start, end) = if a <= b { (a, b) } else { (b, a) };
                 Step::Scan(start, (rng.below(4) != 0).then_some(end), rng.below(200) as u32)
+            }
+        };
+        done += match &step {
+            Step::Insert(e) => e.len() as u64,
+            Step::Get(k) => k.len() as u64,
+            Step::Scan(..) => 1,
+        };
+        out.push(step);
+    }
+    out
+}
+
+/// Steps a bench could have sent one shard: its rows' sort keys and
+/// timestamps, gets of keys written and not, scans from a partition's start.
+fn bench_steps(seed: u64, ops: u64) -> Vec<Step> {
+    let mut rng = SplitMix::new(&[seed, 0x57e9]);
+    let mut source = super::bench_like::BenchLike::new(seed);
+    let (mut out, mut done, mut reference) = (Vec::new(), 0, 0u64);
+    let mut written: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    while done < ops {
+        let step = match rng.below(10) {
+            0..=6 => Step::Insert(
+                (0..1 + rng.below(32))
+                    .map(|_| {
+                        reference += 1;
+                        let row = source.next_row();
+                        written.push((row.key.clone(), row.partition_start));
+                        (row.key, row.timestamp, reference)
+                    })
+                    .collect(),
+            ),
+            7 | 8 => Step::Get(
+                (0..1 + rng.below(16))
+                    .map(|_| match written.len() {
+                        0 => source.next_row().key,
+                        n if rng.below(4) != 0 => written[rng.below(n as u64) as usize].0.clone(),
+                        _ => source.next_row().key,
+                    })
+                    .collect(),
+            ),
+            _ => {
+                let start = if written.is_empty() { Vec::new() } else { written[rng.below(written.len() as u64) as usize].1.clone() };
+                Step::Scan(start, None, 1 + rng.below(100) as u32)
             }
         };
         done += match &step {

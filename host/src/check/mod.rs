@@ -4,6 +4,7 @@
 
 mod allocator;
 mod at_size;
+mod bench_like;
 mod defaults;
 mod memtable;
 mod serializer;
@@ -176,6 +177,11 @@ pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], 
     }
 }
 
+/// The pool check's shards reserve from: the largest budget a shipped
+/// config gives (1 GiB, hard limit 2 GiB), so that a reservation a bench's
+/// pool would refuse is refused here too.
+const CHECK_POOL: u64 = 1 << 30;
+
 /// A memtable or allocator under check, paired in a shard with a bundled
 /// partner of the other kind.
 pub(crate) struct ShardSubject<'a> {
@@ -198,7 +204,7 @@ impl<'a> ShardSubject<'a> {
 
     /// A fresh shard with the plugin under check given `params`.
     pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::seam::Shard, SeamError> {
-        let pool = Arc::new(crate::pool::MemoryPool::new(1 << 40, crate::pool::PoolMode::FetchAdd));
+        let pool = Arc::new(crate::pool::MemoryPool::new(CHECK_POOL, crate::pool::PoolMode::FetchAdd));
         match self.plugin.kind {
             Kind::Allocator => self.host.shard(&self.partner, &[], self.plugin, params, pool, 0),
             _ => self.host.shard(self.plugin, params, &self.partner, &[], pool, 0),

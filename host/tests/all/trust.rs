@@ -264,3 +264,11 @@ fn memory_a_serializer_grows_in_create_is_counted() {
     let grew = run.flushes.iter().map(|f| f.serializer_grew).max().unwrap_or(0);
     assert!(grew >= 32 << 20, "the serializer grew {grew} bytes by the record");
 }
+
+/// A memtable that lies only on input shaped like a bench's (router sort
+/// keys) fails `memlab check`: check's odd-seeded rounds are bench-shaped.
+#[test]
+fn a_liar_on_bench_shaped_keys_alone_fails_check() {
+    let text = failures(&hostile_plugin(), &[("mode", "drop-bench-keys")], 20_000);
+    assert!(text.contains("FAIL"), "{text}");
+}

@@ -16,7 +16,8 @@
 //! get is answered with the next key's entry), `clamp-after` (silently
 //! clamps its `after` parameter to 10, and says so in `describe`),
 //! `get-miss` (answers every point read "absent"), `short-scan` (a scan
-//! returns at most half its limit).
+//! returns at most half its limit), `drop-bench-keys` (loses keys shaped
+//! like a bench's, and only those).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -45,6 +46,14 @@ enum Mode {
     GetMiss,
     /// A scan returns at most half its limit: in range, in order, short.
     ShortScan,
+    /// Loses every 50th key shaped like a bench's sort key (a token, then
+    /// a partition ended by two zero bytes): honest on any other input.
+    DropBenchKeys,
+}
+
+/// Whether `key` looks like a router sort key, as only a bench sends.
+fn bench_shaped(key: &[u8]) -> bool {
+    key.len() > 10 && key[8..].windows(2).any(|w| w == [0, 0])
 }
 
 /// A parameter the `clamp-after` liar takes: it keeps at most 10.
@@ -134,6 +143,7 @@ impl Memtable for Hostile {
             "slow" => Mode::Slow,
             "get-miss" => Mode::GetMiss,
             "short-scan" => Mode::ShortScan,
+            "drop-bench-keys" => Mode::DropBenchKeys,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
@@ -160,6 +170,9 @@ impl Memtable for Hostile {
             return Ok(());
         }
         if self.mode == Mode::DropEvery && self.inserts.is_multiple_of(100_000) {
+            return Ok(());
+        }
+        if self.mode == Mode::DropBenchKeys && bench_shaped(entry.key) && self.inserts.is_multiple_of(50) {
             return Ok(());
         }
         match self.entries.get_mut(entry.key) {
