@@ -71,3 +71,13 @@ fn the_rounds_rule_is_checked_by_key() {
     let decide = config.bench.decide.expect("the rule");
     assert_eq!((decide.min_rounds, decide.max_rounds, decide.max_time), (3, 12, Some(std::time::Duration::from_secs(80))));
 }
+
+#[test]
+fn the_sample_rate_is_checked_by_key() {
+    let config = BenchConfig::parse("bench.toml", GOOD).expect("good");
+    assert_eq!(config.variants[0].verify_sample, memlab::config::DEFAULT_SAMPLE);
+    let message = error_of(&GOOD.replace("name = \"a\"", "name = \"a\"\nverify_sample = 2000000"));
+    assert!(message.contains("line 7") && message.contains("verify_sample") && message.contains("0..=1048576"), "{message}");
+    let config = BenchConfig::parse("bench.toml", &GOOD.replace("name = \"a\"", "name = \"a\"\nverify_sample = 0")).expect("off");
+    assert_eq!(config.variants[0].verify_sample, 0);
+}
