@@ -28,7 +28,7 @@ use crate::config::{BenchConfig, Variant};
 use crate::plugin::PluginHost;
 use crate::pool::MemoryPool;
 use crate::record::{ConfigSpec, Failure, Provenance, SCHEMA_VERSION, Stop, StopReason};
-use crate::seam::SeamError;
+use crate::seam::{Kind, SeamError};
 use crate::verify;
 use crate::workload::{Stream, StreamFileError};
 
@@ -170,7 +170,9 @@ pub struct PreflightError {
 /// Loads every variant's plugins and creates each strategy once with its
 /// parameters, before the first variant runs: a missing plugin, a bad
 /// parameter or a `describe` that does not echo it is refused up front,
-/// naming the variant, instead of after the variants before it ran.
+/// naming the variant, instead of after the variants before it ran. Each
+/// wasm strategy is also created again with exactly what it described and
+/// must describe and behave the same (`memlab check`'s `defaults`).
 pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig) -> Result<(), PreflightError> {
     for v in &config.variants {
         let fail = |source: SeamError| PreflightError { variant: v.name.clone(), source };
@@ -178,6 +180,16 @@ pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig) -> Result<(), Pre
         let strategies = strategies::strategies(host, v, &pool).map_err(fail)?;
         let shard = (strategies.shard)(0).and_then(|mut shard| shard.describe()).map_err(fail)?;
         variant::checked_descriptions(v, shard, strategies.serializer.as_ref()).map_err(fail)?;
+        if v.runtime == crate::config::Runtime::Wasm {
+            let kinds = [
+                (Kind::Memtable, &v.memtable, &v.memtable_params),
+                (Kind::Allocator, &v.allocator, &v.allocator_params),
+                (Kind::Serializer, &v.serializer, &v.serializer_params),
+            ];
+            for (kind, plugin, configured) in kinds {
+                crate::check::defaults_hold(host, kind, plugin, &crate::config::params(configured)).map_err(fail)?;
+            }
+        }
     }
     Ok(())
 }

@@ -95,6 +95,25 @@ pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, configured: &[
     compare(&params, serializer_trace(host, plugin, configured), serializer_trace(host, plugin, &params))
 }
 
+/// The property for one strategy as a bench configures it: the bench's
+/// preflight holds each wasm strategy to it, so a default described but
+/// not used is refused before any figure is measured.
+pub(crate) fn holds(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[(String, String)]) -> Result<(), crate::seam::SeamError> {
+    let loaded = host.load_as(plugin, kind)?;
+    let options = super::CheckOptions::new(params.to_vec(), 0);
+    let property = match kind {
+        Kind::Serializer => serializer(host, &loaded, params),
+        _ => match ShardSubject::new(host, &loaded, &options) {
+            Ok(subject) => shard(&subject),
+            Err(failed) => failed,
+        },
+    };
+    match property.failure {
+        None => Ok(()),
+        Some(detail) => Err(crate::seam::SeamError::Contract { plugin: plugin.to_string(), operation: crate::seam::Op::describe(kind), shard: 0, detail }),
+    }
+}
+
 fn compare(params: &[(String, String)], configured: Result<String, String>, explicit: Result<String, String>) -> Property {
     let shown: Vec<String> = params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     match (configured, explicit) {

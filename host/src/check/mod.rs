@@ -6,6 +6,8 @@ mod allocator;
 mod at_size;
 mod bench_like;
 mod defaults;
+
+pub(crate) use defaults::holds as defaults_hold;
 mod memtable;
 mod serializer;
 

@@ -272,3 +272,21 @@ fn a_liar_on_bench_shaped_keys_alone_fails_check() {
     let text = failures(&hostile_plugin(), &[("mode", "drop-bench-keys")], 20_000);
     assert!(text.contains("FAIL"), "{text}");
 }
+
+/// The bench's preflight holds each wasm strategy to the defaults it
+/// describes: created again with them, it must behave the same.
+#[test]
+fn a_default_described_but_not_used_is_refused_before_the_bench() {
+    let alloc = liar_plugin("liar-alloc");
+    let variant = |name: &str, mode: &str| {
+        format!(
+            "\n[[variant]]\nname = {name:?}\nmemtable = \"btree\"\nallocator = {alloc:?}\nallocator_params = {{ mode = {mode:?} }}\nserializer = \"lean\"\n"
+        )
+    };
+    let honest = BenchConfig::parse("defaults.toml", &format!("[workload]\nops = 100\n{}", variant("honest", "none"))).expect("config");
+    bench::preflight(&strict_host(), &honest).expect("the honest liar passes");
+    let config = BenchConfig::parse("defaults.toml", &format!("[workload]\nops = 100\n{}", variant("lies", "default-lie"))).expect("config");
+    let err = bench::preflight(&strict_host(), &config).expect_err("refused");
+    let text = err.to_string();
+    assert!(text.contains("variant `lies`") && text.contains(&alloc) && text.contains("allocator.describe") && text.contains("pad = 0"), "{text}");
+}
