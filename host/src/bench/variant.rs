@@ -243,7 +243,13 @@ impl<'a> VariantRun<'a> {
         }
         if result.failure().is_none() && variant.verify && verify {
             let missed: HashMap<u128, &[u8]> = joined.reads.missed.iter().map(|k| (verify::key_hash(k), k.as_slice())).collect();
-            match verify_run(self.bench, &tally, (self.dir, variant.verify_sample), self.reader.as_ref(), &missed) {
+            match verify_run(
+                self.bench,
+                &tally,
+                (self.dir, verify::Spot { every: variant.verify_sample, writer: Some(self.serializer.as_ref()) }),
+                self.reader.as_ref(),
+                &missed,
+            ) {
                 Ok((v, held)) => match misses_hold(&missed, &held, joined.reads.keys, &variant.memtable) {
                     Ok(()) => result.verified = Some(v.into()),
                     Err(failure) => result.fail(failure),
@@ -355,7 +361,7 @@ fn stall_failure(variant: &Variant, stall: seam::watch::Stall) -> Failure {
 fn verify_run(
     bench: &Bench<'_>,
     tally: &tally::Tally,
-    (dir, spot): (&Path, u64),
+    (dir, spot): (&Path, verify::Spot<'_>),
     reader: &verify::ReaderFactory<'static>,
     missed: &HashMap<u128, &[u8]>,
 ) -> Result<(verify::Verified, Vec<u128>), verify::VerifyError> {

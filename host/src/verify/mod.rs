@@ -119,17 +119,28 @@ fn for_each_row(stream: &Stream, counts: &[u64], skip: &HashSet<(usize, u64)>, m
     }
 }
 
+/// The spot checks a read-back makes (`spot::Picks`): one key in `every`
+/// read again by key, two damaged copies, and, given the serializer's
+/// writer, the picked rows written again under foreign keys (`every` 0:
+/// none of them).
+#[derive(Clone, Copy)]
+pub struct Spot<'a> {
+    /// One key in this many.
+    pub every: u64,
+    /// The serializer's writers, for the foreign-key round trip.
+    pub writer: Option<&'a crate::flush::SerializerFactory>,
+}
+
 /// Reads every segment in `dir` back through its serializer's reader,
-/// and spot-checks one key in `spot` by key and a damaged copy (`spot`
-/// 0: neither).
-pub fn read_back(dir: &Path, open: &ReaderFactory<'_>, spot: u64) -> Result<(State, u64), VerifyError> {
+/// with the spot checks of `spot`.
+pub fn read_back(dir: &Path, open: &ReaderFactory<'_>, spot: Spot<'_>) -> Result<(State, u64), VerifyError> {
     read_back_watching(dir, open, &HashSet::new(), spot).map(|(state, rows, _)| (state, rows))
 }
 
 /// `read_back`, in the same pass naming the keys of `watch` (by hash)
 /// that the newest generation's segments hold: what the live memtables
 /// held when the writes ended, since the drain flushed them last.
-pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<u128>, spot: u64) -> Result<(State, u64, Vec<u128>), VerifyError> {
+pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<u128>, spot: Spot<'_>) -> Result<(State, u64, Vec<u128>), VerifyError> {
     let mut state = State::new();
     let mut seen: Vec<(u64, u128)> = Vec::new();
     let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
@@ -143,7 +154,7 @@ pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<
         let name = meta_path.display().to_string();
         let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
         let mut found = 0u64;
-        let mut picks = spot::Picks::new(spot);
+        let mut picks = spot::Picks::new(spot.every);
         let plugin = |source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) };
         loop {
             let batch = reader.next(1 << 20).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
@@ -170,10 +181,14 @@ pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<
         }
         rows_read += found;
     }
-    if let Some((_, meta_path, picks)) = largest.filter(|_| spot > 0) {
+    if let Some((_, meta_path, picks)) = largest.filter(|_| spot.every > 0) {
         let name = meta_path.display().to_string();
-        spot::damaged_copies(&segment::load(&meta_path)?, &picks, open, &name)
-            .map_err(|source| VerifyError::Plugin { segment: name, source: Box::new(source) })?;
+        let loaded = segment::load(&meta_path)?;
+        let plugin = |source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) };
+        spot::damaged_copies(&loaded, &picks, open, &name).map_err(plugin)?;
+        if let Some(writer) = spot.writer {
+            spot::foreign_keys(&loaded, &picks, writer, open).map_err(plugin)?;
+        }
     }
     let held = seen.into_iter().filter(|&(g, _)| g == newest).map(|(_, key)| key).collect();
     Ok((state, rows_read, held))
@@ -262,7 +277,7 @@ pub enum Recheck {
 /// checks them against the record: every CRC32 and row count, and the
 /// digest of the state they hold against the one verified at run time.
 pub fn recheck(dir: &Path, recorded: Option<&Verified>, schema: u32, open: &ReaderFactory<'_>) -> Recheck {
-    let (found, rows) = match read_back(dir, open, crate::config::DEFAULT_SAMPLE) {
+    let (found, rows) = match read_back(dir, open, Spot { every: crate::config::DEFAULT_SAMPLE, writer: None }) {
         Ok(read) => read,
         Err(e) => return Recheck::Broken(e.to_string()),
     };

@@ -11,6 +11,7 @@ use crate::seam::{self, Op, Reader, SeamError, show_key};
 use crate::segment::LoadedSegment;
 
 use super::ReaderFactory;
+use crate::flush::SerializerFactory;
 
 /// Keys per `reader.get` call.
 const KEYS_PER_CALL: usize = 100;
@@ -96,6 +97,63 @@ pub(super) fn damaged_copies(segment: &LoadedSegment, picks: &Picks, open: &Read
     damaged_copy(segment, open, name, seam::secret_offset(len))?;
     let late = picks.value_byte(&segment.data).unwrap_or(len / 2 + seam::secret_offset(len - len / 2));
     damaged_copy(segment, open, name, late)
+}
+
+/// Writes the picked rows of `segment` again through a fresh writer under
+/// keys no router makes (a secret prefix and a counter), then reads them
+/// back whole and by key: they must come back byte for byte. A format
+/// that rebuilds keys from what it assumes of the router's (types
+/// contract 3: keys are never interpreted) is caught here, whatever it
+/// saves on the run's own keys.
+pub(super) fn foreign_keys(segment: &LoadedSegment, picks: &Picks, writer: &SerializerFactory, open: &ReaderFactory<'_>) -> Result<(), SeamError> {
+    let prefix = (seam::secret_offset(usize::MAX) as u64).to_be_bytes();
+    let records: Vec<(Vec<u8>, Vec<u8>)> = picks
+        .present
+        .iter()
+        .take(256)
+        .filter_map(|(_, raw)| FlushRecord::decode(raw).ok().map(|r| r.row.as_bytes().to_vec()))
+        .enumerate()
+        .map(|(i, row)| ([prefix.as_slice(), b"\x00foreign", &(i as u32).to_be_bytes()].concat(), row))
+        .collect();
+    if records.is_empty() {
+        return Ok(());
+    }
+    let mut w = writer(0)?;
+    let mut data = Vec::new();
+    for chunk in records.chunks(64) {
+        let mut p = Packed::new();
+        chunk.iter().for_each(|(k, r)| p.push_with(|buf| memlab_sdk::encode_flush_record(buf, k, r)));
+        data.extend(w.write(p)?);
+    }
+    let (tail, finished) = w.finish()?;
+    data.extend(tail);
+    let copy = LoadedSegment { meta: segment.meta.clone(), data, index: finished.index };
+    let mut reader = open(&copy)?;
+    let mut back = Vec::new();
+    loop {
+        let batch = reader.next(1 << 20)?;
+        if batch.is_empty() {
+            break;
+        }
+        back.extend(batch.iter().map(<[u8]>::to_vec));
+    }
+    for (i, (key, row)) in records.iter().enumerate() {
+        let mut want = Vec::new();
+        memlab_sdk::encode_flush_record(&mut want, key, row);
+        if back.get(i) != Some(&want) {
+            let detail = format!(
+                "wrote {} records under keys the router never makes (the first {}) and read record {i} back different: its format interprets keys (types contract 3)",
+                records.len(),
+                show_key(&records[0].0)
+            );
+            return Err(SeamError::Contract { plugin: reader.plugin().to_string(), operation: Op::ReaderNext, shard: 0, detail });
+        }
+    }
+    let mut picked = Picks::new(1);
+    for (raw, (key, _)) in back.iter().zip(&records) {
+        picked.present.push((key.clone(), raw.clone()));
+    }
+    picked.check(&mut reader).map(|_| ())
 }
 
 fn damaged_copy(segment: &LoadedSegment, open: &ReaderFactory<'_>, name: &str, at: usize) -> Result<(), SeamError> {

@@ -166,6 +166,16 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
             ("reported no damage", Contract, "serializer"),
         ),
         (
+            "keys rebuilt from rows",
+            "btree",
+            String::new(),
+            "per-row",
+            "{}",
+            &flush,
+            r#"{ mode = "key-from-row" }"#,
+            ("its format interprets keys", Contract, "serializer"),
+        ),
+        (
             "clamped parameter",
             &hostile,
             r#"{ mode = "clamp-after", after = 1000 }"#.into(),

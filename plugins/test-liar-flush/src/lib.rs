@@ -7,7 +7,9 @@
 //! tombstone per partition), `min-gt-max` (swaps the timestamp bounds),
 //! `get-absent` (reads by key answer "absent": an index never built),
 //! `grow-in-create` (honest, but grows 32 MiB in `create`, where a flush's
-//! memory growth used not to be counted from).
+//! memory growth used not to be counted from), `key-from-row` (keeps only
+//! a key's 8-byte token and rebuilds the rest from the row, as the router
+//! would: smaller segments, wrong for any other key).
 //! Never bundled: the trust tests prove memlab catches each.
 
 use std::collections::BTreeMap;
@@ -24,6 +26,23 @@ enum Mode {
     MinGtMax,
     GetAbsent,
     GrowInCreate,
+    KeyFromRow,
+}
+
+/// The key a router would build for `row` after the token `head`: the
+/// partition with each zero byte escaped, two zero bytes, the clustering.
+/// What `key-from-row` assumes of every key, against types contract 3.
+fn key_from_row(head: &[u8], row: &RowView<'_>) -> Vec<u8> {
+    let mut key = head.to_vec();
+    for &b in row.partition {
+        key.push(b);
+        if b == 0 {
+            key.push(0xff);
+        }
+    }
+    key.extend_from_slice(&[0, 0]);
+    key.extend_from_slice(row.clustering);
+    key
 }
 
 fn mode(params: &mut Params) -> Result<Mode, Error> {
@@ -36,6 +55,7 @@ fn mode(params: &mut Params) -> Result<Mode, Error> {
         "min-gt-max" => Mode::MinGtMax,
         "get-absent" => Mode::GetAbsent,
         "grow-in-create" => Mode::GrowInCreate,
+        "key-from-row" => Mode::KeyFromRow,
         other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
     })
 }
@@ -81,8 +101,9 @@ impl Serializer for LiarWriter {
             self.last_tombstone_partition = Some(row.partition.to_vec());
         }
         let start = out.len();
-        out.extend_from_slice(&(record.key.len() as u32).to_le_bytes());
-        out.extend_from_slice(record.key);
+        let key = if self.mode == Mode::KeyFromRow { &record.key[..record.key.len().min(8)] } else { record.key };
+        out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        out.extend_from_slice(key);
         out.extend_from_slice(&(row.as_bytes().len() as u32).to_le_bytes());
         out.extend_from_slice(row.as_bytes());
         self.body.extend_from_slice(&out[start..]);
@@ -146,8 +167,9 @@ impl SegmentReader for LiarReader {
             let row_at = at + 4 + key_len;
             let row_len = u32_at(body, row_at)?;
             let row = body.get(row_at + 4..row_at + 4 + row_len).ok_or_else(|| corrupt("row overruns"))?;
-            RowView::decode(row)?;
-            records.push((key.to_vec(), row.to_vec()));
+            let view = RowView::decode(row)?;
+            let key = if mode == Mode::KeyFromRow { key_from_row(key, &view) } else { key.to_vec() };
+            records.push((key, row.to_vec()));
             at = row_at + 4 + row_len;
         }
         if records.len() as u64 != count {
