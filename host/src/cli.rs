@@ -10,6 +10,18 @@ use crate::config::{BenchConfig, DEFAULT_CONFIG};
 use crate::plugin::{self, EngineSettings, PluginHost};
 use crate::{registry, report};
 
+// Output that may carry a plugin's or a record's strings goes through
+// `for_terminal`: no raw control character reaches the terminal.
+macro_rules! say {
+    ($($t:tt)*) => { print!("{}", crate::seam::text::for_terminal(&format!($($t)*))) };
+}
+macro_rules! sayln {
+    ($($t:tt)*) => { println!("{}", crate::seam::text::for_terminal(&format!($($t)*))) };
+}
+macro_rules! warnln {
+    ($($t:tt)*) => { eprintln!("{}", crate::seam::text::for_terminal(&format!($($t)*))) };
+}
+
 /// Try out the write path of an LSM engine, with its strategies as
 /// sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -62,6 +74,10 @@ enum Command {
         /// plugin call makes no progress for this many seconds.
         #[arg(long, default_value_t = 60, value_parser = positive)]
         stall_s: u64,
+        /// Build plugins the config names as crate folders: runs their
+        /// build scripts and proc-macros on this machine, outside the sandbox.
+        #[arg(long)]
+        build: bool,
     },
     /// Writes a profile's stream to a file that a bench can replay
     /// (`stream = "file"` in the workload).
@@ -104,6 +120,10 @@ enum Command {
         /// A parameter for the plugin, `key=value` (repeatable).
         #[arg(long = "param", value_parser = key_value)]
         params: Vec<(String, String)>,
+        /// Build the plugin if it is a crate folder: runs its build scripts
+        /// and proc-macros on this machine, outside the sandbox.
+        #[arg(long)]
+        build: bool,
     },
     /// Re-reads a run's kept segments (`bench --keep-segments`) through
     /// their serializers and checks them against the run's record: every
@@ -172,6 +192,8 @@ pub enum CliError {
     Out { path: String, detail: String },
     #[error("{broken} of {checked} runs' segments no longer hold what was verified")]
     VerifyFailed { broken: usize, checked: usize },
+    #[error("memlab verify: {0}")]
+    Verify(String),
     #[error("preflight, before any variant ran: {0}")]
     Preflight(#[from] bench::PreflightError),
     #[error("interrupted: {kept} of {planned} runs are recorded in {path} (a run stopped midway is marked failed)")]
@@ -271,6 +293,7 @@ struct BenchFlags {
     no_intervals: bool,
     deadline_ms: Option<f64>,
     stall_s: u64,
+    build: bool,
 }
 
 /// The watchdog's action: save the finished runs plus the stuck one,
@@ -297,7 +320,7 @@ fn stall_watchdog(
             Ok(()) => format!("the {} finished runs and this failure are in {}", record.variants.len() - 1, json.display()),
             Err(e) => format!("and saving the record failed: {e}"),
         };
-        eprintln!("error: variant `{}`: {}; {kept}", variant.name, failure.message);
+        warnln!("error: variant `{}`: {}; {kept}", variant.name, failure.message);
         std::process::exit(3);
     };
     bench::Watchdog { limit, on_stall: Arc::new(on_stall) }
@@ -315,6 +338,52 @@ fn described_version(host: &Arc<PluginHost>, plugin: &Arc<plugin::Plugin>) -> Re
     Ok(description.version)
 }
 
+/// Where a run keeps the components of its plugins that are not bundled,
+/// by sha256: `memlab verify` reads segments back with these bytes, never
+/// with a file or a crate the record names.
+const KEPT_COMPONENTS: &str = "components";
+
+/// Copies every non-bundled plugin's component into the run's directory.
+fn keep_components(host: &Arc<PluginHost>, config: &BenchConfig, run_dir: &Path) -> Result<(), CliError> {
+    use crate::seam::Kind;
+    for v in config.variants.iter().filter(|v| v.runtime == crate::config::Runtime::Wasm) {
+        for (kind, spec) in [(Kind::Memtable, &v.memtable), (Kind::Allocator, &v.allocator), (Kind::Serializer, &v.serializer)] {
+            if registry::find_kind(spec, kind).is_some() {
+                continue;
+            }
+            let plugin = host.load_as(spec, kind)?;
+            let dir = run_dir.join(KEPT_COMPONENTS);
+            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            let path = dir.join(format!("{}.wasm", plugin.sha256));
+            std::fs::write(&path, &plugin.component).map_err(io(&path))?;
+        }
+    }
+    Ok(())
+}
+
+/// The serializer a recorded variant's segments are read back with: the
+/// bundled one by name, else the component the run kept, by the sha256
+/// the record names. Never a file or crate the record points at: a
+/// read-only re-check runs no code a record names outside the sandbox,
+/// and no other bytes than the run's.
+fn recorded_serializer(run_dir: &Path, v: &crate::record::VariantResult) -> Result<String, CliError> {
+    use crate::seam::Kind;
+    let name = &v.variant.serializer;
+    if v.variant.runtime == crate::record::Runtime::Native || registry::find_kind(name, Kind::Serializer).is_some() {
+        return Ok(name.clone());
+    }
+    let recorded = v.plugins.iter().find(|p| p.kind == Kind::Serializer).map(|p| p.sha256.clone()).unwrap_or_default();
+    let kept = run_dir.join(KEPT_COMPONENTS).join(format!("{recorded}.wasm"));
+    if recorded.len() == 64 && recorded.bytes().all(|b| b.is_ascii_hexdigit()) && kept.is_file() {
+        return Ok(kept.display().to_string());
+    }
+    Err(CliError::Verify(format!(
+        "variant `{}`: its serializer `{name}` is not bundled and the run kept no component with its sha256 ({}); memlab verify never loads or builds a plugin the record names from elsewhere",
+        v.variant.name,
+        if recorded.is_empty() { "none recorded" } else { &recorded }
+    )))
+}
+
 /// `memlab verify`: every variant's kept segments against its record.
 fn verify(run_dir: &Path) -> Result<(), CliError> {
     let record = BenchResult::load(&run_dir.join("run.json"))?;
@@ -323,19 +392,20 @@ fn verify(run_dir: &Path) -> Result<(), CliError> {
     for v in &record.variants {
         let label = format!("{} (repeat {})", v.variant.name, v.repeat);
         let Some(folder) = v.segments.as_deref().filter(|_| v.failure().is_none()) else {
-            println!("  -     {label}: no segments kept (run the bench with --keep-segments)");
+            sayln!("  -     {label}: no segments kept (run the bench with --keep-segments)");
             continue;
         };
-        let open = bench::reader(&host, v.variant.runtime.into(), &v.variant.serializer, v.variant.serializer_args())?;
+        let serializer = recorded_serializer(run_dir, v)?;
+        let open = bench::reader(&host, v.variant.runtime.into(), &serializer, v.variant.serializer_args())?;
         checked += 1;
         match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, open.as_ref()) {
-            crate::verify::Recheck::Holds(x) => println!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
+            crate::verify::Recheck::Holds(x) => sayln!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
             crate::verify::Recheck::ReadBack(rows) => {
-                println!("  OK    {label}: {rows} rows read back, every checksum holds (a schema-{} record: no comparable digest)", record.schema)
+                sayln!("  OK    {label}: {rows} rows read back, every checksum holds (a schema-{} record: no comparable digest)", record.schema)
             }
             crate::verify::Recheck::Broken(why) => {
                 broken += 1;
-                println!("  FAIL  {label}: {why}");
+                sayln!("  FAIL  {label}: {why}");
             }
         }
     }
@@ -362,27 +432,31 @@ fn create_run_dir(out: &Path, name: &str) -> Result<PathBuf, CliError> {
 }
 
 fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
-    let BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s } = flags;
+    let BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build } = flags;
     let stall = std::time::Duration::from_secs(stall_s);
     let config = match &config {
         Some(path) => BenchConfig::load(path)?,
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
     };
     let deadline = deadline_ms.or(config.bench.call_deadline_ms).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
-    let settings = EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(&config), ..EngineSettings::default() };
+    let settings = EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(&config), build_crates: build, ..EngineSettings::default() };
     let host = PluginHost::new(settings)?;
     let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
     // The run's directory first: an unwritable `--out` is found before
     // anything runs, and two runs never share a directory.
     let run_dir = create_run_dir(&out, &name)?;
-    bench::preflight(&host, &config)?;
+    let json = run_dir.join("run.json");
+    let saved: Arc<std::sync::Mutex<Vec<crate::record::VariantResult>>> = Arc::default();
+    let watchdog = if deadline.is_none() { Some(stall_watchdog(&host, &config, &json, &saved, stall)) } else { None };
+    if let Err(e) = bench::preflight(&host, &config, watchdog.as_ref()).map_err(CliError::from).and_then(|()| keep_components(&host, &config, &run_dir)) {
+        // Nothing ran: no empty run directory is left to be taken for one.
+        let _ = std::fs::remove_dir_all(&run_dir);
+        return Err(e);
+    }
     let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // A second Ctrl-C ends the process at once; the first stops cleanly.
     let _ = signal_hook::flag::register_conditional_shutdown(signal_hook::consts::SIGINT, 130, Arc::clone(&interrupt));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
-    let json = run_dir.join("run.json");
-    let saved: Arc<std::sync::Mutex<Vec<crate::record::VariantResult>>> = Arc::default();
-    let watchdog = if deadline.is_none() { Some(stall_watchdog(&host, &config, &json, &saved, stall)) } else { None };
     let options = BenchOptions {
         run_dir: run_dir.clone(),
         keep_segments,
@@ -393,17 +467,17 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         interrupt: Some(Arc::clone(&interrupt)),
         watchdog,
     };
-    println!("memlab bench: {name} — {}", config.bench.description);
-    println!("{}", engine_line(host.settings()));
+    sayln!("memlab bench: {name} — {}", config.bench.description);
+    sayln!("{}", engine_line(host.settings()));
     if deadline.is_none() {
-        println!("Watchdog: a plugin call that makes no progress for {stall_s} s ends the run, keeping the finished variants");
+        sayln!("Watchdog: a plugin call that makes no progress for {stall_s} s ends the run, keeping the finished variants");
     }
     let mut save_error = None;
     let result = bench::run_saving(
         &host,
         &config,
         &options,
-        |line| eprintln!("memlab: {line}"),
+        |line| warnln!("memlab: {line}"),
         |so_far| {
             // Each finished variant is saved at once, whole or not at all.
             *saved.lock().unwrap_or_else(|p| p.into_inner()) = so_far.variants.clone();
@@ -416,14 +490,14 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         return Err(e.into());
     }
     for v in &result.variants {
-        println!("\n{}", report::summary(v));
+        sayln!("\n{}", report::summary(v));
     }
-    print!("{}", report::comparison(&result));
-    print!("{}", report::fidelity(&result));
+    say!("{}", report::comparison(&result));
+    say!("{}", report::fidelity(&result));
     result.save(&json)?;
     let html = run_dir.join("report.html");
     std::fs::write(&html, report::html::render(&result)).map_err(io(&html))?;
-    println!("\nSaved: {} and {}", json.display(), html.display());
+    sayln!("\nSaved: {} and {}", json.display(), html.display());
     if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
         let planned = config.variants.len() * repeats.unwrap_or(config.bench.repeats);
         return Err(CliError::Interrupted { kept: result.variants.len(), planned, path: json.display().to_string() });
@@ -464,16 +538,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         no_intervals: false,
         deadline_ms: None,
         stall_s: 60,
+        build: false,
     };
     match cli.command.unwrap_or(default) {
-        Command::Bench { config, out, keep_segments, quiet, repeats, max_rounds, max_time, rse, no_intervals, deadline_ms, stall_s } => {
+        Command::Bench { config, out, keep_segments, quiet, repeats, max_rounds, max_time, rse, no_intervals, deadline_ms, stall_s, build } => {
             let decide = DecideFlags { max_rounds, max_time, rse };
-            bench(config, BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s })
+            bench(config, BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build })
         }
         Command::Stream { profile, output } => {
             let profile = crate::config::load_profile(&profile)?;
             let (fingerprint, ops) = crate::workload::write_stream_file(&profile, &output)?;
-            println!("{}: {} ops of profile `{}` over {} threads, fingerprint {fingerprint}", output.display(), ops, profile.name, profile.threads);
+            sayln!("{}: {} ops of profile `{}` over {} threads, fingerprint {fingerprint}", output.display(), ops, profile.name, profile.threads);
             Ok(())
         }
         Command::Verify { run_dir } => verify(&run_dir),
@@ -482,24 +557,25 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             match baseline {
                 None => {
                     for v in &result.variants {
-                        println!("{}", report::summary(v));
+                        sayln!("{}", report::summary(v));
                     }
-                    print!("{}", report::comparison(&result));
-                    print!("{}", report::fidelity(&result));
+                    say!("{}", report::comparison(&result));
+                    say!("{}", report::fidelity(&result));
                 }
-                Some(path) => print!("{}", report::against_baseline(&read_run(&path)?, &result)),
+                Some(path) => say!("{}", report::against_baseline(&read_run(&path)?, &result)),
             }
             if let Some(path) = html {
                 std::fs::write(&path, report::html::render(&result)).map_err(io(&path))?;
             }
             Ok(())
         }
-        Command::Check { plugin, ops, size, seed, deadline_ms, params } => {
-            let settings = EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3)), ..EngineSettings::default() };
+        Command::Check { plugin, ops, size, seed, deadline_ms, params, build } => {
+            let settings =
+                EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3)), build_crates: build, ..EngineSettings::default() };
             let host = PluginHost::new(settings)?;
-            println!("{}", engine_line(host.settings()));
+            sayln!("{}", engine_line(host.settings()));
             let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { ops, size, ..crate::check::CheckOptions::new(params, seed) })?;
-            print!("{}", result.render());
+            say!("{}", result.render());
             let failed = result.properties.iter().filter(|p| p.failure.is_some()).count();
             if failed > 0 {
                 return Err(CliError::CheckFailed { plugin: result.plugin, failed, total: result.properties.len() });
@@ -508,23 +584,23 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::New { kind, name, dir } => {
             let root = crate::scaffold::scaffold(kind, &name, &dir)?;
-            println!("Wrote {}. Then, in it (memlab builds the crate first):", root.display());
-            println!("  memlab check .");
-            println!("  memlab bench bench.toml");
+            sayln!("Wrote {}. Then, in it (`--build`: memlab builds the crate, running its build scripts on this machine):", root.display());
+            sayln!("  memlab check . --build");
+            sayln!("  memlab bench bench.toml --build");
             Ok(())
         }
         Command::Bindings { language: _, kind, dir } => {
             for path in crate::scaffold::c_bindings(kind, &dir)? {
-                println!("Wrote {}", path.display());
+                sayln!("Wrote {}", path.display());
             }
             Ok(())
         }
         Command::List => {
             let host: Arc<PluginHost> = PluginHost::new(EngineSettings::default())?;
-            println!("{:<12} {:<11} {:<8} component sha256", "name", "kind", "version");
+            sayln!("{:<12} {:<11} {:<8} component sha256", "name", "kind", "version");
             for b in registry::all() {
                 let plugin = host.load_as(b.name, b.kind)?;
-                println!("{:<12} {:<11} {:<8} {}", b.name, b.kind.to_string(), described_version(&host, &plugin)?, plugin.sha256);
+                sayln!("{:<12} {:<11} {:<8} {}", b.name, b.kind.to_string(), described_version(&host, &plugin)?, plugin.sha256);
             }
             Ok(())
         }
@@ -534,7 +610,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let host = PluginHost::new(EngineSettings { cache_dir: None, ..EngineSettings::default() })?;
             let checked = host.load_bytes(&input.display().to_string(), plugin::Source::File(input.display().to_string()), &component)?;
             std::fs::write(&output, &component).map_err(io(&output))?;
-            println!("{}: {} plugin, sha256 {}", output.display(), checked.kind, checked.sha256);
+            sayln!("{}: {} plugin, sha256 {}", output.display(), checked.kind, checked.sha256);
             Ok(())
         }
     }

@@ -18,10 +18,10 @@ pub fn plugin_module(bytes: &[u8]) {
     let _ = crate::plugin::to_component("fuzz.wasm", bytes);
 }
 
-/// A compile-cache file: only a payload that matches its sha256 would
-/// ever reach wasmtime's deserializer.
+/// A compile-cache file: only a payload that matches its sum and its
+/// source would ever reach wasmtime's deserializer.
 pub fn cache_file(bytes: &[u8]) {
-    let _ = crate::plugin::verified_cache_payload(bytes);
+    let _ = crate::plugin::verified_cache_payload(bytes, &"ab".repeat(32));
 }
 
 /// Bench config text, as `memlab bench` reads it.

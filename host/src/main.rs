@@ -13,7 +13,8 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line: every error names its file, plugin or operation,
             // and already includes its cause.
-            eprintln!("error: {e}");
+            // Plugin messages inside it are escaped, never raw.
+            eprintln!("error: {}", memlab::seam::text::for_terminal(&e.to_string()));
             ExitCode::FAILURE
         }
     }

@@ -33,7 +33,7 @@ impl FlushWriter<'_> {
             match flush::flush(job, self.serializer, self.dir, self.pool, self.run_started) {
                 Ok(report) => {
                     if self.log {
-                        eprintln!("INFO  {}", report.log_line());
+                        eprintln!("INFO  {}", crate::seam::text::for_terminal(&report.log_line()));
                     }
                     reports.push(report);
                 }

@@ -107,7 +107,7 @@ pub(super) fn sample(
     });
     let say = |line: String| match &bar {
         Some(bar) => bar.println(line),
-        None => println!("{line}"),
+        None => println!("{}", crate::seam::text::for_terminal(&line)),
     };
     if display.lines {
         say(format!(

@@ -173,8 +173,34 @@ pub struct PreflightError {
 /// naming the variant, instead of after the variants before it ran. Each
 /// wasm strategy is also created again with exactly what it described and
 /// must describe and behave the same (`memlab check`'s `defaults`).
-pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig) -> Result<(), PreflightError> {
-    for v in &config.variants {
+pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig, watchdog: Option<&Watchdog>) -> Result<(), PreflightError> {
+    // Watched like a run: a start function or a `create` that never
+    // returns is a stall, named, not a silent hang before the first variant.
+    let current = std::sync::Mutex::new(0usize);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        if let Some(dog) = watchdog {
+            scope.spawn(|| {
+                let mut watch = crate::seam::watch::Watch::default();
+                while !done.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if let Some(stall) = watch.stalled(dog.limit) {
+                        let v = &config.variants[*current.lock().unwrap_or_else(|p| p.into_inner())];
+                        (dog.on_stall)(v, &variant::stall_failure(v, stall));
+                        break;
+                    }
+                }
+            });
+        }
+        let result = preflight_each(host, config, &current);
+        done.store(true, Ordering::Release);
+        result
+    })
+}
+
+fn preflight_each(host: &Arc<PluginHost>, config: &BenchConfig, current: &std::sync::Mutex<usize>) -> Result<(), PreflightError> {
+    for (i, v) in config.variants.iter().enumerate() {
+        *current.lock().unwrap_or_else(|p| p.into_inner()) = i;
         let fail = |source: SeamError| PreflightError { variant: v.name.clone(), source };
         let pool = Arc::new(MemoryPool::new(v.memtable_space, v.pool));
         let strategies = strategies::strategies(host, v, &pool).map_err(fail)?;

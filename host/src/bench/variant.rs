@@ -337,7 +337,7 @@ fn watch(dog: &super::Watchdog, variant: &Variant, watched: &AtomicBool, failure
 }
 
 /// What a stall is reported as: the plugin, the operation, the shard.
-fn stall_failure(variant: &Variant, stall: seam::watch::Stall) -> Failure {
+pub(super) fn stall_failure(variant: &Variant, stall: seam::watch::Stall) -> Failure {
     let plugin = match stall.call.kind() {
         Kind::Memtable => &variant.memtable,
         Kind::Allocator => &variant.allocator,

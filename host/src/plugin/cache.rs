@@ -1,8 +1,10 @@
 //! Precompiled components, cached by the component's sha256 and the
-//! engine's compatibility hash. A cache file is the sha256 of its payload,
-//! then the payload; only a file whose payload matches its sha256 is ever
-//! deserialized (a flipped bit in native code would crash the process),
-//! and a file that fails either check is recompiled over.
+//! engine's compatibility hash. A cache file is a sha256 over the rest,
+//! the sha256 of the component it was compiled from, then the payload.
+//! Only a file whose sum holds and whose source is the component asked
+//! for is ever deserialized (a flipped bit in native code would crash the
+//! process; another plugin's file copied over this one's would run as
+//! it); a file that fails either check is recompiled over.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -28,7 +30,7 @@ pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &st
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let path = dir.join(format!("{sha256}-{:016x}.cwasm", hasher.finish()));
     if let Ok(file) = std::fs::read(&path) {
-        if let Some(component) = verified(&file).and_then(|payload| deserialize(engine, payload).ok()) {
+        if let Some(component) = verified(&file, sha256).and_then(|payload| deserialize(engine, payload).ok()) {
             return Ok((component, true));
         }
         // A damaged or stale entry: compile afresh and replace it.
@@ -37,17 +39,29 @@ pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &st
     let component = Component::new(engine, bytes).map_err(|e| format!("{e:#}"))?;
     // The cache is an optimisation: failing to write it is not an error.
     if let Ok(serialized) = component.serialize() {
-        let mut file = Sha256::digest(&serialized).to_vec();
-        file.extend_from_slice(&serialized);
+        let body = [source_sum(sha256).as_slice(), &serialized].concat();
+        let mut file = Sha256::digest(&body).to_vec();
+        file.extend_from_slice(&body);
         let _ = write_atomically(dir, &path, &file);
     }
     Ok((component, false))
 }
 
-/// The payload of a cache file, if it matches the sha256 it starts with.
-pub fn verified(file: &[u8]) -> Option<&[u8]> {
-    let (sum, payload) = file.split_at_checked(32)?;
-    (Sha256::digest(payload).as_slice() == sum).then_some(payload)
+/// A component's hex sha256 as the 32 bytes a cache file holds.
+fn source_sum(sha256: &str) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = sha256.get(2 * i..2 * i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).unwrap_or(0);
+    }
+    out
+}
+
+/// The payload of a cache file, if its sum holds and it was compiled from
+/// the component whose hex sha256 is `source`.
+pub fn verified<'f>(file: &'f [u8], source: &str) -> Option<&'f [u8]> {
+    let (sum, body) = file.split_at_checked(32)?;
+    let (from, payload) = body.split_at_checked(32)?;
+    (Sha256::digest(body).as_slice() == sum && from == source_sum(source)).then_some(payload)
 }
 
 #[expect(unsafe_code, reason = "wasmtime requires unsafe to load precompiled native code")]
@@ -63,6 +77,10 @@ fn deserialize(engine: &wasmtime::Engine, payload: &[u8]) -> wasmtime::Result<Co
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    // A full disk must leave no half-written temporary file behind.
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }

@@ -8,6 +8,7 @@ use std::process::Command;
 
 use super::wasm_target::{OUTER_CARGO_VARS, WASM_TARGET as TARGET, ensure_wasm_target};
 use crate::seam::LoadError;
+use crate::seam::text::for_terminal;
 
 /// Builds the crate at `dir` and returns its `.wasm`.
 pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
@@ -26,8 +27,16 @@ pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
     for var in OUTER_CARGO_VARS {
         cmd.env_remove(var);
     }
-    eprintln!("memlab: building {spec} (cargo build --release --target {TARGET})");
+    eprintln!(
+        "memlab: building {} (cargo build --release --target {TARGET}): its build scripts and proc-macros run on this machine, outside the sandbox",
+        for_terminal(spec)
+    );
     let out = cmd.output().map_err(|e| fail(format!("running {cargo}: {e}")))?;
+    // Cargo's own report, warnings of build scripts included, escaped.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() && !stderr.trim().is_empty() {
+        eprint!("{}", for_terminal(&stderr));
+    }
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(20).collect();

@@ -45,6 +45,9 @@ pub struct Plugin {
     pub load_time: Duration,
     /// True when the precompiled cache served it.
     pub cache_hit: bool,
+    /// The component's bytes (what `sha256` is of): a run keeps them, so
+    /// `memlab verify` never needs the file or crate a record names.
+    pub component: Arc<[u8]>,
     pub(crate) pre: InstancePre<StoreCtx>,
     pub(crate) indices: Indices,
 }
@@ -82,6 +85,9 @@ impl PluginHost {
             return Err(LoadError::UnknownBundled(spec.to_string()));
         }
         if path.join("Cargo.toml").is_file() {
+            if !self.settings.build_crates {
+                return Err(LoadError::BuildNotAsked { plugin: spec.to_string() });
+            }
             path = super::from_crate::build(spec, &path)?;
         }
         let bytes = std::fs::read(&path).map_err(|e| LoadError::Read { plugin: spec.to_string(), path: path.display().to_string(), detail: e.to_string() })?;
@@ -104,7 +110,8 @@ impl PluginHost {
             Kind::Allocator => Indices::Allocator(bindings::allocator::GuestIndices::new(&pre).map_err(missing)?),
             Kind::Serializer => Indices::Serializer(bindings::serializer::GuestIndices::new(&pre).map_err(missing)?),
         };
-        Ok(Arc::new(Plugin { name: name.to_string(), kind, sha256, source, load_time: started.elapsed(), cache_hit, pre, indices }))
+        let component: Arc<[u8]> = Arc::from(component_bytes);
+        Ok(Arc::new(Plugin { name: name.to_string(), kind, sha256, source, load_time: started.elapsed(), cache_hit, component, pre, indices }))
     }
 }
 

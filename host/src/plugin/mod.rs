@@ -58,6 +58,9 @@ pub struct EngineSettings {
     /// checks) instead of 4 GiB of address space each: set when the
     /// process's address space is limited (`ulimit -v`).
     pub compact_memories: bool,
+    /// Build a plugin given as a crate folder (`--build`): that runs the
+    /// crate's build scripts and proc-macros on the host, unsandboxed.
+    pub build_crates: bool,
 }
 
 impl Default for EngineSettings {
@@ -69,6 +72,7 @@ impl Default for EngineSettings {
             cache_dir: cache::default_dir(),
             instance_slots: DEFAULT_INSTANCE_SLOTS,
             compact_memories: false,
+            build_crates: false,
         }
     }
 }

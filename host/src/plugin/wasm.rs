@@ -13,6 +13,7 @@ use super::load::Indices;
 use super::store::{Limits, Running, StoreCtx};
 use super::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
+use crate::seam::watch::during;
 use crate::seam::{self, Fault, Kind, LoadError, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
 
 /// A store plus the trap state every call shares.
@@ -108,7 +109,14 @@ fn description(d: types::Description) -> Description {
 
 fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::component::Instance, SeamError> {
     caller.store.data_mut().running = Running::of(plugin.kind);
-    plugin.pre.instantiate(&mut caller.store).map_err(|e| {
+    // Watched as the kind's create: a start function that never returns
+    // is a stall the watchdog names, in preflight as in a run.
+    let create = match plugin.kind {
+        Kind::Memtable => Op::MemtableCreate,
+        Kind::Allocator => Op::AllocatorCreate,
+        Kind::Serializer => Op::WriterCreate,
+    };
+    during(create, 0, || plugin.pre.instantiate(&mut caller.store)).map_err(|e| {
         let mut detail = format!("{e:#}");
         if detail.contains("maximum concurrent") {
             detail.push_str(" (the pooling allocator's instance slots: every shard holds two per generation, live, flushing or started ahead)");
@@ -168,16 +176,10 @@ pub(super) fn shard(
     // like any other (allocator contract 5).
     let allocator_baseline = caller.store.data().memory_of[Running::Allocator as usize];
     // One memtable and one arena per instance (memtable and allocator contract 0).
-    caller.try_call(memtable_plugin, Op::MemtableCreate, |s| memtable.call_create(s, &memtable_params.to_vec())).map_err(create_failed(
-        memtable_plugin,
-        Op::MemtableCreate,
-        shard,
-    ))?;
-    caller.try_call(allocator_plugin, Op::AllocatorCreate, |s| allocator.call_create(s, &allocator_params.to_vec())).map_err(create_failed(
-        allocator_plugin,
-        Op::AllocatorCreate,
-        shard,
-    ))?;
+    during(Op::MemtableCreate, shard, || caller.try_call(memtable_plugin, Op::MemtableCreate, |s| memtable.call_create(s, &memtable_params.to_vec())))
+        .map_err(create_failed(memtable_plugin, Op::MemtableCreate, shard))?;
+    during(Op::AllocatorCreate, shard, || caller.try_call(allocator_plugin, Op::AllocatorCreate, |s| allocator.call_create(s, &allocator_params.to_vec())))
+        .map_err(create_failed(allocator_plugin, Op::AllocatorCreate, shard))?;
     let runtime = WasmShard {
         caller,
         memtable_plugin: Arc::clone(memtable_plugin),
@@ -300,8 +302,8 @@ pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(Str
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
     let baseline = caller.store.data().memory_bytes;
-    let writer =
-        caller.try_call(plugin, Op::WriterCreate, |s| api.writer().call_create(s, &params.to_vec())).map_err(create_failed(plugin, Op::WriterCreate, shard))?;
+    let writer = during(Op::WriterCreate, shard, || caller.try_call(plugin, Op::WriterCreate, |s| api.writer().call_create(s, &params.to_vec())))
+        .map_err(create_failed(plugin, Op::WriterCreate, shard))?;
     let runtime = WasmSerializer { caller, plugin: Arc::clone(plugin), api, writer, baseline };
     Ok(seam::Serializer::new(Box::new(runtime), &plugin.name, shard))
 }
@@ -356,11 +358,8 @@ struct WasmReader {
 pub(super) fn reader(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
-    let reader = caller.try_call(plugin, Op::ReaderOpen, |s| api.reader().call_open(s, &params.to_vec(), data, index)).map_err(create_failed(
-        plugin,
-        Op::ReaderOpen,
-        0,
-    ))?;
+    let reader = during(Op::ReaderOpen, 0, || caller.try_call(plugin, Op::ReaderOpen, |s| api.reader().call_open(s, &params.to_vec(), data, index)))
+        .map_err(create_failed(plugin, Op::ReaderOpen, 0))?;
     let runtime = WasmReader { caller, plugin: Arc::clone(plugin), api, reader };
     Ok(seam::Reader::new(Box::new(runtime), &plugin.name))
 }

@@ -39,6 +39,12 @@ pub enum LoadError {
     Read { plugin: String, path: String, detail: String },
     #[error("plugin `{plugin}`: cannot build its crate: {detail}")]
     Build { plugin: String, detail: String },
+    /// A crate folder where building was not asked for: its build scripts
+    /// and proc-macros would run on this machine, outside the sandbox.
+    #[error(
+        "plugin `{plugin}` is a crate folder: building it runs its build scripts and proc-macros on this machine, outside the sandbox; pass `--build` to let memlab run `cargo build` there, or build it yourself and name its .wasm"
+    )]
+    BuildNotAsked { plugin: String },
     #[error("no bundled plugin named `{0}` (see `memlab list`), and no such file")]
     UnknownBundled(String),
     #[error("plugin `{plugin}`: not a WebAssembly file ({detail})")]
@@ -69,6 +75,7 @@ impl LoadError {
             LoadError::UnknownBundled(plugin) => Some(plugin),
             LoadError::Read { plugin, .. }
             | LoadError::Build { plugin, .. }
+            | LoadError::BuildNotAsked { plugin }
             | LoadError::NotWasm { plugin, .. }
             | LoadError::Componentize { plugin, .. }
             | LoadError::Compile { plugin, .. }

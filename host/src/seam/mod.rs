@@ -8,6 +8,7 @@ mod checked;
 mod error;
 mod op;
 mod sample;
+pub mod text;
 
 pub use sample::{picked, secret_offset};
 pub mod watch;

@@ -282,6 +282,16 @@ pub fn recheck(dir: &Path, recorded: Option<&Verified>, schema: u32, open: &Read
         Err(e) => return Recheck::Broken(e.to_string()),
     };
     let Some(recorded) = recorded else { return Recheck::Broken("the record says it was never verified".into()) };
+    // Whatever the schema, the counts it recorded must be what the
+    // segments hold: segments swapped in from another run differ there.
+    if found.len() as u64 != recorded.keys || rows != recorded.rows_read {
+        return Recheck::Broken(format!(
+            "the segments now hold {} keys in {rows} rows; the run verified {} keys in {} rows",
+            found.len(),
+            recorded.keys,
+            recorded.rows_read
+        ));
+    }
     if schema < 2 {
         return Recheck::ReadBack(rows);
     }

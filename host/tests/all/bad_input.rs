@@ -195,7 +195,7 @@ fn a_call_that_never_returns_ends_the_run_and_keeps_what_finished() {
     let config = two_variants(
         &dir,
         &format!(
-            "memtable = {:?}\nmemtable_params = {{ mode = \"loop\", after = 50 }}\nallocator = \"per-row\"\nserializer = \"lean\"",
+            "memtable = {:?}\nmemtable_params = {{ mode = \"loop\", after = 2500 }}\nallocator = \"per-row\"\nserializer = \"lean\"",
             hostile.display().to_string()
         ),
     );
@@ -207,6 +207,26 @@ fn a_call_that_never_returns_ends_the_run_and_keeps_what_finished() {
     let record = record_in(&out);
     assert_eq!(record["variants"][0]["outcome"]["status"], "completed");
     assert_eq!(record["variants"][1]["outcome"]["status"], "failed");
+}
+
+/// A `create` that never returns is a stall in preflight, named, within
+/// the stall limit: not a silent hang before the first variant.
+#[test]
+fn a_create_that_never_returns_ends_preflight_with_the_plugin_named() {
+    let dir = scratch("bad-input-create-loop");
+    let hostile = Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm");
+    let second = format!(
+        "memtable = {:?}\nmemtable_params = {{ mode = \"create-loop\" }}\nallocator = \"per-row\"\nserializer = \"lean\"",
+        hostile.display().to_string()
+    );
+    let config = two_variants(&dir, &second);
+    let out = dir.join("runs");
+    let started = std::time::Instant::now();
+    let child = spawn(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--stall-s", "2", "--quiet", "--no-intervals"]);
+    let output = child.wait_with_output().expect("it ends by itself");
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && text.contains("made no progress") && text.contains("memtable.create") && text.contains("variant `second`"), "{text}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "it took {:?}", started.elapsed());
 }
 
 #[test]
@@ -281,11 +301,81 @@ fn a_plugin_crate_that_does_not_build_is_refused_with_cargos_words() {
     .expect("write Cargo.toml");
     std::fs::write(krate.join("src/lib.rs"), "pub fn oops() -> u32 { \"not a number\" }\n").expect("write lib.rs");
     let path = krate.to_str().expect("utf-8 path");
-    let (ok, text) = memlab(&["check", path]);
+    let (ok, text) = memlab(&["check", path, "--build"]);
     assert!(!ok, "{text}");
     assert!(text.contains(&format!("plugin `{path}`: cannot build its crate")) && text.contains("mismatched types"), "{text}");
     // Building, but exporting no strategy: refused as such, by name.
     std::fs::write(krate.join("src/lib.rs"), "pub fn fine() -> u32 { 7 }\n").expect("write lib.rs");
-    let (ok, text) = memlab(&["check", path]);
+    let (ok, text) = memlab(&["check", path, "--build"]);
     assert!(!ok && text.contains(path), "{text}");
+}
+
+/// Runs a bench of `config` keeping segments; the run's directory.
+fn kept_run(config: &Path, out: &Path) -> PathBuf {
+    let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--keep-segments", "--quiet", "--no-intervals"]);
+    assert!(ok, "{text}");
+    std::fs::read_dir(out).expect("runs").flatten().map(|e| e.path()).find(|p| p.join("run.json").exists()).expect("a run")
+}
+
+/// `memlab verify` reads segments back with the component the run kept,
+/// by sha256; a record edited to name another plugin (a crate folder with
+/// a build script) is refused, and nothing is built.
+#[test]
+fn verify_never_builds_or_loads_what_a_record_names() {
+    let dir = scratch("bad-input-verify-never-builds");
+    let flush = crate::support::liar_plugin("liar-flush");
+    let text = format!(
+        "[workload]\nseed = 3\nops = 300\npartitions = {{ count = 500 }}\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = {flush:?}\n"
+    );
+    std::fs::write(dir.join("liar.toml"), text).expect("config");
+    let run = kept_run(&dir.join("liar.toml"), &dir.join("runs"));
+    let (ok, said) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(ok && said.contains("OK    v (repeat 1)"), "{said}");
+    // A crate whose build script leaves a mark, named by an edited record.
+    let krate = dir.join("evil");
+    std::fs::create_dir_all(krate.join("src")).expect("crate");
+    std::fs::write(krate.join("Cargo.toml"), "[package]\nname = \"evil\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[lib]\ncrate-type = [\"cdylib\"]\n")
+        .expect("toml");
+    std::fs::write(krate.join("src/lib.rs"), "").expect("lib");
+    std::fs::write(krate.join("build.rs"), "fn main() { std::fs::write(\"/tmp/memlab-evil-ran\", b\"\").ok(); }\n").expect("build.rs");
+    let _ = std::fs::remove_file("/tmp/memlab-evil-ran");
+    let record = std::fs::read_to_string(run.join("run.json")).expect("record");
+    let sha = record.split("\"sha256\": \"").nth(3).and_then(|s| s.get(..64)).expect("the serializer's sha256").to_string();
+    let edited = record.replace(&format!("{flush:?}"), &format!("{:?}", krate.display().to_string())).replace(&sha, &"0".repeat(64));
+    std::fs::write(run.join("run.json"), edited).expect("edit");
+    let (ok, said) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(!ok && said.contains("never loads or builds"), "{said}");
+    assert!(!Path::new("/tmp/memlab-evil-ran").exists(), "verify ran a build script a record named");
+}
+
+/// A record whose counts disagree with its segments fails `verify`,
+/// whatever its schema: segments swapped in from a run with another seed,
+/// the record edited to schema 1 (which has no comparable digest).
+#[test]
+fn verify_refuses_swapped_segments_whatever_the_schema() {
+    let dir = scratch("bad-input-verify-swapped");
+    let a = kept_run(&config(&dir, "a.toml", "name = \"a\"", "ops = 300"), &dir.join("runs-a"));
+    let other = std::fs::read_to_string(dir.join("a.toml")).expect("config").replace("seed = 3", "seed = 4").replace("ops = 300", "ops = 400");
+    std::fs::write(dir.join("b.toml"), other).expect("config");
+    let b = kept_run(&dir.join("b.toml"), &dir.join("runs-b"));
+    std::fs::remove_dir_all(a.join("01-v-1")).expect("remove");
+    std::fs::rename(b.join("01-v-1"), a.join("01-v-1")).expect("swap");
+    let record = std::fs::read_to_string(a.join("run.json")).expect("record").replacen("\"schema\": 3", "\"schema\": 1", 1);
+    std::fs::write(a.join("run.json"), record).expect("edit");
+    let (ok, said) = memlab(&["verify", a.to_str().expect("path")]);
+    assert!(!ok && said.contains("FAIL  v (repeat 1)") && said.contains("the run verified"), "{said}");
+}
+
+/// Text from a record or a plugin never reaches the terminal raw: a
+/// variant named with ESC and BEL sequences is shown escaped.
+#[test]
+fn show_escapes_control_characters_from_a_record() {
+    let dir = scratch("bad-input-show-escapes");
+    let run = kept_run(&config(&dir, "e.toml", "name = \"e\"", "ops = 200"), &dir.join("runs"));
+    let record = std::fs::read_to_string(run.join("run.json")).expect("record").replace("\"name\": \"v\"", "\"name\": \"v\\u001b[2J\\u0007\"");
+    std::fs::write(run.join("run.json"), record).expect("edit");
+    let out = command(&["show", run.join("run.json").to_str().expect("path")]).output().expect("memlab show");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.stdout.iter().any(|&b| b == 0x1b || b == 0x07), "raw control characters reached the terminal");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("v\\u{1b}[2J\\u{7}"), "{}", String::from_utf8_lossy(&out.stdout));
 }

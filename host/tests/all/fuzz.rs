@@ -118,13 +118,15 @@ fn plugin_loading_survives_mutations() {
 #[test]
 fn cache_files_survive_mutations() {
     use sha2::Digest;
-    let payload = b"precompiled code would be here".to_vec();
-    let mut file = sha2::Sha256::digest(&payload).to_vec();
-    file.extend(&payload);
-    assert!(memlab::plugin::verified_cache_payload(&file).is_some());
+    let source = "ab".repeat(32);
+    let body = [vec![0xab; 32], b"precompiled code would be here".to_vec()].concat();
+    let mut file = sha2::Sha256::digest(&body).to_vec();
+    file.extend(&body);
+    assert!(memlab::plugin::verified_cache_payload(&file, &source).is_some());
     let mut flipped = file.clone();
-    flipped[40] ^= 1;
-    assert!(memlab::plugin::verified_cache_payload(&flipped).is_none(), "a flipped bit must fail the check");
+    flipped[70] ^= 1;
+    assert!(memlab::plugin::verified_cache_payload(&flipped, &source).is_none(), "a flipped bit must fail the check");
+    assert!(memlab::plugin::verified_cache_payload(&file, &"cd".repeat(32)).is_none(), "another component's file must fail the check");
     drive("cache", &[file], memlab::fuzz::cache_file);
 }
 
@@ -144,4 +146,20 @@ fn a_damaged_cache_entry_is_recompiled_not_loaded() {
     assert!(!again.cache_hit, "a damaged entry must not be loaded");
     let third = memlab::plugin::PluginHost::new(settings()).expect("engine").load("null").expect("loads");
     assert!(third.cache_hit, "the entry was rewritten");
+}
+
+/// Another component's cache file copied over this one's, its sum intact,
+/// is not loaded: the file names the component it was compiled from.
+#[test]
+fn another_plugins_cache_file_copied_over_is_recompiled_not_loaded() {
+    let dir = scratch("fuzz-cache-copied");
+    let settings = || memlab::plugin::EngineSettings { cache_dir: Some(dir.clone()), instance_slots: 0, ..Default::default() };
+    let host = memlab::plugin::PluginHost::new(settings()).expect("engine");
+    let (btree, hostile) = (host.load("btree").expect("btree"), host.load(&crate::support::hostile_plugin()).expect("hostile"));
+    let entry =
+        |sha: &str| std::fs::read_dir(&dir).expect("cache").flatten().map(|e| e.path()).find(|p| p.display().to_string().contains(sha)).expect("an entry");
+    std::fs::copy(entry(&btree.sha256), entry(&hostile.sha256)).expect("copy over");
+    let again = memlab::plugin::PluginHost::new(settings()).expect("engine").load(&crate::support::hostile_plugin()).expect("recompiles");
+    assert!(!again.cache_hit, "another component's cache file was loaded");
+    assert_eq!(again.sha256, hostile.sha256);
 }

@@ -15,7 +15,7 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
         let out = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", kind, &name, dir.to_str().expect("path")]).output().expect("memlab new");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let root = dir.join(&name);
-        // memlab builds the crate itself: `memlab check .` in its folder.
+        // memlab builds the crate itself, when asked: `memlab check . --build`.
         let memlab = |args: &[&str]| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_memlab"));
             cmd.args(args).current_dir(&root).env("CARGO_TARGET_DIR", &target);
@@ -26,7 +26,21 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
             }
             cmd.output().expect("memlab runs")
         };
-        let check = memlab(&["check", ".", "--ops", "20000", "--size", "20000"]);
+        if kind == "memtable" {
+            // A build script that leaves a mark and warns: it runs only
+            // once `--build` asks for it, and its warning is shown.
+            let script = "fn main() { std::fs::write(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/built-here\"), b\"\").unwrap(); println!(\"cargo:warning=memlab-test: this build script ran\"); }\n";
+            std::fs::write(root.join("build.rs"), script).expect("build.rs");
+            let unasked = memlab(&["check", ".", "--ops", "100", "--size", "100"]);
+            let said = String::from_utf8_lossy(&unasked.stderr);
+            assert!(!unasked.status.success() && said.contains("outside the sandbox") && said.contains("--build"), "{said}");
+            assert!(!root.join("built-here").exists(), "the build script ran unasked");
+        }
+        let check = memlab(&["check", ".", "--ops", "20000", "--size", "20000", "--build"]);
+        if kind == "memtable" {
+            assert!(root.join("built-here").exists(), "the build script did not run with --build");
+            assert!(String::from_utf8_lossy(&check.stderr).contains("memlab-test: this build script ran"), "{}", String::from_utf8_lossy(&check.stderr));
+        }
         let text = String::from_utf8_lossy(&check.stdout);
         assert!(check.status.success() && text.contains("6 of 6 properties passed"), "{kind}: {text}{}", String::from_utf8_lossy(&check.stderr));
         // The second command: the bench config names the crate's folder.
@@ -34,7 +48,7 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
         assert!(bench.contains(&format!("{:?}", root.display().to_string())), "{bench}");
         assert!(bench.contains("[bench.decide]") && bench.contains("ops = 120000"), "{bench}");
         std::fs::write(root.join("bench.toml"), bench.replace("ops = 120000", "ops = 1000")).expect("smaller bench");
-        let run = memlab(&["bench", "bench.toml", "--quiet", "--no-intervals", "--out", "runs", "--repeats", "1"]);
+        let run = memlab(&["bench", "bench.toml", "--quiet", "--no-intervals", "--out", "runs", "--repeats", "1", "--build"]);
         let report = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
         assert!(run.status.success() && report.matches("Verified").count() == 3, "{kind}: {report}");
     }

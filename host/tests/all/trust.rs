@@ -294,9 +294,9 @@ fn a_default_described_but_not_used_is_refused_before_the_bench() {
         )
     };
     let honest = BenchConfig::parse("defaults.toml", &format!("[workload]\nops = 100\n{}", variant("honest", "none"))).expect("config");
-    bench::preflight(&strict_host(), &honest).expect("the honest liar passes");
+    bench::preflight(&strict_host(), &honest, None).expect("the honest liar passes");
     let config = BenchConfig::parse("defaults.toml", &format!("[workload]\nops = 100\n{}", variant("lies", "default-lie"))).expect("config");
-    let err = bench::preflight(&strict_host(), &config).expect_err("refused");
+    let err = bench::preflight(&strict_host(), &config, None).expect_err("refused");
     let text = err.to_string();
     assert!(text.contains("variant `lies`") && text.contains(&alloc) && text.contains("allocator.describe") && text.contains("pad = 0"), "{text}");
 }

@@ -17,7 +17,8 @@
 //! clamps its `after` parameter to 10, and says so in `describe`),
 //! `get-miss` (answers every point read "absent"), `short-scan` (a scan
 //! returns at most half its limit), `drop-bench-keys` (loses keys shaped
-//! like a bench's, and only those).
+//! like a bench's, and only those), `create-loop` (never returns from
+//! `create`).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -49,6 +50,8 @@ enum Mode {
     /// Loses every 50th key shaped like a bench's sort key (a token, then
     /// a partition ended by two zero bytes): honest on any other input.
     DropBenchKeys,
+    /// Never returns from `create`.
+    CreateLoop,
 }
 
 /// Whether `key` looks like a router sort key, as only a bench sends.
@@ -144,8 +147,15 @@ impl Memtable for Hostile {
             "get-miss" => Mode::GetMiss,
             "short-scan" => Mode::ShortScan,
             "drop-bench-keys" => Mode::DropBenchKeys,
+            "create-loop" => Mode::CreateLoop,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
+        if mode == Mode::CreateLoop {
+            let mut spins = 0u64;
+            loop {
+                spins = black_box(spins.wrapping_add(1));
+            }
+        }
         let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
         Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new(), frozen: Vec::new() })
     }
