@@ -194,6 +194,9 @@ pub enum CliError {
     VerifyFailed { broken: usize, checked: usize },
     #[error("memlab verify: {0}")]
     Verify(String),
+    /// The run completed, but its record is not where it was to go.
+    #[error("the run completed, but {path} could not be written ({why}); its record was saved to {saved}")]
+    NotSaved { path: String, why: String, saved: String },
     #[error("preflight, before any variant ran: {0}")]
     Preflight(#[from] bench::PreflightError),
     #[error("interrupted: {kept} of {planned} runs are recorded in {path} (a run stopped midway is marked failed)")]
@@ -472,29 +475,28 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     if deadline.is_none() {
         sayln!("Watchdog: a plugin call that makes no progress for {stall_s} s ends the run, keeping the finished variants");
     }
-    let mut save_error = None;
+    let mut record = Saving::new(json.clone(), &name);
     let result = bench::run_saving(
         &host,
         &config,
         &options,
         |line| warnln!("memlab: {line}"),
         |so_far| {
-            // Each finished variant is saved at once, whole or not at all.
+            // Each finished variant is shown and saved at once, whole or
+            // not at all; a disk that fills moves the record elsewhere.
             *saved.lock().unwrap_or_else(|p| p.into_inner()) = so_far.variants.clone();
-            if let Err(e) = so_far.save(&json) {
-                save_error.get_or_insert(e);
+            if let Some(v) = so_far.variants.last() {
+                sayln!("\n{}", report::summary(v));
             }
+            record.save(so_far);
         },
     )?;
-    if let Some(e) = save_error {
-        return Err(e.into());
-    }
-    for v in &result.variants {
-        sayln!("\n{}", report::summary(v));
-    }
     say!("{}", report::comparison(&result));
     say!("{}", report::fidelity(&result));
-    result.save(&json)?;
+    record.save(&result);
+    if let Some(lost) = record.lost() {
+        return Err(lost);
+    }
     let html = run_dir.join("report.html");
     std::fs::write(&html, report::html::render(&result)).map_err(io(&html))?;
     sayln!("\nSaved: {} and {}", json.display(), html.display());
@@ -507,6 +509,64 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         return Err(CliError::VariantsFailed(failed, result.variants.len()));
     }
     Ok(())
+}
+
+impl CliError {
+    /// The process's exit status: 4 when a run completed but its record
+    /// is not where it was to go, 1 for any other failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::NotSaved { .. } => 4,
+            _ => 1,
+        }
+    }
+}
+
+/// Where a run's record goes: `run.json` in its directory, or, once that
+/// cannot be written (a full disk, a removed directory), a file in the
+/// temporary directory, said at once; if that fails too, the record is
+/// printed whole at the end.
+struct Saving {
+    path: PathBuf,
+    fallback: PathBuf,
+    failed: Option<String>,
+    last: Option<String>,
+}
+
+impl Saving {
+    fn new(path: PathBuf, name: &str) -> Self {
+        let fallback = std::env::temp_dir().join(format!("memlab-{}-{}.json", name.replace(['/', '\\'], "_"), std::process::id()));
+        Saving { path, fallback, failed: None, last: None }
+    }
+
+    fn save(&mut self, record: &BenchResult) {
+        if self.failed.is_none() {
+            match record.save(&self.path) {
+                Ok(()) => return,
+                Err(e) => {
+                    warnln!("memlab: {e}; the record goes to {} instead", self.fallback.display());
+                    self.failed = Some(e.to_string());
+                }
+            }
+        }
+        self.last = match record.save(&self.fallback) {
+            Ok(()) => None,
+            Err(_) => serde_json::to_string_pretty(record).ok(),
+        };
+    }
+
+    /// The error to end with when `run.json` could not be written.
+    fn lost(self) -> Option<CliError> {
+        let why = self.failed?;
+        let saved = match self.last {
+            None => self.fallback.display().to_string(),
+            Some(json) => {
+                sayln!("{json}");
+                "standard output, above (the temporary directory could not be written either)".to_string()
+            }
+        };
+        Some(CliError::NotSaved { path: self.path.display().to_string(), why, saved })
+    }
 }
 
 /// The sandbox's limits as a run had them.

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
             // and already includes its cause.
             // Plugin messages inside it are escaped, never raw.
             eprintln!("error: {}", memlab::seam::text::for_terminal(&e.to_string()));
-            ExitCode::FAILURE
+            ExitCode::from(e.downcast_ref::<memlab::cli::CliError>().map_or(1, memlab::cli::CliError::exit_code))
         }
     }
 }

@@ -246,8 +246,12 @@ impl BenchResult {
         let failed = |e: &dyn std::fmt::Display| RecordError::Write { path: path.display().to_string(), detail: e.to_string() };
         let text = serde_json::to_string_pretty(self).map_err(|e| failed(&e))?;
         let partial = path.with_extension("json.partial");
-        std::fs::write(&partial, text).map_err(|e| failed(&e))?;
-        std::fs::rename(&partial, path).map_err(|e| failed(&e))
+        let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, path));
+        // A full disk must leave no half-written file behind.
+        if written.is_err() {
+            let _ = std::fs::remove_file(&partial);
+        }
+        written.map_err(|e| failed(&e))
     }
 
     fn parse(bytes: &[u8]) -> Result<BenchResult, ParseError> {

@@ -379,3 +379,38 @@ fn show_escapes_control_characters_from_a_record() {
     assert!(!out.stdout.iter().any(|&b| b == 0x1b || b == 0x07), "raw control characters reached the terminal");
     assert!(String::from_utf8_lossy(&out.stdout).contains("v\\u{1b}[2J\\u{7}"), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// When `run.json` cannot be written any more (here: the run's directory
+/// is replaced by a file while the second variant runs), every variant's summary is
+/// still shown as it ends, the record goes to a file memlab names, and the
+/// exit status (4) says the run completed but was not saved where asked.
+#[test]
+fn a_record_that_cannot_be_written_is_saved_elsewhere_and_said_so() {
+    let dir = scratch("bad-input-lost-dir");
+    let config = two_variants(&dir, "memtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"");
+    let text = std::fs::read_to_string(&config).expect("read").replace("ops = 400", "ops = 4000\ntarget_rate = 2000");
+    std::fs::write(&config, text).expect("write");
+    let out = dir.join("runs");
+    let mut child = spawn(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--quiet", "--no-intervals"]);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut text = String::new();
+    while !text.contains("variant 2/2") {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut stderr, &mut line).expect("read") == 0 {
+            break;
+        }
+        text.push_str(&line);
+    }
+    // A file where the directory was: nothing under it can be written.
+    std::fs::remove_dir_all(&out).expect("remove the run's directory");
+    std::fs::write(&out, b"").expect("a file in its place");
+    std::io::Read::read_to_string(&mut stderr, &mut text).expect("read the rest");
+    let output = child.wait_with_output().expect("it ends");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(4), "{text}");
+    assert!(stdout.contains("Results: healthy") && stdout.contains("Results: second"), "{stdout}");
+    let saved = text.split("its record was saved to ").nth(1).map(str::trim).expect("where it went");
+    let record: serde_json::Value = serde_json::from_slice(&std::fs::read(saved).expect("the saved record")).expect("json");
+    assert_eq!(record["variants"].as_array().map(Vec::len), Some(2), "{record}");
+    let _ = std::fs::remove_file(saved);
+}
