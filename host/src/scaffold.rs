@@ -72,13 +72,21 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
         ("README.md", fill(include_str!("scaffold/README.md.in"))),
         ("bench.toml", fill(include_str!("scaffold/bench.toml.in"))),
     ];
-    for (path, text) in files {
-        let path = root.join(path);
+    // Written beside, then renamed: a failure (a full disk) leaves no
+    // half-made crate for the retry to call existing.
+    let partial = root.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let written = files.into_iter().try_for_each(|(path, text)| {
+        let path = partial.join(path);
         let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(path.parent().unwrap_or(&root))?;
+            std::fs::create_dir_all(path.parent().unwrap_or(&partial))?;
             std::fs::write(&path, text)
         };
-        write().map_err(|e| ScaffoldError::Write { path: path.display().to_string(), detail: e.to_string() })?;
+        write().map_err(|e| ScaffoldError::Write { path: root.join(path.strip_prefix(&partial).unwrap_or(&path)).display().to_string(), detail: e.to_string() })
+    });
+    let renamed =
+        written.and_then(|()| std::fs::rename(&partial, &root).map_err(|e| ScaffoldError::Write { path: root.display().to_string(), detail: e.to_string() }));
+    if renamed.is_err() {
+        let _ = std::fs::remove_dir_all(&partial);
     }
-    Ok(root)
+    renamed.map(|()| root)
 }

@@ -350,10 +350,10 @@ impl BenchConfig {
     fn parse_in(file: &str, text: &str, base: &Path) -> Result<Self, ConfigError> {
         let invalid = |message: String| ConfigError::Invalid { file: file.to_string(), message };
         let raw: RawConfig = toml::from_str(text).map_err(|e| invalid(one_line(text, &e)))?;
-        if !(raw.bench.interval > 0.0 && raw.bench.interval <= 3600.0) {
-            return Err(invalid(format!("`bench.interval` {} must lie in (0, 3600] seconds", raw.bench.interval)));
-        }
         let at = |key: &str, message: String| invalid(format!("{}{message}", key_at(text, key)));
+        if !(raw.bench.interval > 0.0 && raw.bench.interval <= 3600.0) {
+            return Err(at("interval", format!("`bench.interval` {} must lie in (0, 3600] seconds", raw.bench.interval)));
+        }
         if raw.bench.call_deadline_ms.is_some_and(|ms| !(1.0..=3_600_000.0).contains(&ms)) {
             return Err(at("call_deadline_ms", "`bench.call_deadline_ms` must lie in 1..=3600000".into()));
         }
@@ -478,6 +478,25 @@ fn resolve(text: &str, kind: Kind, named: &BTreeMap<String, Named>, name: &toml:
     Ok(Resolved { plugin, params, shards })
 }
 
+/// serde names a table's span, not the key, for an integer that fits no
+/// TOML integer: find the key in the span whose value is too long.
+fn too_large(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    // The span may be the table's header alone: look to the next table.
+    let start = span.start.min(text.len());
+    let end = text[span.end.min(text.len())..].find("\n[").map_or(text.len(), |at| span.end.min(text.len()) + at);
+    let within = text.get(start..end)?;
+    let first = text.get(..span.start)?.matches('\n').count();
+    within.lines().enumerate().find_map(|(n, line)| {
+        line.split([',', '{', '}']).find_map(|part| {
+            let (key, value) = part.split_once('=')?;
+            let value = value.trim().replace('_', "");
+            let digits = value.strip_prefix('-').unwrap_or(&value);
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && value.parse::<i64>().is_err())
+                .then(|| format!("line {} (`{}`): `{}` = {value} is too large: TOML integers go up to {}", first + n + 1, line.trim(), key.trim(), i64::MAX))
+        })
+    })
+}
+
 /// Where `key` (a dotted path's last part) is set in `text`, for an error
 /// that serde's spans cannot place: `line N (`...`): ` or nothing.
 fn key_at(text: &str, key: &str) -> String {
@@ -489,10 +508,20 @@ fn key_at(text: &str, key: &str) -> String {
     found.map(|(n, l)| format!("line {} (`{}`): ", n + 1, l.trim())).unwrap_or_default()
 }
 
-/// A file's text; invalid UTF-8 is named by line and byte.
+/// The largest config or profile file memlab reads (`/dev/zero` is not one).
+pub const MAX_TEXT_BYTES: u64 = 16 << 20;
+
+/// A file's text, at most `MAX_TEXT_BYTES`; invalid UTF-8 is named by
+/// line and byte.
 pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read;
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+    let read = |source| ConfigError::Read { file: file.clone(), source };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(MAX_TEXT_BYTES + 1).read_to_end(&mut bytes)).map_err(read)?;
+    if bytes.len() as u64 > MAX_TEXT_BYTES {
+        return Err(ConfigError::Invalid { file, message: format!("larger than the {} MiB a config or profile may be", MAX_TEXT_BYTES >> 20) });
+    }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
@@ -523,6 +552,7 @@ fn resolve_workload(file: &str, text: &str, base: &Path, raw: RawWorkload) -> Re
             resolve_stream_path(&mut p, base);
             p
         }
+        Some(path) if path.is_empty() => return Err(invalid(format!("{}`workload.profile` is empty: name a profile file", key_at(text, "profile")))),
         Some(path) => {
             let path = base.join(path);
             let mut p = load_profile(&path)?;
@@ -560,6 +590,9 @@ pub fn load_profile(path: &Path) -> Result<Profile, ConfigError> {
 pub fn one_line(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim_end();
     let Some(span) = e.span() else { return message.to_string() };
+    if let Some(named) = too_large(text, span.clone()) {
+        return named;
+    }
     let start = span.start.min(text.len());
     let line_no = text.get(..start).unwrap_or("").matches('\n').count() + 1;
     let line = text.lines().nth(line_no - 1).unwrap_or("").trim();

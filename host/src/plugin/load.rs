@@ -31,6 +31,9 @@ pub(crate) enum Indices {
     Serializer(bindings::serializer::GuestIndices),
 }
 
+/// The largest plugin file memlab reads.
+pub const MAX_PLUGIN_BYTES: u64 = 256 << 20;
+
 /// A checked, compiled plugin, ready to instantiate many times.
 pub struct Plugin {
     /// The name reports use: the bundled name, or the file's path.
@@ -90,7 +93,11 @@ impl PluginHost {
             }
             path = super::from_crate::build(spec, &path)?;
         }
-        let bytes = std::fs::read(&path).map_err(|e| LoadError::Read { plugin: spec.to_string(), path: path.display().to_string(), detail: e.to_string() })?;
+        let bytes = crate::seam::read_bounded(&path, MAX_PLUGIN_BYTES, "plugin file").map_err(|e| LoadError::Read {
+            plugin: spec.to_string(),
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })?;
         self.load_bytes(spec, Source::File(path.display().to_string()), &bytes)
     }
 

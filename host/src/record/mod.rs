@@ -233,7 +233,7 @@ impl BenchResult {
     /// Reads a run record, upgrading older schemas.
     pub fn load(path: &Path) -> Result<BenchResult, RecordError> {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
+        let bytes = crate::seam::read_bounded(path, 1 << 30, "run record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
         Self::parse(&bytes).map_err(|e| match e {
             ParseError::Newer(found) => RecordError::NewerSchema { path: shown, found },
             ParseError::Json(detail) => RecordError::Malformed { path: shown, detail },

@@ -238,8 +238,14 @@ impl Profile {
         if self.stream.is_none() && self.duration.is_none() && self.ops == 0 {
             return bad("ops", "is 0: the run would test nothing".into());
         }
-        if self.duration.is_some_and(|d| d.is_zero()) {
-            return bad("duration", "must be above 0".into());
+        if self.duration.is_some_and(|d| d.is_zero() || d > MAX_DURATION) {
+            return bad("duration", format!("must lie above 0 and at most {} days", MAX_DURATION.as_secs() / 86_400));
+        }
+        if self.ops > MAX_OPS {
+            return bad("ops", format!("{} is above the most a run takes ({MAX_OPS})", self.ops));
+        }
+        if self.stream.as_ref().is_some_and(|s| s.as_os_str().is_empty()) {
+            return bad("stream", "is empty: name a stream file (`memlab stream` writes one)".into());
         }
         Ok(())
     }
@@ -256,10 +262,18 @@ impl Profile {
     }
 }
 
-/// A profile file with a path for relative `stream` paths.
+/// The longest `duration` a run takes: a week of soak.
+pub const MAX_DURATION: Duration = Duration::from_secs(7 * 86_400);
+
+/// The most `ops` a run takes (2^48: weeks at a million ops a second).
+pub const MAX_OPS: u64 = 1 << 48;
+
+/// A profile file with a path for relative `stream` paths (an empty one
+/// is left empty, for `validate` to name).
 pub fn resolve_stream_path(profile: &mut Profile, base: &Path) {
     if let Some(stream) = &profile.stream
         && stream.is_relative()
+        && !stream.as_os_str().is_empty()
     {
         profile.stream = Some(base.join(stream));
     }

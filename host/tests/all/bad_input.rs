@@ -50,6 +50,15 @@ fn bad_configs_and_flags_give_one_clear_error() {
         ),
         (vec![config(&dir, "repeats.toml", "repeats = 0", "ops = 5").display().to_string()], "line 2 (`repeats = 0`): 0 is outside 1..=100"),
         (vec![config(&dir, "deadline.toml", "call_deadline_ms = -5", "ops = 5").display().to_string()], "`bench.call_deadline_ms` must lie in 1..=3600000"),
+        (
+            vec![config(&dir, "huge-ops.toml", "", "ops = 18446744073709551615").display().to_string()],
+            "line 6 (`ops = 18446744073709551615`): `ops` = 18446744073709551615 is too large",
+        ),
+        (vec![config(&dir, "empty-profile.toml", "", "profile = \"\"").display().to_string()], "line 6 (`profile = \"\"`): `workload.profile` is empty"),
+        (vec![config(&dir, "empty-stream.toml", "", "stream = \"\"").display().to_string()], "line 6 (`stream = \"\"`): workload: `stream` is empty"),
+        (vec![config(&dir, "nan.toml", "interval = nan", "ops = 5").display().to_string()], "line 2 (`interval = nan`)"),
+        (vec![config(&dir, "eons.toml", "", "duration = \"1000000000000s\"").display().to_string()], "`duration` must lie above 0 and at most 7 days"),
+        (vec!["/dev/zero".to_string()], "/dev/zero: larger than the 16 MiB a config or profile may be"),
     ];
     for (args, expected) in cases {
         let mut all = vec!["bench".to_string()];
@@ -413,4 +422,18 @@ fn a_record_that_cannot_be_written_is_saved_elsewhere_and_said_so() {
     let record: serde_json::Value = serde_json::from_slice(&std::fs::read(saved).expect("the saved record")).expect("json");
     assert_eq!(record["variants"].as_array().map(Vec::len), Some(2), "{record}");
     let _ = std::fs::remove_file(saved);
+}
+
+/// Endless or huge inputs are refused by their limit, never read whole:
+/// a plugin file, a run record and a config given as `/dev/zero`.
+#[test]
+fn endless_inputs_are_refused_by_their_limit() {
+    for (args, expected) in [
+        (vec!["check", "/dev/zero"], "larger than the 256 MiB a plugin file may be"),
+        (vec!["show", "/dev/zero"], "larger than the 1024 MiB a run record may be"),
+        (vec!["bench", "/dev/zero"], "larger than the 16 MiB a config or profile may be"),
+    ] {
+        let (ok, text) = memlab(&args);
+        assert!(!ok && text.contains(expected), "{args:?}: {text}");
+    }
 }
