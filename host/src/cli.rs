@@ -484,11 +484,15 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         |so_far| {
             // Each finished variant is shown and saved at once, whole or
             // not at all; a disk that fills moves the record elsewhere.
-            *saved.lock().unwrap_or_else(|p| p.into_inner()) = so_far.variants.clone();
             if let Some(v) = so_far.variants.last() {
-                sayln!("\n{}", report::summary(v));
+                // The last variant alone: the final call repeats none.
+                let mut kept = saved.lock().unwrap_or_else(|p| p.into_inner());
+                if kept.len() < so_far.variants.len() {
+                    kept.push(v.clone());
+                    sayln!("\n{}", report::summary(v));
+                }
             }
-            record.save(so_far);
+            record.save_progress(so_far);
         },
     )?;
     say!("{}", report::comparison(&result));
@@ -537,6 +541,21 @@ impl Saving {
     fn new(path: PathBuf, name: &str) -> Self {
         let fallback = std::env::temp_dir().join(format!("memlab-{}-{}.json", name.replace(['/', '\\'], "_"), std::process::id()));
         Saving { path, fallback, failed: None, last: None }
+    }
+
+    /// Saves after a variant: the variant alone, and `run.json` whole
+    /// while the run is short or as its count doubles (linear in all).
+    fn save_progress(&mut self, record: &BenchResult) {
+        let n = record.variants.len();
+        if self.failed.is_none()
+            && n > 64
+            && !n.is_power_of_two()
+            && let Some(v) = record.variants.last()
+            && BenchResult::save_variant(&self.path, n - 1, v).is_ok()
+        {
+            return;
+        }
+        self.save(record);
     }
 
     fn save(&mut self, record: &BenchResult) {

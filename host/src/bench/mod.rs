@@ -108,21 +108,23 @@ pub fn run_saving(
         (None, Some(d)) => rounds::Rounds::Decide(d),
         (None, None) => rounds::Rounds::Fixed(config.bench.repeats.max(1)),
     };
-    let record = |variants: &[VariantResult], stop: Option<Stop>| BenchResult {
+    // One record, grown in place: each finished variant is one push, not
+    // a copy of all before it (10,000 variants stay linear).
+    let mut record = BenchResult {
         schema: SCHEMA_VERSION,
-        provenance: Provenance::collect(host, config, variants),
+        provenance: Provenance::collect(host, config, &[]),
         config: ConfigSpec::from(config),
-        variants: variants.to_vec(),
-        stop,
+        variants: Vec::new(),
+        stop: None,
     };
     let bench = variant::Bench { host, config, stream: &stream, expected: expected.as_ref(), options };
-    let (started, mut variants, mut stop) = (Instant::now(), Vec::new(), None);
+    let started = Instant::now();
     let max = rounds.max();
     'runs: for repeat in 1..=max {
         let round_started = Instant::now();
         for (i, variant) in config.variants.iter().enumerate() {
             if options.interrupted() {
-                stop = Some(Stop { rounds: repeat, reason: StopReason::Interrupted });
+                record.stop = Some(Stop { rounds: repeat, reason: StopReason::Interrupted });
                 break 'runs;
             }
             let of = if max > 1 { format!(" (round {repeat}, at most {max})") } else { String::new() };
@@ -140,17 +142,17 @@ pub fn run_saving(
             } else {
                 let _ = std::fs::remove_dir_all(&dir);
             }
-            variants.push(result);
-            finished(&record(&variants, None));
+            record.variants.push(result);
+            finished(&record);
         }
-        if let Some(reason) = rounds.after(repeat, &record(&variants, None), started.elapsed(), round_started.elapsed()) {
-            stop = Some(Stop { rounds: repeat, reason });
+        if let Some(reason) = rounds.after(repeat, &record, started.elapsed(), round_started.elapsed()) {
+            record.stop = Some(Stop { rounds: repeat, reason });
             break;
         }
     }
-    let result = record(&variants, stop);
-    finished(&result);
-    Ok(result)
+    record.provenance = Provenance::collect(host, config, &record.variants);
+    finished(&record);
+    Ok(record)
 }
 
 fn sanitize(name: &str) -> String {

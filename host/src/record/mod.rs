@@ -229,15 +229,48 @@ impl VariantResult {
     }
 }
 
+/// Beside `run.json`: the variants finished since it was last written.
+const VARIANTS_DIR: &str = "variants";
+
 impl BenchResult {
     /// Reads a run record, upgrading older schemas.
     pub fn load(path: &Path) -> Result<BenchResult, RecordError> {
         let shown = path.display().to_string();
         let bytes = crate::seam::read_bounded(path, 1 << 30, "run record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
-        Self::parse(&bytes).map_err(|e| match e {
+        let mut record = Self::parse(&bytes).map_err(|e| match e {
             ParseError::Newer(found) => RecordError::NewerSchema { path: shown, found },
             ParseError::Json(detail) => RecordError::Malformed { path: shown, detail },
-        })
+        })?;
+        record.take_later_variants(&path.with_file_name(VARIANTS_DIR));
+        Ok(record)
+    }
+
+    /// Appends the variants saved one by one (`save_variant`) after this
+    /// record was last written whole: a run that ended early keeps them.
+    fn take_later_variants(&mut self, dir: &Path) {
+        let mut index = self.variants.len();
+        while let Ok(bytes) = crate::seam::read_bounded(&dir.join(format!("{index:06}.json")), 64 << 20, "variant record") {
+            let Ok(variant) = serde_json::from_slice::<VariantResult>(&bytes) else { break };
+            self.variants.push(variant);
+            index += 1;
+        }
+    }
+
+    /// Writes one finished variant (the `index`-th) beside `run.json`, in
+    /// time bounded by its own size: `run.json` itself need not be
+    /// rewritten whole after every variant of a long run.
+    pub fn save_variant(path: &Path, index: usize, variant: &VariantResult) -> Result<(), RecordError> {
+        let dir = path.with_file_name(VARIANTS_DIR);
+        let file = dir.join(format!("{index:06}.json"));
+        let failed = |e: &dyn std::fmt::Display| RecordError::Write { path: file.display().to_string(), detail: e.to_string() };
+        std::fs::create_dir_all(&dir).map_err(|e| failed(&e))?;
+        let text = serde_json::to_string(variant).map_err(|e| failed(&e))?;
+        let partial = file.with_extension("json.partial");
+        let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, &file));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&partial);
+        }
+        written.map_err(|e| failed(&e))
     }
 
     /// Writes the record to `path` whole or not at all: to a temporary

@@ -82,3 +82,25 @@ fn the_fidelity_section_pairs_twins_and_flags_a_changed_ranking() {
         BenchResult::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-11-30-rust-2c24g/default-4/run.json")).expect("default-4");
     assert!(report::fidelity(&default).is_empty());
 }
+
+/// A long run saves each variant alone between whole rewrites of
+/// `run.json`; reading the record takes the later variants back, in
+/// order, and ignores ones a whole rewrite already holds.
+#[test]
+fn variants_saved_one_by_one_are_read_back_with_the_record() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/run.json");
+    let mut record = BenchResult::load(&golden).expect("golden record");
+    let all = record.variants.clone();
+    assert!(all.len() >= 3, "the golden record has {} variants", all.len());
+    let path = scratch("records-one-by-one").join("run.json");
+    record.variants.truncate(1);
+    record.save(&path).expect("save");
+    // A stale file for index 0 (already in run.json) and the later ones.
+    BenchResult::save_variant(&path, 0, &all[2]).expect("stale");
+    for (i, v) in all.iter().enumerate().skip(1) {
+        BenchResult::save_variant(&path, i, v).expect("variant");
+    }
+    let read = BenchResult::load(&path).expect("load");
+    let json = |v: &[memlab::record::VariantResult]| serde_json::to_string(v).expect("json");
+    assert_eq!(json(&read.variants), json(&all));
+}
