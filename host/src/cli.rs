@@ -104,12 +104,13 @@ enum Command {
     Check {
         /// A bundled name, a `.wasm` file, or a plugin crate's folder (built first).
         plugin: String,
-        /// Operations in all, in rounds of small fresh instances (at least 1).
-        #[arg(long, default_value_t = 1_000_000, value_parser = positive)]
+        /// Operations in all, in rounds of small fresh instances (1 to
+        /// 1,000,000,000).
+        #[arg(long, default_value_t = 1_000_000, value_parser = check_ops)]
         ops: u64,
-        /// Distinct keys, rows or records the one big instance grows to (at
-        /// least 1).
-        #[arg(long, default_value_t = 1_000_000, value_parser = positive)]
+        /// Distinct keys, rows or records the one big instance grows to (1
+        /// to 20,000,000: about 7 GiB for an allocator).
+        #[arg(long, default_value_t = 1_000_000, value_parser = check_size)]
         size: u64,
         /// The seed, decimal or `0x` hex (a failure prints its round's).
         #[arg(long, default_value = "0x6d656d6c6162", value_parser = seed)]
@@ -240,6 +241,18 @@ fn positive(text: &str) -> Result<u64, String> {
         Ok(n) => Ok(n),
         Err(e) => Err(format!("`{text}`: {e}")),
     }
+}
+
+fn at_most(text: &str, max: u64) -> Result<u64, String> {
+    positive(text).and_then(|n| if n > max { Err(format!("{n} is above the most check takes ({max})")) } else { Ok(n) })
+}
+
+fn check_ops(text: &str) -> Result<u64, String> {
+    at_most(text, 1_000_000_000)
+}
+
+fn check_size(text: &str) -> Result<u64, String> {
+    at_most(text, 20_000_000)
 }
 
 fn seed(text: &str) -> Result<u64, String> {

@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+/// Untrusted text, escaped for a terminal or a report.
+pub use crate::seam::text;
 pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
 /// The names of the counters in the stats maps (the SDK's contract).
 pub use memlab_sdk::Stat;

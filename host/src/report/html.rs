@@ -17,7 +17,8 @@ const TOP: f64 = 30.0;
 const BOTTOM: f64 = 45.0;
 
 fn esc(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    // Control characters from a record's strings are shown, never raw.
+    crate::record::text::for_terminal(text).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// A data series: its label, colour and points.

@@ -432,6 +432,7 @@ fn endless_inputs_are_refused_by_their_limit() {
         (vec!["check", "/dev/zero"], "larger than the 256 MiB a plugin file may be"),
         (vec!["show", "/dev/zero"], "larger than the 1024 MiB a run record may be"),
         (vec!["bench", "/dev/zero"], "larger than the 16 MiB a config or profile may be"),
+        (vec!["check", "btree", "--size", "99999999999"], "above the most check takes (20000000)"),
     ] {
         let (ok, text) = memlab(&args);
         assert!(!ok && text.contains(expected), "{args:?}: {text}");
