@@ -23,6 +23,17 @@ enum Step {
     Scan(Vec<u8>, Option<Vec<u8>>, u32),
 }
 
+impl Step {
+    /// Ops the step counts for: one per key, one per scan.
+    fn ops(&self) -> u64 {
+        match self {
+            Step::Insert(e) => e.len() as u64,
+            Step::Get(k) => k.len() as u64,
+            Step::Scan(..) => 1,
+        }
+    }
+}
+
 impl std::fmt::Display for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -60,11 +71,7 @@ fn steps(seed: u64, ops: u64) -> Vec<Step> {
                 Step::Scan(start, (rng.below(4) != 0).then_some(end), rng.below(200) as u32)
             }
         };
-        done += match &step {
-            Step::Insert(e) => e.len() as u64,
-            Step::Get(k) => k.len() as u64,
-            Step::Scan(..) => 1,
-        };
+        done += step.ops();
         out.push(step);
     }
     out
@@ -103,11 +110,7 @@ fn bench_steps(seed: u64, ops: u64) -> Vec<Step> {
                 Step::Scan(start, None, 1 + rng.below(100) as u32)
             }
         };
-        done += match &step {
-            Step::Insert(e) => e.len() as u64,
-            Step::Get(k) => k.len() as u64,
-            Step::Scan(..) => 1,
-        };
+        done += step.ops();
         out.push(step);
     }
     out
