@@ -90,9 +90,9 @@ enum Command {
     },
     /// Prints a saved run, or compares it with a baseline run.
     Show {
-        /// A run's `run.json`.
+        /// A run: its directory, or its `run.json`.
         run: PathBuf,
-        /// A baseline `run.json` to compare against, variant by variant.
+        /// A baseline run (directory or `run.json`) to compare against, variant by variant.
         #[arg(short, long)]
         baseline: Option<PathBuf>,
         /// Also write the run's HTML report here.
@@ -130,7 +130,7 @@ enum Command {
     /// their serializers and checks them against the run's record: every
     /// checksum, every row count, and the digest of the state they hold.
     Verify {
-        /// The run's directory (where its `run.json` is).
+        /// The run: its directory, or its `run.json`.
         run_dir: PathBuf,
     },
     /// Writes a new plugin crate, outside memlab's tree: its strategy, a
@@ -271,8 +271,13 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
     move |source| CliError::Io { path: path.display().to_string(), source }
 }
 
+/// A run named by its directory or by its `run.json`: the record's path.
+fn run_json(path: &Path) -> PathBuf {
+    if path.is_dir() { path.join("run.json") } else { path.to_path_buf() }
+}
+
 fn read_run(path: &Path) -> Result<BenchResult, CliError> {
-    Ok(BenchResult::load(path)?)
+    Ok(BenchResult::load(&run_json(path))?)
 }
 
 /// `memlab bench`'s flags.
@@ -401,8 +406,10 @@ fn recorded_serializer(run_dir: &Path, v: &crate::record::VariantResult) -> Resu
 }
 
 /// `memlab verify`: every variant's kept segments against its record.
-fn verify(run_dir: &Path) -> Result<(), CliError> {
-    let record = BenchResult::load(&run_dir.join("run.json"))?;
+fn verify(run: &Path) -> Result<(), CliError> {
+    let json = run_json(run);
+    let run_dir = json.parent().unwrap_or(Path::new("."));
+    let record = BenchResult::load(&json)?;
     let host = PluginHost::new(EngineSettings { instance_slots: 0, ..EngineSettings::default() })?;
     let (mut broken, mut checked) = (0, 0);
     for v in &record.variants {

@@ -13,6 +13,9 @@ use crate::seam::text::for_terminal;
 /// Builds the crate at `dir` and returns its `.wasm`.
 pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
     let fail = |detail: String| LoadError::Build { plugin: spec.to_string(), detail };
+    // Absolute: cargo runs in the crate's folder, where `./crate` means
+    // something else.
+    let dir = &std::path::absolute(dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     if let Some(command) = ensure_wasm_target(dir).map_err(fail)? {
         eprintln!("memlab: installed the {TARGET} target (`{command}`) to build {spec}");

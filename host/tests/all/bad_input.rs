@@ -163,6 +163,12 @@ fn verify_rereads_kept_segments_and_finds_damage() {
     let run = std::fs::read_dir(&out).expect("runs").flatten().map(|e| e.path()).find(|p| p.join("run.json").exists()).expect("a run");
     let (ok, text) = memlab(&["verify", run.to_str().expect("path")]);
     assert!(ok && text.contains("OK    v (repeat 1)"), "{text}");
+    // A run is named by its directory or its run.json, for verify and show.
+    let json = run.join("run.json");
+    let (ok, text) = memlab(&["verify", json.to_str().expect("path")]);
+    assert!(ok && text.contains("OK    v (repeat 1)"), "{text}");
+    let (ok, text) = memlab(&["show", run.to_str().expect("path")]);
+    assert!(ok && text.contains("Results: v"), "{text}");
     let data = std::fs::read_dir(run.join("01-v-1"))
         .expect("segments")
         .flatten()
