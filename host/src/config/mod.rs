@@ -410,9 +410,14 @@ impl BenchConfig {
                 return Err(at("cleanup_threshold", format!("variant `{}`: `cleanup_threshold` must lie in 0.01..=1 (a share of `memtable_space`)", v.name)));
             }
             let mut used = Vec::new();
-            let memtable = resolve(text, Kind::Memtable, &raw.memtable, &v.memtable, &mut used).map_err(&invalid)?;
-            let allocator = resolve(text, Kind::Allocator, &raw.allocator, &v.allocator, &mut used).map_err(&invalid)?;
-            let serializer = resolve(text, Kind::Serializer, &raw.serializer, &v.serializer, &mut used).map_err(&invalid)?;
+            let mut located = |kind: Kind, named: &BTreeMap<String, Named>, name: &toml::Spanned<String>| {
+                let mut r = resolve(text, kind, named, name, &mut used).map_err(&invalid)?;
+                r.plugin = locate(base, kind, &r.plugin).map_err(|e| invalid(format!("{}: {e}", line_of(text, name.span().start))))?;
+                Ok::<_, ConfigError>(r)
+            };
+            let memtable = located(Kind::Memtable, &raw.memtable, &v.memtable)?;
+            let allocator = located(Kind::Allocator, &raw.allocator, &v.allocator)?;
+            let serializer = located(Kind::Serializer, &raw.serializer, &v.serializer)?;
             let merge = |mut base: BTreeMap<String, ParamValue>, over: BTreeMap<String, ParamValue>| {
                 base.extend(over);
                 base
@@ -439,6 +444,25 @@ impl BenchConfig {
         }
         Ok(BenchConfig { bench: raw.bench, workload, variants })
     }
+}
+
+/// A plugin path in a config is taken from the config's folder, like
+/// every other path in it; a bundled name or an absolute path stays as
+/// it is. A config written for the old rule (paths from the current
+/// folder) is told what changed.
+fn locate(base: &Path, kind: Kind, spec: &str) -> Result<String, String> {
+    let path = Path::new(spec);
+    if crate::registry::find_kind(spec, kind).is_some() || path.is_absolute() || spec.is_empty() || base == Path::new(".") {
+        return Ok(spec.to_string());
+    }
+    let from_config = base.join(path);
+    if from_config.exists() || !path.exists() {
+        return Ok(from_config.display().to_string());
+    }
+    Err(format!(
+        "`{spec}` is not in the config's folder ({}), but in the current one: plugin paths in a config are taken from the config's folder, as profiles and streams are; write it relative to the config, or absolute",
+        base.display()
+    ))
 }
 
 /// A strategy as a variant ends up using it.

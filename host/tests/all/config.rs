@@ -81,3 +81,24 @@ fn the_sample_rate_is_checked_by_key() {
     let config = BenchConfig::parse("bench.toml", &GOOD.replace("name = \"a\"", "name = \"a\"\nverify_sample = 0")).expect("off");
     assert_eq!(config.variants[0].verify_sample, 0);
 }
+
+/// Plugin paths in a config are taken from the config's folder, like
+/// profiles and streams; a config written for the old rule (from the
+/// current folder) is told what changed.
+#[test]
+fn plugin_paths_are_taken_from_the_configs_folder() {
+    let dir = crate::support::scratch("config-plugin-paths").join("sub");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("mine.wasm"), b"").expect("plugin file");
+    let write = |memtable: &str| {
+        let path = dir.join("bench.toml");
+        std::fs::write(&path, GOOD.replace("memtable = \"btree\"", &format!("memtable = {memtable:?}"))).expect("config");
+        BenchConfig::load(&path)
+    };
+    let config = write("mine.wasm").expect("a path beside the config");
+    assert_eq!(config.variants[0].memtable, dir.join("mine.wasm").display().to_string());
+    assert_eq!(write("btree").expect("bundled").variants[0].memtable, "btree");
+    // `Cargo.toml` exists in the tests' current folder, not beside the config.
+    let message = write("Cargo.toml").expect_err("the old rule").to_string();
+    assert!(message.contains("line 7") && message.contains("taken from the config's folder"), "{message}");
+}
