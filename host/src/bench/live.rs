@@ -102,18 +102,27 @@ pub(super) fn sample(
             indicatif::ProgressStyle::with_template(&format!("{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {unit} {{msg}}"))
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
-        bar.set_prefix(display.label.clone());
+        bar.set_prefix(crate::seam::text::for_terminal(&display.label));
         bar
     });
-    let say = |line: String| match &bar {
-        Some(bar) => bar.println(line),
-        None => println!("{}", crate::seam::text::for_terminal(&line)),
+    // Each line ends with its variant, so lines of many variants can be
+    // told apart (and grepped).
+    let variant = crate::seam::text::clean(&display.label);
+    let say = |line: String, tail: &str| {
+        let line = format!("{line}  {tail}");
+        match &bar {
+            Some(bar) => bar.println(line),
+            None => println!("{line}"),
+        }
     };
     if display.lines {
-        say(format!(
-            "{:<10} {:>10} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>6} {:>8} {:>5}",
-            "type", "total ops", "op/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "time", "errors", "mem MiB", "cpu%"
-        ));
+        say(
+            format!(
+                "{:<10} {:>10} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>6} {:>8} {:>5}",
+                "type", "total ops", "op/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "time", "errors", "mem MiB", "cpu%"
+            ),
+            "variant",
+        );
     }
     let started = Instant::now();
     let mut samples = Vec::new();
@@ -163,23 +172,26 @@ pub(super) fn sample(
         if s.ops > 0 || !finished {
             if display.lines {
                 let ms = |ns: u64| ns as f64 / 1e6;
-                say(format!(
-                    "{:<10} {:>10} {:>9.0} {:>10.0} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>7.1} {:>6} {:>8.1} {:>5.0}",
-                    if s.warmup { "warmup," } else { "total," },
-                    ops,
-                    s.op_rate,
-                    s.row_rate,
-                    s.latency.mean / 1e6,
-                    ms(s.latency.p50),
-                    ms(s.latency.p95),
-                    ms(s.latency.p99),
-                    ms(s.latency.p999),
-                    ms(s.latency.max),
-                    s.at,
-                    errors,
-                    s.memory as f64 / (1 << 20) as f64,
-                    100.0 * s.cpu / (s.secs * cores)
-                ));
+                say(
+                    format!(
+                        "{:<10} {:>10} {:>9.0} {:>10.0} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>7.1} {:>6} {:>8.1} {:>5.0}",
+                        if s.warmup { "warmup," } else { "total," },
+                        ops,
+                        s.op_rate,
+                        s.row_rate,
+                        s.latency.mean / 1e6,
+                        ms(s.latency.p50),
+                        ms(s.latency.p95),
+                        ms(s.latency.p99),
+                        ms(s.latency.p999),
+                        ms(s.latency.max),
+                        s.at,
+                        errors,
+                        s.memory as f64 / (1 << 20) as f64,
+                        100.0 * s.cpu / (s.secs * cores)
+                    ),
+                    &variant,
+                );
             }
             samples.push(s);
         }
