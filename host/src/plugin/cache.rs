@@ -76,11 +76,5 @@ fn deserialize(engine: &wasmtime::Engine, payload: &[u8]) -> wasmtime::Result<Co
 
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    // A full disk must leave no half-written temporary file behind.
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    crate::seam::write_whole(path, &path.with_extension(format!("tmp{}", std::process::id())), bytes)
 }

@@ -267,12 +267,7 @@ impl BenchResult {
         let failed = |e: &dyn std::fmt::Display| RecordError::Write { path: file.display().to_string(), detail: e.to_string() };
         std::fs::create_dir_all(&dir).map_err(|e| failed(&e))?;
         let text = serde_json::to_string(variant).map_err(|e| failed(&e))?;
-        let partial = file.with_extension("json.partial");
-        let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, &file));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&partial);
-        }
-        written.map_err(|e| failed(&e))
+        crate::seam::write_whole(&file, &file.with_extension("json.partial"), text.as_bytes()).map_err(|e| failed(&e))
     }
 
     /// Writes the record to `path` whole or not at all: to a temporary
@@ -280,13 +275,7 @@ impl BenchResult {
     pub fn save(&self, path: &Path) -> Result<(), RecordError> {
         let failed = |e: &dyn std::fmt::Display| RecordError::Write { path: path.display().to_string(), detail: e.to_string() };
         let text = serde_json::to_string_pretty(self).map_err(|e| failed(&e))?;
-        let partial = path.with_extension("json.partial");
-        let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, path));
-        // A full disk must leave no half-written file behind.
-        if written.is_err() {
-            let _ = std::fs::remove_file(&partial);
-        }
-        written.map_err(|e| failed(&e))
+        crate::seam::write_whole(path, &path.with_extension("json.partial"), text.as_bytes()).map_err(|e| failed(&e))
     }
 
     fn parse(bytes: &[u8]) -> Result<BenchResult, ParseError> {

@@ -10,6 +10,16 @@ mod op;
 mod sample;
 pub mod text;
 
+/// Writes `bytes` to `path` whole or not at all: to `partial` beside it,
+/// then renamed over it; a failed write (a full disk) leaves no `partial`.
+pub fn write_whole(path: &std::path::Path, partial: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let written = std::fs::write(partial, bytes).and_then(|()| std::fs::rename(partial, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(partial);
+    }
+    written
+}
+
 /// Reads a file of at most `limit` bytes: an input larger than that (or
 /// endless, like `/dev/zero`) is refused by name, never read whole.
 pub fn read_bounded(path: &std::path::Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
