@@ -11,15 +11,22 @@ use crate::plugin::{self, EngineSettings, PluginHost};
 use crate::{registry, report};
 
 // Output that may carry a plugin's or a record's strings goes through
-// `for_terminal`: no raw control character reaches the terminal.
+// `for_terminal`: no raw control character reaches the terminal. A closed
+// pipe (`memlab show | head`) is not an error: a bench keeps running and
+// saving, it only stops printing.
 macro_rules! say {
-    ($($t:tt)*) => { print!("{}", crate::seam::text::for_terminal(&format!($($t)*))) };
+    ($($t:tt)*) => { emit(&mut std::io::stdout(), &format!($($t)*), false) };
 }
 macro_rules! sayln {
-    ($($t:tt)*) => { println!("{}", crate::seam::text::for_terminal(&format!($($t)*))) };
+    ($($t:tt)*) => { emit(&mut std::io::stdout(), &format!($($t)*), true) };
 }
 macro_rules! warnln {
-    ($($t:tt)*) => { eprintln!("{}", crate::seam::text::for_terminal(&format!($($t)*))) };
+    ($($t:tt)*) => { emit(&mut std::io::stderr(), &format!($($t)*), true) };
+}
+
+fn emit(out: &mut impl std::io::Write, text: &str, newline: bool) {
+    let _ = out.write_all(crate::seam::text::for_terminal(text).as_bytes());
+    let _ = if newline { out.write_all(b"\n") } else { out.flush() };
 }
 
 /// Try out the write path of an LSM engine, with its strategies as
@@ -78,6 +85,10 @@ enum Command {
         /// build scripts and proc-macros on this machine, outside the sandbox.
         #[arg(long)]
         build: bool,
+        /// After the measured rounds, run each variant once more with its
+        /// stacks sampled, for flame graphs (sets `bench.profile`).
+        #[arg(long)]
+        profile: bool,
     },
     /// Writes a profile's stream to a file that a bench can replay
     /// (`stream = "file"` in the workload).
@@ -315,6 +326,7 @@ struct BenchFlags {
     deadline_ms: Option<f64>,
     stall_s: u64,
     build: bool,
+    profile: bool,
 }
 
 /// The watchdog's action: save the finished runs plus the stuck one,
@@ -336,6 +348,7 @@ fn stall_watchdog(
             config: (&config).into(),
             variants,
             stop: None,
+            profiles: Vec::new(),
         };
         let kept = match record.save(&json) {
             Ok(()) => format!("the {} finished runs and this failure are in {}", record.variants.len() - 1, json.display()),
@@ -455,14 +468,18 @@ fn create_run_dir(out: &Path, name: &str) -> Result<PathBuf, CliError> {
 }
 
 fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
-    let BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build } = flags;
+    let BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build, profile } = flags;
     let stall = std::time::Duration::from_secs(stall_s);
-    let config = match &config {
+    let mut config = match &config {
         Some(path) => BenchConfig::load(path)?,
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
     };
+    config.bench.profile |= profile;
     let deadline = deadline_ms.or(config.bench.call_deadline_ms).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
     let settings = EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(&config), build_crates: build, ..EngineSettings::default() };
+    // The profiled round's wasm variants run on an engine of their own:
+    // its epoch checks would otherwise cost every measured call.
+    let profiling = if config.bench.profile { Some(PluginHost::new(EngineSettings { profile: true, ..settings.clone() })?) } else { None };
     let host = PluginHost::new(settings)?;
     let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
     // The run's directory first: an unwritable `--out` is found before
@@ -489,6 +506,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         decide: decide.over(config.bench.decide),
         interrupt: Some(Arc::clone(&interrupt)),
         watchdog,
+        profile: profiling,
     };
     sayln!("memlab bench: {name} — {}", config.bench.description);
     sayln!("{}", engine_line(host.settings()));
@@ -522,7 +540,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         return Err(lost);
     }
     let html = run_dir.join("report.html");
-    std::fs::write(&html, report::html::render(&result)).map_err(io(&html))?;
+    std::fs::write(&html, report::html::render_in(&result, Some(&run_dir))).map_err(io(&html))?;
     sayln!("\nSaved: {} and {}", json.display(), html.display());
     if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
         let planned = config.variants.len() * repeats.unwrap_or(config.bench.repeats);
@@ -638,11 +656,12 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         deadline_ms: None,
         stall_s: 60,
         build: false,
+        profile: false,
     };
     match cli.command.unwrap_or(default) {
-        Command::Bench { config, out, keep_segments, quiet, repeats, max_rounds, max_time, rse, no_intervals, deadline_ms, stall_s, build } => {
+        Command::Bench { config, out, keep_segments, quiet, repeats, max_rounds, max_time, rse, no_intervals, deadline_ms, stall_s, build, profile } => {
             let decide = DecideFlags { max_rounds, max_time, rse };
-            bench(config, BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build })
+            bench(config, BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build, profile })
         }
         Command::Stream { profile, output } => {
             let profile = crate::config::load_profile(&profile)?;
@@ -655,16 +674,24 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let result = read_run(&run)?;
             match baseline {
                 None => {
+                    // The verdict and the comparison first: the first
+                    // screen says who won; each run's summary follows.
+                    let comparison = report::comparison(&result);
+                    say!("{comparison}");
                     for v in &result.variants {
-                        sayln!("{}", report::summary(v));
+                        sayln!("\n{}", report::summary(v));
                     }
-                    say!("{}", report::comparison(&result));
+                    if !comparison.is_empty() {
+                        let again = report::headline(&result).map(|h| h.text).unwrap_or_default();
+                        sayln!("\n{again}");
+                    }
                     say!("{}", report::fidelity(&result));
                 }
                 Some(path) => say!("{}", report::against_baseline(&read_run(&path)?, &result)),
             }
             if let Some(path) = html {
-                std::fs::write(&path, report::html::render(&result)).map_err(io(&path))?;
+                let json = run_json(&run);
+                std::fs::write(&path, report::html::render_in(&result, json.parent())).map_err(io(&path))?;
             }
             Ok(())
         }

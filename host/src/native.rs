@@ -124,6 +124,8 @@ pub trait WriterTwin: Send {
     fn finish(&mut self, tail: &mut Vec<u8>) -> Result<Finished, Error>;
     /// What `create` applied.
     fn description(&self) -> Description;
+    /// Counters.
+    fn stats(&self) -> Stats;
 }
 
 impl<S: Serializer + Send> WriterTwin for WriterInstance<S> {
@@ -137,6 +139,10 @@ impl<S: Serializer + Send> WriterTwin for WriterInstance<S> {
 
     fn description(&self) -> Description {
         WriterInstance::description(self).clone()
+    }
+
+    fn stats(&self) -> Stats {
+        WriterInstance::stats(self)
     }
 }
 
@@ -388,6 +394,10 @@ impl SerializerRuntime for NativeWriter {
 
     fn describe(&mut self) -> Result<Description, Fault> {
         Ok(self.0.description())
+    }
+
+    fn stats(&mut self) -> Result<Stats, Fault> {
+        Ok(self.0.stats())
     }
 
     fn guest_memory_bytes(&self) -> u64 {

@@ -50,6 +50,29 @@ pub(super) struct ClientOutcome {
     /// This thread's CPU time (its own clock: a noisy neighbour that
     /// takes the core does not count).
     pub cpu: Duration,
+    /// Where this thread's wall time went.
+    pub time: ClientTime,
+}
+
+/// A client thread's wall time by phase, from clock reads between an op's
+/// steps (one op is one client batch): the phases tile the thread's time.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct ClientTime {
+    /// From the thread's start to its last op's end.
+    pub wall_ns: u64,
+    /// Taking the next op from the stream, and the previous op's
+    /// bookkeeping (histogram, fingerprint, interval counters).
+    pub generate_ns: u64,
+    /// Sleeping until an op's intended start (target rate).
+    pub pace_ns: u64,
+    /// Routing an insert's rows to its shard.
+    pub route_ns: u64,
+    /// `WritePath::write`: what the write path's own counters split up.
+    pub write_ns: u64,
+    /// Point reads and scans.
+    pub read_ns: u64,
+    /// Clock reads made for this breakdown alone.
+    pub clock_reads: u64,
 }
 
 /// Runs client `thread` until its ops end, the deadline passes, or a
@@ -68,12 +91,14 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         scan_rows: 0,
         first_error: None,
         cpu: Duration::ZERO,
+        time: ClientTime::default(),
     };
     let cpu = cpu_time::ThreadTime::try_now().ok();
     let limit = stream.ops_for(thread);
     let mut source = stream.ops();
     let (mut op, mut batch) = (Op::default(), RoutedBatch::default());
     let started = Instant::now();
+    let mut last = started;
     let deadline = plan.duration.map(|d| started + d);
     for index in 0.. {
         let interrupted = plan.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed));
@@ -85,21 +110,31 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         }
         out.fingerprint.add(&op);
         out.taken += 1;
+        let generated = Instant::now();
+        out.time.generate_ns += nanos(generated - last);
         let intended = match plan.rate {
             Some(rate) => {
                 let at = started + Duration::from_secs_f64(index as f64 / rate);
-                if let Some(wait) = at.checked_duration_since(Instant::now()) {
+                if let Some(wait) = at.checked_duration_since(generated) {
                     std::thread::sleep(wait);
                 }
                 at
             }
-            None => Instant::now(),
+            None => generated,
         };
+        // Sleeping to the intended start, or to the end of a late wake-up.
+        let began = if plan.rate.is_some() { intended.max(generated) } else { generated };
+        out.time.pace_ns += nanos(began - generated);
+        let mut routed = began;
         let result = match op.kind {
             OpKind::Insert => batch
                 .route(path.router(), &op.rows)
                 .map_err(|e| SeamError::Host { operation: "route", detail: e.to_string() })
-                .and_then(|()| path.write(&mut batch))
+                .and_then(|()| {
+                    routed = Instant::now();
+                    out.time.clock_reads += 1;
+                    path.write(&mut batch)
+                })
                 .map(|()| op.rows.len() as u64),
             OpKind::Read => path.get(&op.partition, &op.clustering).map(|found| {
                 out.read_hits += u64::from(found.is_some());
@@ -110,7 +145,14 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
                 0
             }),
         };
-        let latency = intended.elapsed().as_nanos().max(1) as u64;
+        let end = Instant::now();
+        out.time.route_ns += nanos(routed - began);
+        match op.kind {
+            OpKind::Insert => out.time.write_ns += nanos(end - routed),
+            _ => out.time.read_ns += nanos(end - began),
+        }
+        last = end;
+        let latency = nanos(end - intended).max(1);
         let _ = out.histograms[op.kind as usize].record(latency);
         out.ops[op.kind as usize] += 1;
         match result {
@@ -132,5 +174,10 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         }
     }
     out.cpu = cpu.and_then(|c| c.try_elapsed().ok()).unwrap_or_default();
+    out.time.wall_ns = nanos(last - started);
     out
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos() as u64
 }

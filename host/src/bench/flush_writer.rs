@@ -33,7 +33,9 @@ impl FlushWriter<'_> {
             match flush::flush(job, self.serializer, self.dir, self.pool, self.run_started) {
                 Ok(report) => {
                     if self.log {
-                        eprintln!("INFO  {}", crate::seam::text::for_terminal(&report.log_line()));
+                        // A closed stderr stops the lines, not the flush.
+                        let line = format!("INFO  {}\n", crate::seam::text::for_terminal(&report.log_line()));
+                        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
                     }
                     reports.push(report);
                 }

@@ -112,7 +112,10 @@ pub(super) fn sample(
         let line = format!("{line}  {tail}");
         match &bar {
             Some(bar) => bar.println(line),
-            None => println!("{line}"),
+            // A closed stdout stops the lines, not the run.
+            None => {
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("{line}\n").as_bytes());
+            }
         }
     };
     if display.lines {

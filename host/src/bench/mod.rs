@@ -2,10 +2,12 @@
 //! (repeats interleaved: A B A B ...), and collects the figures the report
 //! prints.
 
+mod breakdown;
 mod client;
 mod failures;
 mod flush_writer;
 mod live;
+mod profile;
 mod resources;
 mod rounds;
 mod slots;
@@ -52,6 +54,9 @@ pub struct BenchOptions {
     pub interrupt: Option<Arc<AtomicBool>>,
     /// Ends the run when a plugin call makes no progress for too long.
     pub watchdog: Option<Watchdog>,
+    /// After the measured rounds, a profiled round of each variant: wasm
+    /// variants run on this engine, built with `EngineSettings::profile`.
+    pub profile: Option<Arc<PluginHost>>,
 }
 
 /// A call that never returns cannot be interrupted without the epoch
@@ -116,6 +121,7 @@ pub fn run_saving(
         config: ConfigSpec::from(config),
         variants: Vec::new(),
         stop: None,
+        profiles: Vec::new(),
     };
     let bench = variant::Bench { host, config, stream: &stream, expected: expected.as_ref(), options };
     let started = Instant::now();
@@ -149,6 +155,9 @@ pub fn run_saving(
             record.stop = Some(Stop { rounds: repeat, reason });
             break;
         }
+    }
+    if let Some(profiling) = &options.profile {
+        record.profiles = profile::profile_all(&bench, profiling, &record, &mut progress);
     }
     record.provenance = Provenance::collect(host, config, &record.variants);
     finished(&record);

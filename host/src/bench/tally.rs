@@ -76,6 +76,9 @@ pub(super) fn flushes(result: &mut VariantResult, mut flushes: Vec<FlushReport>)
         for (k, v) in &f.allocator_stats {
             *result.allocator_stats.entry(k.clone()).or_default() += v;
         }
+        for (k, v) in &f.serializer_stats {
+            *result.serializer_stats.entry(k.clone()).or_default() += v;
+        }
         boundary.add(f.shard_boundary);
         boundary.add(f.serializer_boundary);
     }

@@ -16,7 +16,7 @@ use super::client::{self, ClientOutcome};
 use super::failures::Failures;
 use super::flush_writer::FlushWriter;
 use super::strategies::{self, Strategies};
-use super::{BenchOptions, live, resources, tally};
+use super::{BenchOptions, breakdown, live, resources, tally};
 use crate::config::{BenchConfig, Variant, VerifyRounds, params};
 use crate::flush::{self, FlushReport};
 use crate::pool::MemoryPool;
@@ -27,6 +27,10 @@ use crate::seam::{self, Kind, SeamError};
 use crate::verify::{self, State};
 use crate::workload::Stream;
 use crate::write_path::{FlushJob, PathSettings, WriteCounters, WritePath};
+
+/// The round number of the profiled round (`--profile`), after the
+/// measured ones: it is not verified, and no verdict counts it.
+pub(super) const PROFILED_ROUND: usize = 0;
 
 /// What every variant of a bench shares.
 pub(super) struct Bench<'a> {
@@ -50,6 +54,7 @@ pub(super) struct VariantRun<'a> {
     jobs: Receiver<FlushJob>,
     descriptions: Vec<memlab_sdk::Description>,
     setup: Duration,
+    calibration: breakdown::Calibration,
 }
 
 /// What the run's threads handed back.
@@ -101,13 +106,16 @@ impl<'a> VariantRun<'a> {
         let path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
         let descriptions = checked_descriptions(variant, path.describe()?, serializer.as_ref())?;
         path.prepare_next_generation();
-        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup: started.elapsed() })
+        let setup = started.elapsed();
+        let calibration = breakdown::calibrate(bench.host, variant.runtime == crate::config::Runtime::Wasm);
+        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup, calibration })
     }
 
     fn run(self, round: usize) -> VariantResult {
         let (failures, failed) = Failures::new();
         let joined = self.run_threads(&failures);
-        let verify = round == 1 || self.bench.config.bench.verify_rounds == VerifyRounds::All;
+        // The profiled round is never verified: its profile is the run's.
+        let verify = round == 1 || (round != PROFILED_ROUND && self.bench.config.bench.verify_rounds == VerifyRounds::All);
         self.assemble(joined, failed.try_iter().next(), verify)
     }
 
@@ -234,6 +242,7 @@ impl<'a> VariantRun<'a> {
         result.intervals = joined.intervals;
         result.counters = joined.counters.into();
         result.reads = (&joined.reads).into();
+        result.time = breakdown::breakdown(&joined.clients, &joined.counters, &joined.flushes, self.calibration);
         tally::flushes(&mut result, joined.flushes);
         if self.bench.options.interrupted() {
             result.fail(Failure::interrupted());

@@ -67,6 +67,10 @@ pub struct BenchInfo {
     pub decide: Option<Decide>,
     /// Which rounds are verified.
     pub verify_rounds: VerifyRounds,
+    /// After the measured rounds, one profiled round of each variant for
+    /// its flame graphs (`--profile`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub profile: bool,
 }
 
 impl Default for BenchInfo {
@@ -81,6 +85,7 @@ impl Default for BenchInfo {
             threshold: 0.02,
             decide: None,
             verify_rounds: VerifyRounds::All,
+            profile: false,
         }
     }
 }

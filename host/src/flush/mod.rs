@@ -57,6 +57,9 @@ pub struct FlushReport {
     pub partitions: u64,
     /// Bytes of data, index and metadata written.
     pub bytes: u64,
+    /// Bytes of the rows as the stream made them (the allocator's loads,
+    /// which the audit holds to each entry): what `bytes` compresses.
+    pub raw_bytes: u64,
     /// Wall time.
     pub wall: Duration,
     /// CPU time of the flush thread.
@@ -71,6 +74,8 @@ pub struct FlushReport {
     pub memtable_stats: BTreeMap<String, u64>,
     /// Allocator counters summed over the flushed shards.
     pub allocator_stats: BTreeMap<String, u64>,
+    /// The serializer's own counters (reported by the plugin).
+    pub serializer_stats: BTreeMap<String, u64>,
     /// Boundary traffic of the flushed shards over their whole life.
     pub shard_boundary: Boundary,
     /// Boundary traffic of the serializer.
@@ -199,6 +204,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
                 records.push_with(|buf| encode_flush_record(buf, entry.key, row));
             }
             report.rows += decoded.len() as u64;
+            report.raw_bytes += rows.data_len() as u64;
             cursor_entries += decoded.len() as u64;
             let bytes = writer.write(std::mem::take(&mut records)).map_err(plugin)?;
             segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
@@ -218,6 +224,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     })?;
     segment.append(&tail).map_err(|source| FlushError::Segment { generation, source })?;
     let description = writer.describe().map_err(plugin)?;
+    merge(&mut report.serializer_stats, writer.stats().map_err(plugin)?);
     report.partitions = finished.meta.partitions;
     if report.rows > 0 {
         let files =

@@ -53,6 +53,8 @@ pub struct Plugin {
     pub component: Arc<[u8]>,
     pub(crate) pre: InstancePre<StoreCtx>,
     pub(crate) indices: Indices,
+    /// `name`, shared: a profiling engine's samples are rooted at it.
+    pub(crate) label: Arc<str>,
 }
 
 impl fmt::Debug for Plugin {
@@ -118,7 +120,18 @@ impl PluginHost {
             Kind::Serializer => Indices::Serializer(bindings::serializer::GuestIndices::new(&pre).map_err(missing)?),
         };
         let component: Arc<[u8]> = Arc::from(component_bytes);
-        Ok(Arc::new(Plugin { name: name.to_string(), kind, sha256, source, load_time: started.elapsed(), cache_hit, component, pre, indices }))
+        Ok(Arc::new(Plugin {
+            name: name.to_string(),
+            kind,
+            sha256,
+            source,
+            load_time: started.elapsed(),
+            cache_hit,
+            component,
+            pre,
+            indices,
+            label: Arc::from(name),
+        }))
     }
 }
 

@@ -8,6 +8,7 @@ mod cache;
 mod from_crate;
 mod load;
 mod probe;
+pub mod sampler;
 mod store;
 mod wasm;
 mod wasm_target {
@@ -61,6 +62,10 @@ pub struct EngineSettings {
     /// Build a plugin given as a crate folder (`--build`): that runs the
     /// crate's build scripts and proc-macros on the host, unsandboxed.
     pub build_crates: bool,
+    /// Sample guest stacks for flame graphs: epochs on, advanced every
+    /// millisecond, each store's epoch callback sampling (the profiled
+    /// round's engine only: epoch checks cost every call).
+    pub profile: bool,
 }
 
 impl Default for EngineSettings {
@@ -73,6 +78,7 @@ impl Default for EngineSettings {
             instance_slots: DEFAULT_INSTANCE_SLOTS,
             compact_memories: false,
             build_crates: false,
+            profile: false,
         }
     }
 }
@@ -105,7 +111,7 @@ fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, LoadError> {
         .cranelift_opt_level(wasmtime::OptLevel::Speed)
         .wasm_component_model(true)
         .max_wasm_stack(settings.stack_limit)
-        .epoch_interruption(settings.call_deadline.is_some());
+        .epoch_interruption(settings.call_deadline.is_some() || settings.profile);
     if settings.instance_slots > 0 {
         config.allocation_strategy(pooling(settings));
     }
@@ -135,6 +141,7 @@ pub struct PluginHost {
     engine: wasmtime::Engine,
     linker: wasmtime::component::Linker<store::StoreCtx>,
     settings: EngineSettings,
+    sampler: Option<Arc<sampler::GuestSampler>>,
     _ticker: Option<store::EpochTicker>,
 }
 
@@ -164,13 +171,20 @@ impl PluginHost {
         let mut linker = wasmtime::component::Linker::new(&engine);
         bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
             .map_err(|e| LoadError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
-        let ticker = settings.call_deadline.map(|_| store::EpochTicker::start(engine.clone()));
-        Ok(Arc::new(PluginHost { engine, linker, settings, _ticker: ticker }))
+        let ticking = settings.call_deadline.is_some() || settings.profile;
+        let ticker = ticking.then(|| store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings)));
+        let sampler = settings.profile.then(|| Arc::new(sampler::GuestSampler::default()));
+        Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker }))
     }
 
     /// The settings the engine was built with.
     pub fn settings(&self) -> &EngineSettings {
         &self.settings
+    }
+
+    /// The guest sampler of a profiling engine.
+    pub fn guest_sampler(&self) -> Option<&sampler::GuestSampler> {
+        self.sampler.as_deref()
     }
 
     fn limits(&self) -> Limits {

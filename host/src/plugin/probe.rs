@@ -98,6 +98,29 @@ impl AbiProbe {
         Ok(f.call(&mut self.store, (data,)).map_err(engine_error)?.0)
     }
 
+    /// The crossing's cost, for the time breakdown: ns per call (a bare
+    /// crossing) and ns per byte carried in (a flat list of `bytes`), each
+    /// the best of a few rounds of `calls`, as a noisy machine allows.
+    pub fn crossing_cost(&mut self, calls: u32, bytes: usize) -> Result<(f64, f64), LoadError> {
+        let nothing = self.take_nothing.typed::<(), (u32,)>(&self.store).map_err(engine_error)?;
+        let flat = self.take_flat.typed::<(&[u8],), (u32,)>(&self.store).map_err(engine_error)?;
+        let data = vec![0u8; bytes.max(1)];
+        let (mut call, mut carried) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..3 {
+            let started = std::time::Instant::now();
+            for _ in 0..calls {
+                nothing.call(&mut self.store, ()).map_err(engine_error)?;
+            }
+            call = call.min(started.elapsed().as_nanos() as f64 / f64::from(calls.max(1)));
+            let started = std::time::Instant::now();
+            for _ in 0..calls / 16 + 1 {
+                flat.call(&mut self.store, (&data,)).map_err(engine_error)?;
+            }
+            carried = carried.min(started.elapsed().as_nanos() as f64 / f64::from(calls / 16 + 1));
+        }
+        Ok((call, ((carried - call) / data.len() as f64).max(0.0)))
+    }
+
     /// A crossing with no arguments: the floor under any call.
     pub fn take_nothing(&mut self) -> Result<u32, LoadError> {
         let f = self.take_nothing.typed::<(), (u32,)>(&self.store).map_err(engine_error)?;

@@ -22,9 +22,15 @@ pub struct Limits {
 /// How often the epoch advances when deadlines are on.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// The epoch's tick: the sampling interval on a profiling engine.
+pub(super) fn epoch_tick(settings: &EngineSettings) -> Duration {
+    if settings.profile { super::sampler::SAMPLE_EVERY } else { EPOCH_TICK }
+}
+
 impl Limits {
     pub(super) fn from_settings(settings: &EngineSettings) -> Self {
-        let ticks = settings.call_deadline.map(|d| (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64);
+        let tick = epoch_tick(settings).as_micros().max(1);
+        let ticks = settings.call_deadline.map(|d| (d.as_micros() / tick).max(1) as u64);
         Limits { memory_cap: settings.memory_cap, deadline_ticks: ticks }
     }
 }
@@ -36,14 +42,14 @@ pub(super) struct EpochTicker {
 }
 
 impl EpochTicker {
-    pub(super) fn start(engine: wasmtime::Engine) -> Self {
+    pub(super) fn start(engine: wasmtime::Engine, tick: Duration) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("memlab-epoch".into())
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(EPOCH_TICK);
+                    std::thread::sleep(tick);
                     engine.increment_epoch();
                 }
             })
@@ -98,6 +104,10 @@ pub struct StoreCtx {
     pub(super) refused: bool,
     /// The first panic message an instance sent before trapping.
     pub(super) panic: Option<String>,
+    /// On a profiling engine: the plugin running now (the samples' root),
+    /// and the ticks left of the call's deadline.
+    pub(super) profiled: Option<Arc<str>>,
+    pub(super) ticks_left: Option<u64>,
 }
 
 impl StoreCtx {
@@ -113,6 +123,8 @@ impl StoreCtx {
             reservations: 0,
             refused: false,
             panic: None,
+            profiled: None,
+            ticks_left: None,
         }
     }
 }

@@ -24,6 +24,8 @@ struct Caller {
     /// ("cannot enter component instance"), so every instance in it is
     /// poisoned, and later calls say which trap did it.
     trapped: Option<String>,
+    /// On a profiling engine: each call names its plugin for the samples.
+    sampled: bool,
 }
 
 impl Caller {
@@ -34,7 +36,26 @@ impl Caller {
         // Instantiation runs guest code too: it gets a call's deadline
         // (and a store with epochs off needs some deadline all the same).
         store.set_epoch_deadline(limits.deadline_ticks.unwrap_or(u64::MAX));
-        Caller { store, limits, trapped: None }
+        let sampled = host.sampler.clone();
+        if let Some(sampler) = &sampled {
+            let sampler = Arc::clone(sampler);
+            // Each tick while a guest runs: one sample, then the deadline.
+            store.epoch_deadline_callback(move |mut ctx| {
+                if let Some(root) = ctx.data().profiled.clone() {
+                    sampler.sample(&root, &ctx);
+                }
+                match ctx.data().ticks_left {
+                    Some(0) => Ok(wasmtime::UpdateDeadline::Interrupt),
+                    left => {
+                        ctx.data_mut().ticks_left = left.map(|n| n - 1);
+                        Ok(wasmtime::UpdateDeadline::Continue(1))
+                    }
+                }
+            });
+            store.set_epoch_deadline(1);
+            store.data_mut().ticks_left = limits.deadline_ticks;
+        }
+        Caller { store, limits, trapped: None, sampled: sampled.is_some() }
     }
 
     /// Runs one call into `plugin`, classifying a trap and poisoning the store.
@@ -43,7 +64,12 @@ impl Caller {
             return Err(Fault::Poisoned { cause: cause.clone() });
         }
         self.store.data_mut().running = Running::of(plugin.kind);
-        if let Some(ticks) = self.limits.deadline_ticks {
+        if self.sampled {
+            let ctx = self.store.data_mut();
+            ctx.profiled = Some(Arc::clone(&plugin.label));
+            ctx.ticks_left = self.limits.deadline_ticks;
+            self.store.set_epoch_deadline(1);
+        } else if let Some(ticks) = self.limits.deadline_ticks {
             self.store.set_epoch_deadline(ticks);
         }
         f(&mut self.store).map_err(|error| {
@@ -335,6 +361,11 @@ impl SerializerRuntime for WasmSerializer {
     fn describe(&mut self) -> Result<Description, Fault> {
         let (writer, api) = (self.writer, &self.api);
         self.caller.call(&self.plugin, Op::WriterDescribe, |s| api.writer().call_describe(s, writer)).map(description)
+    }
+
+    fn stats(&mut self) -> Result<Stats, Fault> {
+        let (writer, api) = (self.writer, &self.api);
+        self.caller.call(&self.plugin, Op::WriterStats, |s| api.writer().call_stats(s, writer))
     }
 
     fn guest_memory_bytes(&self) -> u64 {

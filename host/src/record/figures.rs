@@ -155,6 +155,10 @@ pub struct FlushFigures {
     pub partitions: u64,
     /// Bytes of data, index and metadata written.
     pub bytes: u64,
+    /// Bytes of the rows flushed, as the stream made them (0 in records
+    /// made before it was kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub raw_bytes: u64,
     /// Wall time.
     pub wall: Duration,
     /// CPU time of the flush thread.
@@ -169,6 +173,9 @@ pub struct FlushFigures {
     pub memtable_stats: BTreeMap<String, u64>,
     /// Allocator counters summed over the flushed shards.
     pub allocator_stats: BTreeMap<String, u64>,
+    /// The serializer's own counters (reported by the plugin).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub serializer_stats: BTreeMap<String, u64>,
     /// Boundary traffic of the flushed shards over their whole life.
     pub shard_boundary: BoundaryFigures,
     /// Boundary traffic of the serializer.
@@ -185,6 +192,7 @@ impl From<&FlushReport> for FlushFigures {
             rows: f.rows,
             partitions: f.partitions,
             bytes: f.bytes,
+            raw_bytes: f.raw_bytes,
             wall: f.wall,
             cpu: f.cpu,
             serializer_memory: f.serializer_memory,
@@ -192,6 +200,7 @@ impl From<&FlushReport> for FlushFigures {
             shard_memory: f.shard_memory,
             memtable_stats: f.memtable_stats.clone(),
             allocator_stats: f.allocator_stats.clone(),
+            serializer_stats: f.serializer_stats.clone(),
             shard_boundary: f.shard_boundary.into(),
             serializer_boundary: f.serializer_boundary.into(),
         }
@@ -298,4 +307,8 @@ impl From<VerifiedFigures> for Verified {
     fn from(v: VerifiedFigures) -> Self {
         Verified { keys: v.keys, rows_read: v.rows_read, digest: v.digest }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -6,8 +6,10 @@
 //! older schemas are upgraded on load, and a newer one is refused by
 //! number.
 
+mod breakdown;
 mod figures;
 mod outcome;
+mod profile;
 mod provenance;
 mod spec;
 pub mod stats;
@@ -19,10 +21,12 @@ use std::time::Duration;
 
 /// Untrusted text, escaped for a terminal or a report.
 pub use crate::seam::text;
+pub use breakdown::TimeBreakdown;
 pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
 /// The names of the counters in the stats maps (the SDK's contract).
 pub use memlab_sdk::Stat;
 pub use outcome::{Failure, FailureClass, Outcome};
+pub use profile::{ProfileFigures, ProfileSource};
 pub use provenance::{EngineInfo, Provenance};
 pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, VariantSpec};
 pub use verdict::Verdict;
@@ -125,8 +129,14 @@ pub struct VariantResult {
     pub memtable_stats: BTreeMap<String, u64>,
     /// Allocator counters, summed over all generations.
     pub allocator_stats: BTreeMap<String, u64>,
+    /// Serializer counters, summed over all flushes (reported by the plugin).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub serializer_stats: BTreeMap<String, u64>,
     /// Boundary traffic of shards and serializers.
     pub boundary: BoundaryFigures,
+    /// Where the client threads' time went.
+    #[serde(default, skip_serializing_if = "TimeBreakdown::is_empty")]
+    pub time: TimeBreakdown,
     /// The stream's fingerprint as this run's clients saw it.
     pub fingerprint: String,
     /// Point reads from the live memtables after the writes.
@@ -166,6 +176,10 @@ pub struct BenchResult {
     /// How many rounds ran, and what ended them.
     #[serde(default)]
     pub stop: Option<Stop>,
+    /// Flame graphs, from a profiled round of each variant after the
+    /// measured ones (`--profile`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<ProfileFigures>,
 }
 
 /// What ended a bench's rounds.

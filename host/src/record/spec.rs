@@ -150,6 +150,9 @@ pub struct BenchSpec {
     /// The rounds rule (`[bench.decide]`), as configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide: Option<serde_json::Value>,
+    /// Whether a profiled round followed the measured ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile: bool,
 }
 
 fn two_percent() -> f64 {
@@ -242,6 +245,7 @@ impl From<&BenchConfig> for ConfigSpec {
                 warmup: config_text(&b.warmup),
                 decide: b.decide.as_ref().and_then(|d| serde_json::to_value(d).ok()),
                 verify_rounds: config_text(&b.verify_rounds),
+                profile: b.profile,
             },
             workload: serde_json::to_value(&c.workload).unwrap_or(serde_json::Value::Null),
             variants: c.variants.iter().map(VariantSpec::from).collect(),

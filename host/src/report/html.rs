@@ -1,243 +1,85 @@
-//! A self-contained HTML report: the comparison as a table, and SVG
-//! charts of throughput over time, the latency percentile spectrum (log
-//! axes), memory over time and the flush timeline. No scripts, no
-//! external files: it opens anywhere.
+//! A self-contained HTML report, verdict first: who won and why, the
+//! comparison with the best of each row marked, the plugins' counters,
+//! where each variant's time went, its flame graphs, and the charts. No
+//! scripts, no external files (flame graphs are embedded as images, their
+//! interactive SVGs linked beside): it opens anywhere.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use super::{FIGURES, by_variant, median, ok, shown, summary};
-use crate::record::{BenchResult, VariantResult};
+use super::charts::{Axis, PALETTE, Series, Stack, Timeline, esc, flush_timeline, line_chart, stacked_bars};
+use super::figures::{Cell, FIGURES};
+use super::{breakdown, by_variant, counters, ok, summary};
+use crate::record::{BenchResult, ProfileFigures, VariantResult, VariantSpec};
 
-const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-const W: f64 = 680.0;
-const H: f64 = 300.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 30.0;
-const BOTTOM: f64 = 45.0;
+const STYLE: &str = "body{font-family:sans-serif;margin:24px;max-width:1600px;color:#222}\
+table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+td:first-child,th:first-child{text-align:left}.r{color:#666}td.best{background:#d9f2d9;font-weight:bold}\
+td.better{color:#666;text-align:center}.charts{display:flex;flex-wrap:wrap;gap:16px}\
+section.verdict{border:2px solid #2a7;background:#f3fbf5;padding:10px 16px;margin:12px 0}\
+section.verdict.undecided{border-color:#c90;background:#fff9ec}.headline{font-size:20px;font-weight:bold}\
+.advice{font-size:15px}pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}\
+.flames{display:flex;gap:12px;margin-bottom:12px}.flames figure{margin:0;width:760px}.flames img{width:100%;border:1px solid #ccc}";
 
-fn esc(text: &str) -> String {
-    // Control characters from a record's strings are shown, never raw.
-    crate::record::text::for_terminal(text).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-/// A data series: its label, colour and points.
-struct Series {
-    label: String,
-    color: &'static str,
-    points: Vec<(f64, f64)>,
-    dashed: bool,
-}
-
-/// How an axis maps values; `Log` plots log10 and labels powers of ten.
-#[derive(Clone, Copy)]
-enum Axis {
-    Linear,
-    Log,
-}
-
-fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let span = (hi - lo).max(1e-12);
-    let step = 10f64.powf((span / 5.0).log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * step).find(|s| span / s <= 6.0).unwrap_or(step * 10.0);
-    let mut t = (lo / step).ceil() * step;
-    let mut ticks = Vec::new();
-    while t <= hi + step * 1e-9 {
-        ticks.push(t);
-        t += step;
-    }
-    ticks
-}
-
-fn label(v: f64) -> String {
-    if v.abs() >= 1e6 {
-        format!("{:.1}M", v / 1e6)
-    } else if v.abs() >= 1e3 {
-        format!("{:.0}k", v / 1e3)
-    } else if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-/// A line chart. `x_ticks` overrides the x axis labels (value, text).
-fn line_chart(title: &str, x_name: &str, y_name: &str, series: &[Series], y_axis: Axis, x_ticks: Option<Vec<(f64, String)>>) -> String {
-    let ty = |y: f64| match y_axis {
-        Axis::Linear => y,
-        Axis::Log => y.max(1e-9).log10(),
-    };
-    let pts: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().map(|&(x, y)| (x, ty(y)))).collect();
-    let mut svg = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11">"#);
-    let _ = write!(svg, r#"<text x="{}" y="18" font-size="14" font-weight="bold">{}</text>"#, LEFT, esc(title));
-    if pts.is_empty() {
-        svg.push_str(r#"<text x="300" y="150">no data</text></svg>"#);
-        return svg;
-    }
-    let (mut x0, mut x1) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let (mut y0, mut y1) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    if let Axis::Linear = y_axis {
-        y0 = y0.min(0.0);
-    } else {
-        (y0, y1) = (y0.floor(), y1.ceil());
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    if y1 <= y0 {
-        y1 = y0 + 1.0;
-    }
-    x0 = x0.min(0.0);
-    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
-    let y_ticks: Vec<(f64, String)> = match y_axis {
-        Axis::Linear => nice_ticks(y0, y1).into_iter().map(|t| (t, label(t))).collect(),
-        Axis::Log => (y0 as i32..=y1 as i32).map(|e| (f64::from(e), label(10f64.powi(e)))).collect(),
-    };
-    for (t, text) in y_ticks {
-        let y = sy(t);
-        let _ = write!(
-            svg,
-            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            W - RIGHT,
-            LEFT - 6.0,
-            y + 4.0,
-            esc(&text)
-        );
-    }
-    let x_ticks = x_ticks.unwrap_or_else(|| nice_ticks(x0, x1).into_iter().map(|t| (t, label(t))).collect());
-    for (t, text) in x_ticks {
-        let x = sx(t);
-        let _ = write!(
-            svg,
-            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-            TOP + ph,
-            TOP + ph + 14.0,
-            esc(&text)
-        );
-    }
-    let _ = write!(svg, r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##);
-    let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT + pw / 2.0, H - 8.0, esc(x_name));
-    let _ = write!(svg, r#"<text transform="translate(14 {}) rotate(-90)" text-anchor="middle">{}</text>"#, TOP + ph / 2.0, esc(y_name));
-    for (i, s) in series.iter().enumerate() {
-        let path: Vec<String> = s.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(ty(y)))).collect();
-        let dash = if s.dashed { r#" stroke-dasharray="5 3""# } else { "" };
-        let _ = write!(svg, r#"<polyline fill="none" stroke="{}" stroke-width="2"{dash} points="{}"/>"#, s.color, path.join(" "));
-        let ly = TOP + 12.0 + 14.0 * i as f64;
-        let _ = write!(
-            svg,
-            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
-            LEFT + 10.0,
-            LEFT + 28.0,
-            s.color,
-            LEFT + 32.0,
-            ly + 4.0,
-            esc(&s.label)
-        );
-    }
-    svg.push_str("</svg>");
-    svg
-}
-
-/// Every run as a series: colour per variant, dashed for later repeats.
-fn series(result: &BenchResult, points: impl Fn(&VariantResult) -> Vec<(f64, f64)>) -> Vec<Series> {
-    let groups = by_variant(result);
-    let mut out = Vec::new();
-    for (i, (name, runs)) in groups.iter().enumerate() {
-        for run in ok(runs) {
-            let label = if runs.len() > 1 { format!("{name} #{}", run.repeat) } else { name.to_string() };
-            out.push(Series { label, color: PALETTE[i % PALETTE.len()], points: points(run), dashed: run.repeat > 1 });
-        }
-    }
-    out
-}
-
-fn flush_timeline(result: &BenchResult) -> String {
-    let runs: Vec<&VariantResult> = result.variants.iter().filter(|v| v.failure().is_none()).collect();
-    let row_h = 22.0;
-    let h = TOP + BOTTOM + row_h * runs.len() as f64;
-    let end = runs.iter().flat_map(|r| r.flushes.iter().map(|f| f.started_at + f.wall.as_secs_f64())).fold(0.0, f64::max).max(1e-3);
-    let left = 180.0;
-    let pw = W - left - RIGHT;
-    let sx = |x: f64| left + x / end * pw;
-    let mut svg = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="11">"#);
-    let _ = write!(svg, r#"<text x="{left}" y="18" font-size="14" font-weight="bold">Flush timeline (one bar per flush)</text>"#);
-    let names = by_variant(result).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
-    for (i, r) in runs.iter().enumerate() {
-        let y = TOP + row_h * i as f64;
-        let color = PALETTE[names.iter().position(|n| *n == r.variant.name).unwrap_or(0) % PALETTE.len()];
-        let name = if r.repeat > 1 { format!("{} #{}", r.variant.name, r.repeat) } else { r.variant.name.clone() };
-        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 6.0, y + 14.0, esc(&name));
-        for f in &r.flushes {
-            let (x0, x1) = (sx(f.started_at), sx(f.started_at + f.wall.as_secs_f64()));
-            let _ = write!(
-                svg,
-                r#"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="14" fill="{color}" opacity="0.8"><title>generation {} part {}: {} rows, {:.1} ms</title></rect>"#,
-                y + 3.0,
-                (x1 - x0).max(1.0),
-                f.generation,
-                f.part,
-                f.rows,
-                f.wall.as_secs_f64() * 1e3
-            );
-        }
-    }
-    let axis_y = TOP + row_h * runs.len() as f64 + 4.0;
-    for t in nice_ticks(0.0, end) {
-        let _ = write!(svg, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}s</text>"#, sx(t), axis_y + 12.0, label(t));
-    }
-    let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">seconds since the run started</text>"#, left + pw / 2.0, axis_y + 30.0);
-    svg.push_str("</svg>");
-    svg
-}
-
-fn comparison_table(result: &BenchResult) -> String {
-    let groups = by_variant(result);
-    let mut t = String::from("<table><tr><th>figure</th>");
-    for (name, _) in &groups {
-        let _ = write!(t, "<th>{}</th>", esc(name));
-    }
-    t.push_str("</tr>");
-    for (name, get) in FIGURES {
-        let _ = write!(t, "<tr><td>{name}</td>");
-        let base = groups.first().and_then(|(_, runs)| median(ok(runs).into_iter().map(get).collect()));
-        for (_, runs) in &groups {
-            let cell = match (median(ok(runs).into_iter().map(get).collect()), base) {
-                (None, _) => "FAILED".to_string(),
-                (Some(x), Some(b)) if b != 0.0 => format!("{} <span class=r>({:.2}x)</span>", shown(x), x / b),
-                (Some(x), _) => shown(x),
-            };
-            let _ = write!(t, "<td>{cell}</td>");
-        }
-        t.push_str("</tr>");
-    }
-    t.push_str("<tr><td>vs first (paired rounds, 95%)</td><td>baseline</td>");
-    for (_, v) in crate::record::verdict::verdicts(result) {
-        let cell = v.map_or_else(|| "n/a (under 2 paired rounds)".to_string(), |v| v.to_string());
-        let _ = write!(t, "<td>{}</td>", esc(&cell));
-    }
-    t.push_str("</tr></table>");
-    let block = super::verdict_block(result);
-    if !block.is_empty() {
-        let _ = write!(t, "<pre>{}</pre>", esc(&block));
-    }
-    t
-}
-
-/// The whole report.
+/// The whole report, without the run's folder: flame graphs are linked,
+/// not embedded.
 pub fn render(result: &BenchResult) -> String {
-    let p = &result.provenance;
+    render_in(result, None)
+}
+
+/// The whole report; `dir` is the run's folder, where the flame graphs are.
+pub fn render_in(result: &BenchResult, dir: Option<&Path>) -> String {
     let b = &result.config.bench;
-    let mut html = String::from("<!doctype html><html><head><meta charset=\"utf-8\"><title>memlab: ");
-    html.push_str(&esc(&b.name));
-    html.push_str("</title><style>body{font-family:sans-serif;margin:24px;max-width:1500px;color:#222}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}.r{color:#666}.charts{display:flex;flex-wrap:wrap;gap:16px}pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}</style></head><body>");
+    let mut html = format!("<!doctype html><html><head><meta charset=\"utf-8\"/><title>memlab: {}</title><style>{STYLE}</style></head><body>", esc(&b.name));
     let _ = write!(html, "<h1>memlab bench: {}</h1><p>{}</p>", esc(&b.name), esc(&b.description));
-    let _ = write!(
-        html,
-        "<p>memlab {} ({}), wasmtime {} &middot; {} &middot; {} ({} CPUs, {:.1} GiB) &middot; stream fingerprint {} &middot; epoch deadline {}</p>",
+    html.push_str(&verdict_section(result));
+    html.push_str("<h2>Comparison</h2>");
+    html.push_str(&comparison_table(result));
+    html.push_str(&counters_table(result));
+    html.push_str(&provenance(result));
+    html.push_str(&time_section(result));
+    html.push_str(&flames_section(result, dir));
+    let fidelity = super::fidelity(result);
+    if !fidelity.is_empty() {
+        html.push_str("<h2>Fidelity</h2><pre>");
+        html.push_str(&esc(fidelity.trim_start()));
+        html.push_str("</pre>");
+    }
+    html.push_str(&charts_section(result));
+    html.push_str("<h2>Runs</h2>");
+    for v in &result.variants {
+        let _ = write!(html, "<details><summary>{} (round {})</summary><pre>{}</pre></details>", esc(&v.variant.name), v.repeat, esc(&summary(v)));
+    }
+    let config = serde_json::to_string_pretty(&result.config).unwrap_or_default();
+    let _ = write!(html, "<details><summary>Resolved config</summary><pre>{}</pre></details>", esc(&config));
+    html.push_str("</body></html>");
+    html
+}
+
+/// The first screen: the winner and its interval, or why none and what
+/// to run instead, then every verdict.
+fn verdict_section(result: &BenchResult) -> String {
+    let Some(headline) = super::headline(result) else {
+        return "<section class=\"verdict undecided\" id=\"verdict\"><p class=\"headline\">One variant: nothing to compare.</p></section>".into();
+    };
+    let class = if headline.winner.is_some() { "verdict" } else { "verdict undecided" };
+    let mut s = format!("<section class=\"{class}\" id=\"verdict\"><p class=\"headline\">{}</p>", esc(&headline.text));
+    if let Some(why) = &headline.why {
+        let _ = write!(s, "<p class=\"advice\">{}</p>", esc(why));
+    }
+    if let Some(advice) = &headline.advice {
+        let _ = write!(s, "<p class=\"advice\">What to run: {}</p>", esc(advice));
+    }
+    let block = super::verdict_block(result);
+    let details: Vec<&str> = block.lines().skip_while(|l| !l.starts_with("Verdict (")).collect();
+    let _ = write!(s, "<pre>{}</pre></section>", esc(&details.join("\n")));
+    s
+}
+
+fn provenance(result: &BenchResult) -> String {
+    let p = &result.provenance;
+    format!(
+        "<p class=\"r\">memlab {} ({}), wasmtime {} &#183; {} &#183; {} ({} CPUs, {:.1} GiB) &#183; stream fingerprint {} &#183; epoch deadline {}</p>",
         esc(&p.memlab_version),
         esc(&p.git_commit),
         esc(&p.wasmtime_version),
@@ -247,34 +89,213 @@ pub fn render(result: &BenchResult) -> String {
         p.memory_bytes as f64 / (1u64 << 30) as f64,
         esc(&p.stream_fingerprint),
         p.engine.call_deadline_ms.map_or("off".to_string(), |d| format!("{d} ms"))
-    );
-    html.push_str("<h2>Comparison</h2>");
-    html.push_str(&comparison_table(result));
-    let fidelity = super::fidelity(result);
-    if !fidelity.is_empty() {
-        html.push_str("<h2>Fidelity</h2><pre>");
-        html.push_str(&esc(fidelity.trim_start()));
-        html.push_str("</pre>");
+    )
+}
+
+fn comparison_table(result: &BenchResult) -> String {
+    let groups = by_variant(result);
+    let mut t = String::from("<table id=\"comparison\"><tr><th>figure</th><th>better</th>");
+    for (name, _) in &groups {
+        let _ = write!(t, "<th>{}</th>", esc(name));
     }
-    html.push_str("<h2>Charts</h2><div class=charts>");
+    t.push_str("</tr>");
+    for figure in &FIGURES {
+        let row = figure.row(&groups);
+        let _ = write!(t, "<tr><td>{}</td><td class=\"better\">{}</td>", figure.name, figure.better.word());
+        for (i, (cell, best)) in row.cells.iter().zip(&row.best).enumerate() {
+            let text = match *cell {
+                Cell::Failed => "FAILED".to_string(),
+                Cell::None => "-".to_string(),
+                Cell::Value(x) => match figure.ratio(x, row.cells[0]) {
+                    Some(r) if i > 0 => format!("{} <span class=\"r\">({r:.2}x)</span>", figure.show(x)),
+                    _ => figure.show(x),
+                },
+            };
+            let class = if *best { " class=\"best\"" } else { "" };
+            let _ = write!(t, "<td{class}>{text}</td>");
+        }
+        t.push_str("</tr>");
+    }
+    t.push_str("<tr><td>vs first (paired rounds, 95%)</td><td class=\"better\">higher</td><td>baseline</td>");
+    for (_, v) in crate::record::verdict::verdicts(result) {
+        let cell = v.map_or_else(|| "n/a (under 2 paired rounds)".to_string(), |v| super::short_verdict(&v));
+        let _ = write!(t, "<td>{}</td>", esc(&cell));
+    }
+    t.push_str("</tr></table><p class=\"r\">Medians over each variant's rounds; the best value of a row is marked; a ratio to the first variant is shown where one means something (not for counts, signed values or ratios).</p>");
+    t
+}
+
+fn counters_table(result: &BenchResult) -> String {
+    let groups = by_variant(result);
+    let rows = counters::rows(&groups);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut t = String::from("<h3>The plugins' own counters</h3><table id=\"counters\"><tr><th>counter (what the host makes of it)</th>");
+    for (name, _) in &groups {
+        let _ = write!(t, "<th>{}</th>", esc(name));
+    }
+    t.push_str("</tr>");
+    for (label, cells) in rows {
+        let _ = write!(t, "<tr><td>{}</td>", esc(&label));
+        for cell in cells {
+            let _ = write!(t, "<td>{}</td>", cell.map_or("-".to_string(), |x| super::thousands(x as f64)));
+        }
+        t.push_str("</tr>");
+    }
+    t.push_str("</table>");
+    t
+}
+
+/// Where the time went: one stacked bar per variant, the flush threads'
+/// CPU beside it on the same scale.
+fn time_section(result: &BenchResult) -> String {
+    let groups = by_variant(result);
+    let stacks: Vec<Stack> = groups
+        .iter()
+        .filter_map(|(name, runs)| {
+            let t = breakdown::of(runs)?;
+            let segments = t.parts().iter().map(|(n, ns)| (*n, *ns as f64)).collect();
+            let beside = format!(
+                "flush threads beside: {:.0} ms wall, {:.0} ms CPU ({:.0}% of the client time); the breakdown's clock reads cost {:.2}%",
+                t.flush_wall_ns as f64 / 1e6,
+                t.flush_cpu_ns as f64 / 1e6,
+                breakdown::share(t.flush_cpu_ns, &t),
+                t.own_cost() * 100.0
+            );
+            Some(Stack { label: name.to_string(), segments, beside: Some((beside, t.flush_cpu_ns as f64)) })
+        })
+        .collect();
+    let Some(first) = groups.iter().find_map(|(_, runs)| breakdown::of(runs)) else { return String::new() };
+    format!(
+        "<h2>Where the time went</h2><section class=\"chart\" id=\"time\">{}<p class=\"r\">Client threads' wall time, summed over threads, split at each batch's steps. {}</p></section>",
+        stacked_bars("Client-thread time by phase (each bar is 100% of that variant's client time)", &stacks),
+        esc(&breakdown::footnote(&first))
+    )
+}
+
+/// The flame graphs, a wasm variant beside its native twin where both ran.
+fn flames_section(result: &BenchResult, dir: Option<&Path>) -> String {
+    let spec = |name: &str| result.variants.iter().find(|v| v.variant.name == name).map(|v| &v.variant);
+    // Twins: the same variant but for its runtime (and its name).
+    let twins = |a: &ProfileFigures, b: &ProfileFigures| match (spec(&a.variant), spec(&b.variant)) {
+        (Some(x), Some(y)) if x.runtime != y.runtime => VariantSpec { name: y.name.clone(), runtime: y.runtime, ..x.clone() } == *y,
+        _ => false,
+    };
+    let mut shown = vec![false; result.profiles.len()];
+    let mut rows = String::new();
+    for (i, p) in result.profiles.iter().enumerate() {
+        if shown[i] {
+            continue;
+        }
+        shown[i] = true;
+        let mut row = figure(p, dir);
+        if let Some(j) = (i + 1..result.profiles.len()).find(|&j| !shown[j] && twins(p, &result.profiles[j])) {
+            shown[j] = true;
+            row.push_str(&figure(&result.profiles[j], dir));
+        }
+        let _ = write!(rows, "<div class=\"flames\">{row}</div>");
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2>Flame graphs</h2><section id=\"flames\"><p class=\"r\">From one profiled round of each variant after the measured rounds (not verified, and in no verdict); a wasm variant sits beside its native twin.</p>{rows}</section>"
+    )
+}
+
+fn figure(p: &ProfileFigures, dir: Option<&Path>) -> String {
+    let image = dir
+        .and_then(|d| std::fs::read(d.join(&p.svg)).ok())
+        .map(|svg| format!("<img alt=\"flame graph of {}\" src=\"data:image/svg+xml;base64,{}\"/>", esc(&p.variant), base64(&svg)));
+    format!(
+        "<figure><figcaption><b>{}</b>: {} ({} samples every {} µs; {}) &#183; <a href=\"{}\">interactive SVG</a> &#183; <a href=\"{}\">folded stacks</a></figcaption>{}</figure>",
+        esc(&p.variant),
+        esc(p.source.describe()),
+        p.samples,
+        p.interval_us,
+        esc(&p.cost()),
+        esc(&p.svg),
+        esc(&p.folded),
+        image.unwrap_or_else(|| "<p class=\"r\">(the SVG is not beside this report)</p>".into())
+    )
+}
+
+fn charts_section(result: &BenchResult) -> String {
+    let mut html = String::from("<h2>Charts</h2><div class=\"charts\">");
     let throughput = series(result, |r| r.intervals.iter().map(|i| (i.at, if i.rows > 0 { i.row_rate } else { i.op_rate })).collect());
-    html.push_str(&line_chart("Throughput over time", "seconds", "rows/s", &throughput, Axis::Linear, None));
+    let chart = |svg: String| format!("<section class=\"chart\">{svg}</section>");
+    html.push_str(&chart(line_chart("Throughput over time", "seconds", "rows/s", &throughput, Axis::Linear, None)));
     let nines = |p: f64| if p >= 100.0 { 6.0 } else { -(1.0 - p / 100.0).log10() };
     let spectrum = series(result, |r| r.spectrum.iter().map(|&(p, ns)| (nines(p), ns as f64 / 1e6)).collect());
     let ticks = [(0.0, "0%"), (1.0, "90%"), (2.0, "99%"), (3.0, "99.9%"), (4.0, "99.99%"), (5.0, "99.999%"), (6.0, "max")]
         .into_iter()
         .map(|(x, t)| (x, t.to_string()))
         .collect();
-    html.push_str(&line_chart("Latency by percentile", "percentile", "latency (ms, log)", &spectrum, Axis::Log, Some(ticks)));
+    html.push_str(&chart(line_chart("Latency by percentile", "percentile", "latency (ms, log)", &spectrum, Axis::Log, Some(ticks))));
     let memory = series(result, |r| r.intervals.iter().map(|i| (i.at, i.memory as f64 / (1u64 << 20) as f64)).collect());
-    html.push_str(&line_chart("Memtable memory over time", "seconds", "pool MiB", &memory, Axis::Linear, None));
-    html.push_str(&flush_timeline(result));
-    html.push_str("</div><h2>Runs</h2>");
-    for v in &result.variants {
-        let _ = write!(html, "<details><summary>{} (round {})</summary><pre>{}</pre></details>", esc(&v.variant.name), v.repeat, esc(&summary(v)));
-    }
-    let config = serde_json::to_string_pretty(&result.config).unwrap_or_default();
-    let _ = write!(html, "<details><summary>Resolved config</summary><pre>{}</pre></details>", esc(&config));
-    html.push_str("</body></html>");
+    html.push_str(&chart(line_chart("Memtable memory over time", "seconds", "pool MiB", &memory, Axis::Linear, None)));
+    html.push_str(&chart(flush_timeline(&timeline(result))));
+    html.push_str("</div>");
     html
+}
+
+/// Every run as a series: colour per variant, dashed for later repeats.
+fn series(result: &BenchResult, points: impl Fn(&VariantResult) -> Vec<(f64, f64)>) -> Vec<Series> {
+    let mut out = Vec::new();
+    for (i, (name, runs)) in by_variant(result).iter().enumerate() {
+        for run in ok(runs) {
+            let label = if runs.len() > 1 { format!("{name} #{}", run.repeat) } else { name.to_string() };
+            out.push(Series { label, color: PALETTE[i % PALETTE.len()], points: points(run), dashed: run.repeat > 1 });
+        }
+    }
+    out
+}
+
+fn timeline(result: &BenchResult) -> Vec<Timeline> {
+    let names = by_variant(result).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    result
+        .variants
+        .iter()
+        .filter(|v| v.failure().is_none())
+        .map(|r| Timeline {
+            label: if r.repeat > 1 { format!("{} #{}", r.variant.name, r.repeat) } else { r.variant.name.clone() },
+            color: PALETTE[names.iter().position(|n| *n == r.variant.name).unwrap_or(0) % PALETTE.len()],
+            flushes: r
+                .flushes
+                .iter()
+                .map(|f| {
+                    let tip = format!("generation {} part {}: {} rows, {:.1} ms", f.generation, f.part, f.rows, f.wall.as_secs_f64() * 1e3);
+                    (f.started_at, f.wall.as_secs_f64(), f.generation, tip)
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Standard base64, for embedding an image.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_the_rfc_examples() {
+        for (raw, encoded) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")] {
+            assert_eq!(super::base64(raw.as_bytes()), encoded);
+        }
+    }
 }

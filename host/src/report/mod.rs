@@ -4,12 +4,18 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+mod breakdown;
+mod charts;
+mod counters;
 mod fidelity;
+pub mod figures;
 pub mod html;
 mod verdict;
 
+use figures::{Cell, FIGURES};
+
 pub use fidelity::fidelity;
-pub use verdict::verdict_block;
+pub use verdict::{Headline, headline, verdict_block};
 
 pub use crate::record::verdict::by_variant;
 use crate::record::verdict::{round_rate, verdicts};
@@ -198,19 +204,35 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
 
 /// Flushes, the allocator, reads, the memtable index and the boundary.
 fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
-    vec![
+    let raw: u64 = v.flushes.iter().map(|f| f.raw_bytes).sum();
+    let mut rows = vec![
         (
             "Flushes",
             format!(
-                "{}, time spent {} ms, {:.1} MiB ({:.1} MiB/s), {} rows ({} rows/s), cpu {} ms, serializer grew up to {:.1} MiB",
+                "{}, time spent {} ms, {} rows ({} rows/s), {}, cpu {} ms, serializer grew up to {:.1} MiB",
                 v.flushes.len(),
                 r.flush_wall.as_millis(),
-                mib(r.flush_bytes),
-                mib(r.flush_bytes) / r.flush_wall.as_secs_f64().max(1e-9),
                 thousands(r.flush_rows as f64),
                 thousands(r.flushed_rows),
+                match raw {
+                    0 if r.flush_rows > 0 => "row bytes not recorded (an older record)".to_string(),
+                    _ => format!("{:.1} MiB of rows in ({:.1} MiB/s)", mib(raw), mib(raw) / r.flush_wall.as_secs_f64().max(1e-9)),
+                },
                 r.flush_cpu.as_millis(),
                 mib(v.flushes.iter().map(|f| f.serializer_grew).max().unwrap_or(0))
+            ),
+        ),
+        (
+            "On disk",
+            format!(
+                "{:.1} MiB (data, index and metadata; measured by the host), {:.1} B a row, {}",
+                mib(r.flush_bytes),
+                r.flush_bytes as f64 / r.flush_rows.max(1) as f64,
+                match raw {
+                    0 if r.flush_rows > 0 => "no compression figure (an older record kept no row bytes)".to_string(),
+                    0 => "no rows".to_string(),
+                    _ => format!("{:.2}x compression of the rows' {:.1} MiB", raw as f64 / r.flush_bytes.max(1) as f64, mib(raw)),
+                }
             ),
         ),
         (
@@ -256,7 +278,16 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
                 mib(v.boundary.bytes_out)
             ),
         ),
-    ]
+    ];
+    if !v.serializer_stats.is_empty() {
+        let shown: Vec<String> =
+            v.serializer_stats.iter().map(|(k, n)| format!("{} {}", k.chars().take(40).collect::<String>(), thousands(*n as f64))).collect();
+        rows.push(("Serializer", format!("reported by the plugin: {}", shown.join(", "))));
+    }
+    if !v.time.is_empty() {
+        rows.push(("Where the time went", breakdown::line(&v.time)));
+    }
+    rows
 }
 
 /// Set-up, the stream, verification and resources.
@@ -368,26 +399,6 @@ pub(crate) fn median(mut x: Vec<f64>) -> Option<f64> {
     Some(if x.len() % 2 == 1 { x[mid] } else { (x[mid - 1] + x[mid]) / 2.0 })
 }
 
-type Figure = (&'static str, fn(&VariantResult) -> f64);
-
-const FIGURES: [Figure; 15] = [
-    ("steady row rate (row/s)", round_rate),
-    ("rows per CPU-second", rows_per_cpu_second),
-    ("op rate (op/s)", |v| Rates::of(v).ops),
-    ("row rate (row/s)", |v| Rates::of(v).rows),
-    ("latency mean (ms)", |v| v.latency.mean / 1e6),
-    ("latency p99 (ms)", |v| v.latency.p99 as f64 / 1e6),
-    ("latency p99.9 (ms)", |v| v.latency.p999 as f64 / 1e6),
-    ("memtable switches", |v| v.counters.switches as f64),
-    ("point gets/s", |v| v.reads.rate()),
-    ("flushed rows/s", |v| Rates::of(v).flushed_rows),
-    ("flush cpu (ms)", |v| Rates::of(v).flush_cpu.as_secs_f64() * 1e3),
-    ("contended puts", |v| v.counters.contended as f64),
-    ("boundary calls", |v| v.boundary.calls as f64),
-    ("peak RSS (MiB)", |v| mib(v.resources.peak_rss)),
-    ("RSS beyond budget (MiB)", beyond_budget_mib),
-];
-
 fn switches_line(c: &crate::record::WriteFigures) -> String {
     let per_shard = |ns: u64, shards: u64| ns as f64 / 1e3 / shards.max(1) as f64;
     let mut line = format!(
@@ -418,44 +429,56 @@ pub(crate) fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
 }
 
 fn shown(x: f64) -> String {
-    if x.abs() >= 100.0 { thousands(x) } else { format!("{x:.3}") }
+    match x.abs() {
+        a if a >= 100.0 => thousands(x),
+        a if a >= 10.0 => format!("{x:.1}"),
+        a if a >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
 }
 
-/// The side-by-side table: each figure's median over a variant's runs,
-/// with its ratio to the first variant; with repeats, the row rate's
-/// min..max; and a verdict on each row rate against the first variant's.
+/// The comparison, verdict first: the verdict block, then the table of
+/// figures (which way is better, the best marked, ratios where they mean
+/// something), the plugins' own counters, and where the time went.
 pub fn comparison(result: &BenchResult) -> String {
     let groups = by_variant(result);
     let mut s = String::new();
     if groups.len() < 2 && groups.first().is_none_or(|(_, runs)| runs.len() < 2) {
         return s;
     }
+    let block = verdict_block(result);
+    if !block.is_empty() {
+        let _ = writeln!(s, "{block}");
+    }
     let repeats = groups.iter().map(|(_, r)| r.len()).max().unwrap_or(1);
-    let width = groups.iter().map(|(name, _)| name.len()).max().unwrap_or(0).max(24);
-    let title = if repeats > 1 { format!("Comparison ({repeats} runs, medians)") } else { "Comparison".to_string() };
-    let lw = title.len().max(24);
-    let _ = write!(s, "{title:<lw$}");
+    let width = groups.iter().map(|(name, _)| name.len()).max().unwrap_or(0).max(22);
+    let title = if repeats > 1 { format!("Comparison ({repeats} runs, medians; * best)") } else { "Comparison (* best)".to_string() };
+    let counters = counters::rows(&groups);
+    let lw = counters.iter().map(|(label, _)| label.chars().count()).chain([title.len(), 34]).max().unwrap_or(34);
+    let _ = write!(s, "{title:<lw$} | better");
     for (name, _) in &groups {
         let _ = write!(s, " | {name:>width$}");
     }
     s.push('\n');
-    for (name, get) in FIGURES {
-        let _ = write!(s, "{name:<lw$}");
-        let base = groups.first().and_then(|(_, runs)| median(ok(runs).into_iter().map(get).collect()));
-        for (_, runs) in &groups {
-            let cell = match median(ok(runs).into_iter().map(get).collect()) {
-                None => "FAILED".to_string(),
-                Some(x) => match base {
-                    Some(b) if b != 0.0 => format!("{} ({:.2}x)", shown(x), x / b),
-                    _ => shown(x),
+    for figure in &FIGURES {
+        let row = figure.row(&groups);
+        let _ = write!(s, "{:<lw$} | {:<6}", figure.name, figure.better.word());
+        for (i, (cell, best)) in row.cells.iter().zip(&row.best).enumerate() {
+            let text = match *cell {
+                Cell::Failed => "FAILED".to_string(),
+                Cell::None => "-".to_string(),
+                Cell::Value(x) => match figure.ratio(x, row.cells[0]) {
+                    Some(r) if i > 0 => format!("{} ({r:.2}x)", figure.show(x)),
+                    _ => figure.show(x),
                 },
             };
-            let _ = write!(s, " | {cell:>width$}");
+            let mark = if *best { "*" } else { " " };
+            let _ = write!(s, " | {:>w$}{mark}", text, w = width - 1);
         }
         s.push('\n');
     }
     if repeats > 1 {
-        let _ = write!(s, "{:<lw$}", "row rate min..max");
+        let _ = write!(s, "{:<lw$} | {:<6}", "row rate min..max", "");
         for (_, runs) in &groups {
             let rates: Vec<f64> = ok(runs).into_iter().map(|v| Rates::of(v).rows).collect();
             let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
@@ -465,21 +488,29 @@ pub fn comparison(result: &BenchResult) -> String {
         }
         s.push('\n');
     }
-    let _ = write!(s, "{:<lw$}", "vs first (paired rounds)");
+    let _ = write!(s, "{:<lw$} | {:<6}", "vs first (paired rounds)", "higher");
     let all = verdicts(result);
     for (i, _) in groups.iter().enumerate() {
         let cell = match i.checked_sub(1).and_then(|i| all.get(i)) {
             None => "baseline".to_string(),
-            Some((_, None)) => "n/a (under 2 paired rounds)".to_string(),
+            Some((_, None)) => "n/a (under 2 rounds)".to_string(),
             Some((_, Some(v))) => short_verdict(v),
         };
         let _ = write!(s, " | {cell:>width$}");
     }
     s.push('\n');
-    let block = verdict_block(result);
-    if !block.is_empty() {
-        let _ = write!(s, "\n{block}");
+    if !counters.is_empty() {
+        let _ = writeln!(s, "\nThe plugins' own counters (medians; each label says what the host makes of it)");
+        for (label, cells) in &counters {
+            let _ = write!(s, "{label:<lw$} | {:<6}", "");
+            for cell in cells {
+                let text = cell.map_or("-".to_string(), |x| thousands(x as f64));
+                let _ = write!(s, " | {text:>width$}");
+            }
+            s.push('\n');
+        }
     }
+    s.push_str(&breakdown::table(&groups, lw, width));
     s
 }
 
@@ -525,15 +556,19 @@ pub fn against_baseline(baseline: &BenchResult, run: &BenchResult) -> String {
             let _ = writeln!(s, "\n{name}: not in the baseline");
             continue;
         };
-        let _ = writeln!(s, "\n{name:<24} | {:>16} | {:>16} | ratio", "baseline", "run");
-        for (figure, get) in FIGURES {
-            let (b, r) = (median(ok(base).into_iter().map(get).collect()), median(ok(runs).into_iter().map(get).collect()));
-            let cell = |x: Option<f64>| x.map_or("FAILED".to_string(), shown);
-            let ratio = match (b, r) {
-                (Some(b), Some(r)) if b != 0.0 => format!("{:.2}x", r / b),
+        let _ = writeln!(s, "\n{name:<34} | better | {:>16} | {:>16} | ratio", "baseline", "run");
+        for figure in &FIGURES {
+            let row = figure.row(&[("baseline", base.clone()), ("run", runs.clone())]);
+            let cell = |c: Cell| match c {
+                Cell::Failed => "FAILED".to_string(),
+                Cell::None => "-".to_string(),
+                Cell::Value(x) => figure.show(x),
+            };
+            let ratio = match row.cells[1] {
+                Cell::Value(r) => figure.ratio(r, row.cells[0]).map_or("-".into(), |x| format!("{x:.2}x")),
                 _ => "-".into(),
             };
-            let _ = writeln!(s, "{figure:<24} | {:>16} | {:>16} | {ratio}", cell(b), cell(r));
+            let _ = writeln!(s, "{:<34} | {:<6} | {:>16} | {:>16} | {ratio}", figure.name, figure.better.word(), cell(row.cells[0]), cell(row.cells[1]));
         }
         // Two records cannot be paired round by round: Welch's test on
         // their rounds' steady-state rates.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::record::BenchResult;
-use crate::record::verdict::{CONFIDENCE, Decision, Verdict, verdicts};
+use crate::record::verdict::{CONFIDENCE, Decision, Verdict, by_variant, verdicts};
 
 /// The winner: the variant decided faster than every other, if any.
 fn winner<'a>(baseline: &'a str, all: &[(&'a str, Option<Verdict>)]) -> Option<(&'a str, Option<Verdict>)> {
@@ -25,14 +25,117 @@ fn winner<'a>(baseline: &'a str, all: &[(&'a str, Option<Verdict>)]) -> Option<(
     }
 }
 
-/// The block, or nothing for a single variant.
-pub fn verdict_block(result: &BenchResult) -> String {
+/// The verdict's first line and what to do about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    /// The winner, if one is decided.
+    pub winner: Option<String>,
+    /// Who won and by how much, or why no one did.
+    pub text: String,
+    /// What to run instead, when the run could not decide.
+    pub advice: Option<String>,
+    /// Why the winner won: where its time per row went, against the
+    /// variant it beat by the least.
+    pub why: Option<String>,
+}
+
+fn list(all: &[(&str, Option<Verdict>)], keep: impl Fn(&Verdict) -> bool) -> String {
+    let shown: Vec<String> =
+        all.iter().filter_map(|(name, v)| v.filter(|v| keep(v)).map(|v| format!("`{name}` {:.2}x [{:.2}, {:.2}]", v.ratio, v.low, v.high))).collect();
+    shown.join(", ")
+}
+
+/// The headline of a bench of two or more variants (`None` for one).
+pub fn headline(result: &BenchResult) -> Option<Headline> {
     let all = verdicts(result);
-    let Some(baseline) = result.variants.first().map(|v| v.variant.name.as_str()) else { return String::new() };
+    let baseline = result.variants.first().map(|v| v.variant.name.as_str())?;
     if all.is_empty() {
-        return String::new();
+        return None;
     }
-    let mut s = String::new();
+    let rounds = result.variants.iter().map(|v| v.repeat).max().unwrap_or(0);
+    let pct = result.config.bench.threshold * 100.0;
+    let of = format!("the steady row rate of `{baseline}`, {:.0}% interval over {rounds} paired rounds", CONFIDENCE * 100.0);
+    if all.iter().all(|(_, v)| v.is_none()) {
+        return Some(Headline {
+            winner: None,
+            text: format!("No verdict: each variant ran {rounds} time(s), and one round cannot tell a difference from noise."),
+            why: None,
+            advice: Some(
+                "Run rounds until every verdict decides: add `[bench.decide]` to the config (or `repeats = 5` under `[bench]`), or pass `--max-rounds 10`."
+                    .into(),
+            ),
+        });
+    }
+    if let Some((name, v)) = winner(baseline, &all) {
+        let text = match v {
+            Some(v) => format!("Winner: `{name}`, {:.2}x [{:.2}, {:.2}] {of}.", v.ratio, v.low, v.high),
+            None => format!("Winner: `{name}` (the baseline): every other variant is slower: {}.", list(&all, |_| true)),
+        };
+        // Against the closest: the baseline, or the runner-up.
+        let closest = all.iter().filter(|(n, _)| *n != name).filter_map(|(n, v)| v.map(|v| (*n, v.ratio))).max_by(|a, b| a.1.total_cmp(&b.1));
+        let other = match (v, closest) {
+            (Some(_), Some((n, r))) if r > 1.0 => n,
+            (Some(_), _) => baseline,
+            (None, c) => c.map_or(baseline, |c| c.0),
+        };
+        let why = super::breakdown::why(&by_variant(result), name, other);
+        return Some(Headline { winner: Some(name.to_string()), text, advice: None, why });
+    }
+    let undecided: Vec<(usize, &str)> = all
+        .iter()
+        .filter_map(|(name, v)| v.and_then(|v| if let Decision::Undecided { more_rounds } = v.decision { Some((more_rounds, *name)) } else { None }))
+        .collect();
+    if let Some(&(more, _)) = undecided.iter().max() {
+        let names: Vec<String> = undecided.iter().map(|(_, n)| format!("`{n}`")).collect();
+        return Some(Headline {
+            winner: None,
+            why: None,
+            text: format!(
+                "Undecided: the noise is wider than the difference for {} against `{baseline}` after {rounds} rounds ({}).",
+                names.join(", "),
+                list(&all, |v| !v.decision.decided())
+            ),
+            advice: Some(if rounds < 3 || more > 60 {
+                format!(
+                    "{rounds} rounds cannot estimate the noise: let the bench add rounds until it decides, `memlab bench <config> --max-rounds 20` (or `[bench.decide]` in the config), on a quieter machine if you can."
+                )
+            } else {
+                format!(
+                    "Run about {more} more round(s): `memlab bench <config> --max-rounds {}` (or `[bench.decide]` with `max_rounds`), on a quieter machine if you can; rounds are paired, so a busy neighbour costs rounds, not truth.",
+                    rounds + more
+                )
+            }),
+        });
+    }
+    let faster: Vec<&str> = all.iter().filter(|(_, v)| v.is_some_and(|v| v.decision == Decision::Faster)).map(|(n, _)| *n).collect();
+    if faster.len() > 1 {
+        return Some(Headline {
+            winner: None,
+            why: None,
+            text: format!("No single winner: {} all beat `{baseline}`, but no interval clears the others.", list(&all, |v| v.decision == Decision::Faster)),
+            advice: Some(format!("Compare them with each other: put `{}` first in the config, so every verdict pairs against it.", faster[0])),
+        });
+    }
+    let text = if all.iter().all(|(_, v)| v.is_some_and(|v| matches!(v.decision, Decision::Same | Decision::BelowThreshold))) {
+        format!("No winner: every variant runs within ±{pct:.0}% of `{baseline}` ({}): on this workload they are equivalent.", list(&all, |_| true))
+    } else {
+        format!("No winner: none is decided faster than every other ({}).", list(&all, |_| true))
+    };
+    Some(Headline { winner: None, text, advice: None, why: None })
+}
+
+/// The block, headline first, or nothing for a single variant.
+pub fn verdict_block(result: &BenchResult) -> String {
+    let Some(headline) = headline(result) else { return String::new() };
+    let all = verdicts(result);
+    let mut s = format!("{}\n", headline.text);
+    if let Some(why) = &headline.why {
+        let _ = writeln!(s, "{why}");
+    }
+    if let Some(advice) = &headline.advice {
+        let _ = writeln!(s, "What to run: {advice}");
+    }
+    let baseline = result.variants.first().map_or("", |v| v.variant.name.as_str());
     let rounds = result.variants.iter().map(|v| v.repeat).max().unwrap_or(0);
     let why = result.stop.map_or(String::new(), |stop| format!("; stopped: {}", stop.reason.describe()));
     let _ =
@@ -42,14 +145,6 @@ pub fn verdict_block(result: &BenchResult) -> String {
         let text = v.map_or_else(|| "no verdict (fewer than two paired rounds completed)".to_string(), |v| v.to_string());
         let _ = writeln!(s, "  {name:<width$}  {text}");
     }
-    let _ = match winner(baseline, &all) {
-        Some((name, Some(v))) => writeln!(s, "Winner: `{name}`, {:.2}x [{:.2}, {:.2}] the baseline's rate", v.ratio, v.low, v.high),
-        Some((name, None)) => writeln!(s, "Winner: `{name}` (the baseline): every other variant is decided slower"),
-        None if all.iter().any(|(_, v)| v.is_some_and(|v| !v.decision.decided())) => {
-            writeln!(s, "Winner: not decided yet; run more rounds (`--max-rounds`) or on a quieter machine")
-        }
-        None => writeln!(s, "Winner: none: no variant is decided faster than all the others"),
-    };
     s
 }
 

@@ -442,6 +442,12 @@ impl Serializer {
         self.runtime.describe().map_err(|f| self.fault(Op::WriterDescribe, f))
     }
 
+    /// The serializer's own counters: reported by the plugin, shown apart.
+    pub fn stats(&mut self) -> Result<Stats, SeamError> {
+        self.boundary.calls += 1;
+        self.runtime.stats().map_err(|f| self.fault(Op::WriterStats, f))
+    }
+
     /// Linear memory (wasm) held; 0 for native twins.
     pub fn guest_memory_bytes(&self) -> u64 {
         self.runtime.guest_memory_bytes()

@@ -154,6 +154,8 @@ pub trait SerializerRuntime: Send {
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault>;
     /// What ran.
     fn describe(&mut self) -> Result<Description, Fault>;
+    /// The serializer's own counters (reported, never verified).
+    fn stats(&mut self) -> Result<Stats, Fault>;
     /// Linear memory (wasm) held; 0 for native twins.
     fn guest_memory_bytes(&self) -> u64;
     /// Linear memory before the writer's `create`; 0 for native twins.

@@ -71,6 +71,8 @@ ops! {
     WriterFinish = "writer.finish", Serializer;
     /// What the serializer says of itself.
     WriterDescribe = "writer.describe", Serializer;
+    /// The serializer's own counters.
+    WriterStats = "writer.stats", Serializer;
     /// Opens a reader over a segment.
     ReaderOpen = "reader.open", Serializer;
     /// The next records in written order.

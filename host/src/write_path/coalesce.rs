@@ -137,10 +137,12 @@ impl WritePath {
         for (_, b, _) in &jobs {
             b.rows.iter().for_each(|r| rows.push(r));
         }
-        let result = (|| {
+        let result = (|| -> Result<(), SeamError> {
             let mut slot = self.lock(shard);
             let live = slot.live()?;
+            let mut clock = super::CallClock::start();
             let refs = live.store_rows(&mut rows)?;
+            clock.stored(&self.metrics, rows.data_len());
             let mut entries = Packed::new();
             let mut at = 0;
             for (_, b, _) in &mut jobs {
@@ -149,7 +151,9 @@ impl WritePath {
                 at += n;
                 b.entries.iter().for_each(|e| entries.push(e));
             }
-            live.insert(&mut entries)
+            live.insert(&mut entries)?;
+            clock.inserted(&self.metrics, entries.data_len());
+            Ok(())
         })();
         jobs.into_iter()
             .map(|(ticket, batch, _)| {

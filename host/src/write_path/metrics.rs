@@ -62,6 +62,42 @@ write_metrics! {
     generation_started_shards,
     /// Shards switched in that a flush writer had started ahead.
     generation_ahead_shards,
+    /// Time in `store-rows` calls on the write path (the host's checks of
+    /// each call included), for the time breakdown.
+    allocator_call_ns,
+    /// Time in `insert` calls on the write path, likewise.
+    memtable_call_ns,
+    /// Bytes those `store-rows` calls carried in.
+    allocator_call_bytes,
+    /// Bytes those `insert` calls carried in.
+    memtable_call_bytes,
+    /// Pairs of `store-rows` and `insert` calls timed.
+    timed_writes,
+}
+
+/// Times one `store-rows` and the `insert` after it: three clock reads a
+/// batch (or group), never one per row.
+pub(super) struct CallClock(std::time::Instant);
+
+impl CallClock {
+    pub(super) fn start() -> Self {
+        CallClock(std::time::Instant::now())
+    }
+
+    /// After `store-rows` of `bytes`.
+    pub(super) fn stored(&mut self, metrics: &WriteMetrics, bytes: usize) {
+        let now = std::time::Instant::now();
+        WriteMetrics::add(&metrics.allocator_call_ns, (now - self.0).as_nanos() as u64);
+        WriteMetrics::add(&metrics.allocator_call_bytes, bytes as u64);
+        self.0 = now;
+    }
+
+    /// After `insert` of `bytes`.
+    pub(super) fn inserted(self, metrics: &WriteMetrics, bytes: usize) {
+        WriteMetrics::add(&metrics.memtable_call_ns, self.0.elapsed().as_nanos() as u64);
+        WriteMetrics::add(&metrics.memtable_call_bytes, bytes as u64);
+        WriteMetrics::add(&metrics.timed_writes, 1);
+    }
 }
 
 impl WriteMetrics {

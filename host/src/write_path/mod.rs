@@ -15,6 +15,7 @@ mod metrics;
 
 pub use coalesce::Coalescing;
 pub use generation::{NextGeneration, ShardFactory};
+use metrics::CallClock;
 pub use metrics::{WriteCounters, WriteMetrics};
 
 use crate::pool::MemoryPool;
@@ -157,9 +158,12 @@ impl WritePath {
             Coalescing::None => {
                 let mut slot = self.lock(batch.shard);
                 let live = slot.live()?;
+                let mut clock = CallClock::start();
                 let refs = live.store_rows(&mut batch.rows)?;
+                clock.stored(&self.metrics, batch.rows.data_len());
                 batch.set_refs(&refs);
                 live.insert(&mut batch.entries)?;
+                clock.inserted(&self.metrics, batch.entries.data_len());
             }
             Coalescing::Group => self.write_grouped(batch, false)?,
             Coalescing::Adaptive => self.write_grouped(batch, true)?,

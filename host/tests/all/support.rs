@@ -33,6 +33,7 @@ pub fn options(run_dir: std::path::PathBuf) -> memlab::bench::BenchOptions {
         decide: None,
         interrupt: None,
         watchdog: None,
+        profile: None,
     }
 }
 

@@ -1,0 +1,119 @@
+//! Where the time went, per variant: each client phase as a share of the
+//! client threads' wall time, the flush threads beside them, and what the
+//! breakdown itself cost.
+
+use std::fmt::Write as _;
+
+use crate::record::{TimeBreakdown, VariantResult};
+
+/// A variant's breakdown summed over its completed runs, if they have one.
+pub fn of(runs: &[&VariantResult]) -> Option<TimeBreakdown> {
+    let with: Vec<&TimeBreakdown> = super::ok(runs).into_iter().map(|v| &v.time).filter(|t| !t.is_empty()).collect();
+    let first = **with.first()?;
+    Some(with.iter().skip(1).fold(first, |mut sum, t| {
+        sum.client_wall_ns += t.client_wall_ns;
+        sum.generate_ns += t.generate_ns;
+        sum.route_ns += t.route_ns;
+        sum.allocator_ns += t.allocator_ns;
+        sum.memtable_ns += t.memtable_ns;
+        sum.crossing_ns += t.crossing_ns;
+        sum.lock_wait_ns += t.lock_wait_ns;
+        sum.backpressure_ns += t.backpressure_ns;
+        sum.coalesce_wait_ns += t.coalesce_wait_ns;
+        sum.switch_ns += t.switch_ns;
+        sum.reads_ns += t.reads_ns;
+        sum.pacing_ns += t.pacing_ns;
+        sum.other_ns += t.other_ns;
+        sum.flush_wall_ns += t.flush_wall_ns;
+        sum.flush_cpu_ns += t.flush_cpu_ns;
+        sum.clock_reads += t.clock_reads;
+        sum
+    }))
+}
+
+/// A share of the client time, in percent.
+pub fn share(ns: u64, t: &TimeBreakdown) -> f64 {
+    ns as f64 * 100.0 / (t.client_wall_ns as f64).max(1.0)
+}
+
+/// The text table: one row per phase, one column per variant.
+pub fn table(groups: &[(&str, Vec<&VariantResult>)], lw: usize, width: usize) -> String {
+    let all: Vec<Option<TimeBreakdown>> = groups.iter().map(|(_, runs)| of(runs)).collect();
+    let Some(any) = all.iter().flatten().next() else { return String::new() };
+    let mut s = String::new();
+    let _ = writeln!(s, "\nWhere the client threads' time went (% of their wall time, summed over threads; measured per batch)");
+    for (i, (phase, _)) in any.parts().iter().enumerate() {
+        if all.iter().flatten().all(|t| t.parts()[i].1 == 0) {
+            continue;
+        }
+        let _ = write!(s, "{phase:<lw$} | {:<6}", "");
+        for t in &all {
+            let cell = t.map_or("-".to_string(), |t| format!("{:.1}%", share(t.parts()[i].1, &t)));
+            let _ = write!(s, " | {cell:>width$}");
+        }
+        s.push('\n');
+    }
+    let _ = write!(s, "{:<lw$} | {:<6}", "flush threads beside (wall / cpu)", "");
+    for t in &all {
+        let cell = t.map_or("-".to_string(), |t| format!("{:.0} / {:.0} ms", t.flush_wall_ns as f64 / 1e6, t.flush_cpu_ns as f64 / 1e6));
+        let _ = write!(s, " | {cell:>width$}");
+    }
+    s.push('\n');
+    let _ = write!(s, "{:<lw$} | {:<6}", "the breakdown's own clock reads", "");
+    for t in &all {
+        let cell = t.map_or("-".to_string(), |t| format!("{:.2}% of the time", t.own_cost() * 100.0));
+        let _ = write!(s, " | {cell:>width$}");
+    }
+    s.push('\n');
+    let _ = writeln!(s, "{}", footnote(any));
+    s
+}
+
+/// How the crossing and the clock were calibrated.
+pub fn footnote(t: &TimeBreakdown) -> String {
+    format!(
+        "(calls to plugins are timed around each batch's `store-rows` and `insert`, the host's checks included; the crossing is calibrated on a bare component before each run: {:.0} ns a call and {:.2} ns a KiB on wasm, none on native twins; a clock read costs {:.0} ns)",
+        t.crossing_call_ns,
+        t.crossing_byte_ns * 1024.0,
+        t.clock_read_ns
+    )
+}
+
+/// The one-line summary for a run's own report.
+pub fn line(t: &TimeBreakdown) -> String {
+    let mut parts: Vec<(&str, u64)> = t.parts().into_iter().filter(|(_, ns)| *ns > 0).collect();
+    parts.sort_by_key(|(_, ns)| std::cmp::Reverse(*ns));
+    let shown: Vec<String> = parts.iter().take(6).map(|(name, ns)| format!("{name} {:.0}%", share(*ns, t))).collect();
+    format!("{}; its clock reads cost {:.2}% (measured by the host)", shown.join(", "), t.own_cost() * 100.0)
+}
+
+/// Why `winner` beat `other`, from their breakdowns: the client time per
+/// row of each, and the phases whose time per row fell the most.
+pub fn why(groups: &[(&str, Vec<&VariantResult>)], winner: &str, other: &str) -> Option<String> {
+    let per_row = |name: &str| {
+        let (_, runs) = groups.iter().find(|(n, _)| *n == name)?;
+        let t = of(runs)?;
+        let rows: u64 = super::ok(runs).into_iter().filter(|v| !v.time.is_empty()).map(|v| v.rows).sum();
+        (rows > 0).then_some((t, rows as f64))
+    };
+    let ((w, w_rows), (o, o_rows)) = (per_row(winner)?, per_row(other)?);
+    let us = |ns: u64, rows: f64| ns as f64 / rows / 1e3;
+    let mut drops: Vec<(&str, f64, f64)> = w
+        .parts()
+        .iter()
+        .zip(o.parts().iter())
+        .map(|((name, a), (_, b))| (*name, us(*b, o_rows), us(*a, w_rows)))
+        .filter(|(_, before, after)| before > after)
+        .collect();
+    drops.sort_by(|a, b| (b.1 - b.2).total_cmp(&(a.1 - a.2)));
+    let shown: Vec<String> = drops.iter().take(3).map(|(name, before, after)| format!("{name} {before:.2} → {after:.2} µs")).collect();
+    if shown.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Why: per row, `{winner}`'s client threads spent {:.2} µs against `{other}`'s {:.2} µs; most of the difference: {} (where the time went, below).",
+        us(w.client_wall_ns, w_rows),
+        us(o.client_wall_ns, o_rows),
+        shown.join(", ")
+    ))
+}

@@ -1,0 +1,294 @@
+//! The report's SVG charts, drawn by hand (no scripts, no external
+//! files): line charts with their legend below the plot, a stacked bar per
+//! variant for where the time went, and the flush timeline. Every chart
+//! keeps its marks inside its plot (a clip path), so eight variants and
+//! their repeats stay readable.
+
+use std::fmt::Write as _;
+
+pub(super) const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+const W: f64 = 920.0;
+const PLOT_H: f64 = 300.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 24.0;
+const TOP: f64 = 34.0;
+const AXIS: f64 = 42.0;
+const LEGEND_COLUMN: f64 = 270.0;
+const LEGEND_ROW: f64 = 17.0;
+
+pub(super) fn esc(text: &str) -> String {
+    // Control characters from a record's strings are shown, never raw.
+    crate::record::text::for_terminal(text).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A data series: its label, colour and points; later repeats dashed.
+pub(super) struct Series {
+    pub label: String,
+    pub color: &'static str,
+    pub points: Vec<(f64, f64)>,
+    pub dashed: bool,
+}
+
+/// How an axis maps values; `Log` plots log10 and labels powers of ten.
+#[derive(Clone, Copy)]
+pub(super) enum Axis {
+    Linear,
+    Log,
+}
+
+fn step_for(span: f64) -> f64 {
+    let span = span.max(1e-12);
+    let base = 10f64.powf((span / 5.0).log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * base).find(|s| span / s <= 6.0).unwrap_or(base * 10.0)
+}
+
+/// Ticks from a multiple of the step at or below `lo` to one at or above
+/// `hi`: the axis ends on a tick, so the data never reaches past it.
+pub(super) fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let step = step_for(hi - lo);
+    let (first, last) = ((lo / step).floor() as i64, (hi / step).ceil() as i64);
+    (first..=last.max(first + 1)).map(|i| i as f64 * step).collect()
+}
+
+pub(super) fn label(v: f64) -> String {
+    if v.abs() >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v.abs() >= 1e3 {
+        format!("{:.0}k", v / 1e3)
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn svg_open(h: f64, title: &str) -> String {
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="12"><text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text>"#,
+        esc(title)
+    )
+}
+
+/// The legend under a plot: a sample of each line (dashed where the line
+/// is) and its label, in columns.
+fn legend(svg: &mut String, top: f64, entries: &[(&str, &str, bool)]) {
+    let columns = ((W - LEFT) / LEGEND_COLUMN).floor().max(1.0) as usize;
+    for (i, (label, color, dashed)) in entries.iter().enumerate() {
+        let (x, y) = (LEFT + (i % columns) as f64 * LEGEND_COLUMN, top + (i / columns) as f64 * LEGEND_ROW);
+        let dash = if *dashed { r#" stroke-dasharray="5 3""# } else { "" };
+        let shown: String = label.chars().take(38).collect();
+        let _ = write!(
+            svg,
+            r#"<line x1="{x}" x2="{}" y1="{y}" y2="{y}" stroke="{color}" stroke-width="3"{dash}/><text x="{}" y="{}">{}</text>"#,
+            x + 24.0,
+            x + 30.0,
+            y + 4.0,
+            esc(&shown)
+        );
+    }
+}
+
+fn legend_height(n: usize) -> f64 {
+    let columns = ((W - LEFT) / LEGEND_COLUMN).floor().max(1.0) as usize;
+    n.div_ceil(columns) as f64 * LEGEND_ROW + 8.0
+}
+
+/// The y range a linear axis shows: from 0, or from just under the data
+/// when it sits far from 0 (a rate that moves by 5% would be a flat line).
+fn linear_range(lo: f64, hi: f64) -> (f64, f64) {
+    if lo >= 0.0 && lo > 0.6 * hi {
+        let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01);
+        (lo - pad, hi + pad)
+    } else {
+        (lo.min(0.0), hi)
+    }
+}
+
+/// A line chart. `x_ticks` overrides the x axis labels (value, text).
+pub(super) fn line_chart(title: &str, x_name: &str, y_name: &str, series: &[Series], y_axis: Axis, x_ticks: Option<Vec<(f64, String)>>) -> String {
+    let ty = |y: f64| match y_axis {
+        Axis::Linear => y,
+        Axis::Log => y.max(1e-9).log10(),
+    };
+    let pts: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().map(|&(x, y)| (x, ty(y)))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+    let h = TOP + PLOT_H + AXIS + legend_height(series.len());
+    let mut svg = svg_open(h, title);
+    if pts.is_empty() {
+        svg.push_str(r#"<text x="300" y="150">no data</text></svg>"#);
+        return svg;
+    }
+    let (x0, mut x1) = pts.iter().fold((0.0f64, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let (lo, hi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let y_ticks: Vec<(f64, String)> = match y_axis {
+        Axis::Linear => {
+            let (lo, hi) = linear_range(lo, hi);
+            nice_ticks(lo, if hi > lo { hi } else { lo + 1.0 }).into_iter().map(|t| (t, label(t))).collect()
+        }
+        Axis::Log => (lo.floor() as i32..=(hi.ceil() as i32).max(lo.floor() as i32 + 1)).map(|e| (f64::from(e), label(10f64.powi(e)))).collect(),
+    };
+    let (y0, y1) = (y_ticks.first().map_or(0.0, |t| t.0), y_ticks.last().map_or(1.0, |t| t.0));
+    let pw = W - LEFT - RIGHT;
+    let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
+    let sy = |y: f64| TOP + PLOT_H - (y - y0) / (y1 - y0).max(1e-12) * PLOT_H;
+    for (t, text) in y_ticks {
+        let y = sy(t);
+        let _ = write!(
+            svg,
+            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            W - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            esc(&text)
+        );
+    }
+    let x_ticks = x_ticks.unwrap_or_else(|| nice_ticks(x0, x1).into_iter().filter(|t| *t <= x1 + 1e-9).map(|t| (t, label(t))).collect());
+    for (t, text) in x_ticks {
+        let x = sx(t);
+        let _ = write!(
+            svg,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            TOP + PLOT_H,
+            TOP + PLOT_H + 15.0,
+            esc(&text)
+        );
+    }
+    let clip = format!("clip{}", title.bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))));
+    let _ = write!(
+        svg,
+        r##"<defs><clipPath id="{clip}"><rect x="{LEFT}" y="{TOP}" width="{pw}" height="{PLOT_H}"/></clipPath></defs><rect x="{LEFT}" y="{TOP}" width="{pw}" height="{PLOT_H}" fill="none" stroke="#888"/>"##
+    );
+    let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT + pw / 2.0, TOP + PLOT_H + 32.0, esc(x_name));
+    let _ = write!(svg, r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#, TOP + PLOT_H / 2.0, esc(y_name));
+    let _ = write!(svg, r#"<g clip-path="url(#{clip})">"#);
+    for s in series {
+        let points: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (sx(x), sy(ty(y)))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+        let path: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+        let dash = if s.dashed { r#" stroke-dasharray="5 3""# } else { "" };
+        let _ = write!(svg, r#"<polyline fill="none" stroke="{}" stroke-width="2"{dash} points="{}"/>"#, s.color, path.join(" "));
+        // Few points: mark each, so a short run is not mistaken for a trend.
+        if points.len() <= 60 {
+            for (x, y) in &points {
+                let _ = write!(svg, r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{}"/>"#, s.color);
+            }
+        }
+    }
+    svg.push_str("</g>");
+    let entries: Vec<(&str, &str, bool)> = series.iter().map(|s| (s.label.as_str(), s.color, s.dashed)).collect();
+    legend(&mut svg, TOP + PLOT_H + AXIS + 6.0, &entries);
+    svg.push_str("</svg>");
+    svg
+}
+
+/// One stacked bar: its label, its segments (name, value), and a thinner
+/// bar beside it on the same scale (label, value).
+pub(super) struct Stack {
+    pub label: String,
+    pub segments: Vec<(&'static str, f64)>,
+    pub beside: Option<(String, f64)>,
+}
+
+const SEGMENT_COLORS: [&str; 12] =
+    ["#9ecae1", "#6baed6", "#fd8d3c", "#31a354", "#756bb1", "#de2d26", "#636363", "#fdae6b", "#e7ba52", "#3182bd", "#bdbdbd", "#cedb9c"];
+
+/// Stacked horizontal bars, each to 100% of its own total: where each
+/// variant's client time went, with the flush threads beside it.
+pub(super) fn stacked_bars(title: &str, stacks: &[Stack]) -> String {
+    let left = 220.0;
+    let (bar, gap) = (24.0, 22.0);
+    let row = bar + 10.0 + gap;
+    let names: Vec<&str> = stacks.first().map(|s| s.segments.iter().map(|(n, _)| *n).collect()).unwrap_or_default();
+    let h = TOP + row * stacks.len() as f64 + 30.0 + legend_height(names.len());
+    let mut svg = svg_open(h, title);
+    let pw = W - left - RIGHT;
+    for (i, stack) in stacks.iter().enumerate() {
+        let y = TOP + 8.0 + row * i as f64;
+        let total: f64 = stack.segments.iter().map(|s| s.1).sum::<f64>().max(1e-12);
+        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>"#, left - 8.0, y + 16.0, esc(&stack.label));
+        let mut x = left;
+        for (j, (name, value)) in stack.segments.iter().enumerate() {
+            let w = value / total * pw;
+            if w <= 0.0 {
+                continue;
+            }
+            let pct = value / total * 100.0;
+            let color = SEGMENT_COLORS[j % SEGMENT_COLORS.len()];
+            let _ = write!(svg, r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{bar}" fill="{color}"><title>{name}: {pct:.1}%</title></rect>"#);
+            if w > 34.0 {
+                let _ = write!(svg, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{pct:.0}%</text>"#, x + w / 2.0, y + 16.0);
+            }
+            x += w;
+        }
+        if let Some((text, value)) = &stack.beside {
+            let w = (value / total).min(1.0) * pw;
+            let _ = write!(svg, r##"<rect x="{left}" y="{:.1}" width="{w:.1}" height="8" fill="#555"/>"##, y + bar + 2.0);
+            let _ = write!(svg, r#"<text x="{left}" y="{:.1}" font-size="11">{}</text>"#, y + bar + 22.0, esc(text));
+        }
+    }
+    let top = TOP + row * stacks.len() as f64 + 20.0;
+    let columns = ((W - LEFT) / LEGEND_COLUMN).floor().max(1.0) as usize;
+    for (j, name) in names.iter().enumerate() {
+        let (x, y) = (LEFT + (j % columns) as f64 * LEGEND_COLUMN, top + (j / columns) as f64 * LEGEND_ROW);
+        let _ = write!(
+            svg,
+            r#"<rect x="{x}" y="{}" width="14" height="10" fill="{}"/><text x="{}" y="{}">{name}</text>"#,
+            y - 5.0,
+            SEGMENT_COLORS[j % SEGMENT_COLORS.len()],
+            x + 20.0,
+            y + 4.0
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// One row of the flush timeline: a run's label, colour and flushes
+/// (start, length, generation).
+pub(super) struct Timeline {
+    pub label: String,
+    pub color: &'static str,
+    pub flushes: Vec<(f64, f64, u64, String)>,
+}
+
+/// One bar per flush, on a shared time axis, each labeled with its
+/// generation where it is wide enough.
+pub(super) fn flush_timeline(rows: &[Timeline]) -> String {
+    let row_h = 24.0;
+    let left = 220.0;
+    let h = TOP + AXIS + 20.0 + row_h * rows.len() as f64;
+    let end = rows.iter().flat_map(|r| r.flushes.iter().map(|f| f.0 + f.1)).fold(0.0, f64::max).max(1e-3);
+    let ticks = nice_ticks(0.0, end);
+    let end = ticks.last().copied().unwrap_or(end).max(end);
+    let pw = W - left - RIGHT;
+    let sx = |x: f64| left + x / end * pw;
+    let mut svg = svg_open(h, "Flush timeline (one bar per flush, labeled g<generation>)");
+    for (i, r) in rows.iter().enumerate() {
+        let y = TOP + row_h * i as f64;
+        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 8.0, y + 15.0, esc(&r.label));
+        for (start, wall, generation, tip) in &r.flushes {
+            let (x0, w) = (sx(*start), (wall / end * pw).max(1.5));
+            let _ = write!(
+                svg,
+                r#"<rect x="{x0:.1}" y="{:.1}" width="{w:.1}" height="18" fill="{}" opacity="0.85" stroke="white" stroke-width="0.5"><title>{}</title></rect>"#,
+                y + 2.0,
+                r.color,
+                esc(tip)
+            );
+            if w >= 22.0 {
+                let _ =
+                    write!(svg, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10" fill="white">g{generation}</text>"#, x0 + w / 2.0, y + 15.0);
+            }
+        }
+    }
+    let axis_y = TOP + row_h * rows.len() as f64 + 6.0;
+    for t in ticks {
+        let _ = write!(svg, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}s</text>"#, sx(t), axis_y + 12.0, label(t));
+    }
+    let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">seconds since the run started</text>"#, left + pw / 2.0, axis_y + 30.0);
+    svg.push_str("</svg>");
+    svg
+}
