@@ -1,12 +1,13 @@
 //! When a bench stops adding rounds: after a fixed number (`repeats`),
 //! or, with `[bench.decide]`, once every variant's paired verdict against
-//! the first is decided (or its ratio known within `rse`), past a floor
-//! of rounds and under ceilings on rounds and time.
+//! the first is decided and, where several beat it, one clears the others
+//! (or every ratio is known within `rse`), past a floor of rounds and
+//! under ceilings on rounds and time.
 
 use std::time::Duration;
 
 use crate::config::Decide;
-use crate::record::verdict::verdicts;
+use crate::record::verdict::{contested, verdicts};
 use crate::record::{BenchResult, StopReason};
 
 /// The rounds rule in force.
@@ -39,7 +40,10 @@ impl Rounds {
             let all = verdicts(so_far);
             let verdicts: Vec<_> = all.iter().filter_map(|(_, v)| *v).collect();
             // A variant with no verdict (it failed) has nothing to decide.
-            if verdicts.iter().all(|v| v.decision.decided()) {
+            // Several beating the baseline with none clearing the others is
+            // not decided yet: the bench is run to name a winner.
+            let baseline = so_far.variants.first().map_or("", |v| v.variant.name.as_str());
+            if verdicts.iter().all(|v| v.decision.decided()) && !contested(baseline, &all) {
                 return Some(StopReason::Decided);
             }
             if verdicts.iter().all(|v| v.rse <= d.rse) {

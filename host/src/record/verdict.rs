@@ -155,6 +155,33 @@ pub fn verdicts(result: &BenchResult) -> Vec<(&str, Option<Verdict>)> {
     groups.iter().skip(1).map(|(name, runs)| (*name, Verdict::of(&paired_ratios(baseline, runs), threshold))).collect()
 }
 
+/// The winner among `all` (each variant's verdict against `baseline`):
+/// the variant decided faster than every other, if any; the baseline when
+/// every other is decided slower.
+pub fn winner<'a>(baseline: &'a str, all: &[(&'a str, Option<Verdict>)]) -> Option<(&'a str, Option<Verdict>)> {
+    let faster: Vec<_> = all.iter().filter(|(_, v)| v.is_some_and(|v| v.decision == Decision::Faster)).collect();
+    match faster.as_slice() {
+        // Every other variant decided slower: the baseline wins.
+        [] if !all.is_empty() && all.iter().all(|(_, v)| v.is_some_and(|v| v.decision == Decision::Slower)) => Some((baseline, None)),
+        [] => None,
+        [(name, v)] => Some((name, *v)),
+        // Several beat the baseline: the best ratio wins only if its
+        // interval clears the others' ratios.
+        many => {
+            let (name, best) = many.iter().max_by(|a, b| a.1.map(|v| v.ratio).partial_cmp(&b.1.map(|v| v.ratio)).unwrap_or(std::cmp::Ordering::Equal))?;
+            let low = best.map(|v| v.low)?;
+            many.iter().filter(|(n, _)| n != name).all(|(_, v)| v.is_some_and(|v| v.ratio < low)).then_some((name, *best))
+        }
+    }
+}
+
+/// Whether two or more variants beat the baseline and none of them clears
+/// the others: a contest more rounds may still settle.
+pub fn contested(baseline: &str, all: &[(&str, Option<Verdict>)]) -> bool {
+    let faster = all.iter().filter(|(_, v)| v.is_some_and(|v| v.decision == Decision::Faster)).count();
+    faster > 1 && winner(baseline, all).is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,25 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::record::BenchResult;
-use crate::record::verdict::{CONFIDENCE, Decision, Verdict, by_variant, verdicts};
-
-/// The winner: the variant decided faster than every other, if any.
-fn winner<'a>(baseline: &'a str, all: &[(&'a str, Option<Verdict>)]) -> Option<(&'a str, Option<Verdict>)> {
-    let faster: Vec<_> = all.iter().filter(|(_, v)| v.is_some_and(|v| v.decision == Decision::Faster)).collect();
-    match faster.as_slice() {
-        // Every other variant decided slower: the baseline wins.
-        [] if !all.is_empty() && all.iter().all(|(_, v)| v.is_some_and(|v| v.decision == Decision::Slower)) => Some((baseline, None)),
-        [] => None,
-        [(name, v)] => Some((name, *v)),
-        // Several beat the baseline: the best ratio wins only if its
-        // interval clears the others' ratios.
-        many => {
-            let (name, best) = many.iter().max_by(|a, b| a.1.map(|v| v.ratio).partial_cmp(&b.1.map(|v| v.ratio)).unwrap_or(std::cmp::Ordering::Equal))?;
-            let low = best.map(|v| v.low)?;
-            many.iter().filter(|(n, _)| n != name).all(|(_, v)| v.is_some_and(|v| v.ratio < low)).then_some((name, *best))
-        }
-    }
-}
+use crate::record::verdict::{CONFIDENCE, Decision, Verdict, by_variant, verdicts, winner};
 
 /// The verdict's first line and what to do about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,13 +89,24 @@ pub fn headline(result: &BenchResult) -> Option<Headline> {
             }),
         });
     }
-    let faster: Vec<&str> = all.iter().filter(|(_, v)| v.is_some_and(|v| v.decision == Decision::Faster)).map(|(n, _)| *n).collect();
-    if faster.len() > 1 {
+    if crate::record::verdict::contested(baseline, &all) {
+        // The leader: the best ratio among those that beat the baseline.
+        let leader = all
+            .iter()
+            .filter_map(|(n, v)| v.filter(|v| v.decision == Decision::Faster).map(|v| (*n, v.ratio)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(baseline, |l| l.0);
         return Some(Headline {
             winner: None,
             why: None,
-            text: format!("No single winner: {} all beat `{baseline}`, but no interval clears the others.", list(&all, |v| v.decision == Decision::Faster)),
-            advice: Some(format!("Compare them with each other: put `{}` first in the config, so every verdict pairs against it.", faster[0])),
+            text: format!(
+                "No single winner yet: {} all beat `{baseline}`, but no interval clears the others (`{leader}` leads).",
+                list(&all, |v| v.decision == Decision::Faster)
+            ),
+            advice: Some(format!(
+                "Let more rounds run (`--max-rounds {}`): `[bench.decide]` keeps adding rounds until one clears the others. Or pair them directly: put `{leader}` first in the config.",
+                (rounds * 2).max(8)
+            )),
         });
     }
     let text = if all.iter().all(|(_, v)| v.is_some_and(|v| matches!(v.decision, Decision::Same | Decision::BelowThreshold))) {

@@ -15,6 +15,7 @@ mod plugins;
 mod profiles;
 mod properties;
 mod records;
+mod report;
 mod rounds;
 mod scaffold;
 mod segments;

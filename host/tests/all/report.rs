@@ -1,0 +1,277 @@
+//! The report as a person sees it: its HTML parsed (it is well-formed),
+//! the verdict on the first screen, the best cells marked, one chart per
+//! chart section, a time breakdown per variant and the flame graphs; and
+//! the profiled round that makes them, on both runtimes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memlab::bench::{self, BenchResult};
+use memlab::config::BenchConfig;
+use memlab::plugin::{EngineSettings, PluginHost};
+use memlab::record::{FailureClass, ProfileSource};
+use memlab::report;
+use quick_xml::Reader;
+use quick_xml::events::Event;
+
+use crate::support::{hostile_plugin, options, scratch};
+
+/// An element of the parsed page.
+#[derive(Debug, Default)]
+struct Node {
+    name: String,
+    attrs: Vec<(String, String)>,
+    children: Vec<Node>,
+    text: String,
+}
+
+impl Node {
+    fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    fn has_class(&self, class: &str) -> bool {
+        self.attr("class").is_some_and(|c| c.split(' ').any(|x| x == class))
+    }
+
+    /// Every element below, depth first.
+    fn all(&self) -> Vec<&Node> {
+        let mut out = Vec::new();
+        for c in &self.children {
+            out.push(c);
+            out.extend(c.all());
+        }
+        out
+    }
+
+    fn find(&self, pick: impl Fn(&Node) -> bool) -> Vec<&Node> {
+        self.all().into_iter().filter(|n| pick(n)).collect()
+    }
+
+    /// The text of this element and everything below it.
+    fn full_text(&self) -> String {
+        let mut s = self.text.clone();
+        for c in &self.children {
+            s.push_str(&c.full_text());
+        }
+        s
+    }
+}
+
+/// Parses the page as XML: a tag left open or an unquoted attribute is
+/// an error here, so the report must be well-formed.
+fn parse(html: &str) -> Node {
+    let mut reader = Reader::from_str(html);
+    let mut stack = vec![Node::default()];
+    loop {
+        match reader.read_event().unwrap_or_else(|e| panic!("the report is not well-formed at {}: {e}", reader.buffer_position())) {
+            Event::Start(e) => stack.push(element(&e)),
+            Event::Empty(e) => {
+                let node = element(&e);
+                stack.last_mut().expect("open").children.push(node);
+            }
+            Event::End(_) => {
+                let node = stack.pop().expect("an open element");
+                stack.last_mut().expect("a parent").children.push(node);
+            }
+            Event::Text(t) => stack.last_mut().expect("open").text.push_str(&t.decode().expect("utf-8")),
+            Event::GeneralRef(r) => {
+                let name = r.decode().expect("utf-8");
+                let c = match name.as_ref() {
+                    "amp" => "&",
+                    "lt" => "<",
+                    "gt" => ">",
+                    "quot" => "\"",
+                    _ => "·",
+                };
+                stack.last_mut().expect("open").text.push_str(c);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(stack.len(), 1, "elements left open");
+    stack.pop().expect("the document")
+}
+
+fn element(e: &quick_xml::events::BytesStart<'_>) -> Node {
+    let attrs = e
+        .attributes()
+        .map(|a| {
+            let a = a.expect("a quoted attribute");
+            (String::from_utf8_lossy(a.key.as_ref()).into_owned(), String::from_utf8_lossy(&a.value).into_owned())
+        })
+        .collect();
+    Node { name: String::from_utf8_lossy(e.name().as_ref()).into_owned(), attrs, ..Node::default() }
+}
+
+fn recorded(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-12-01-rust-2c24g").join(name)
+}
+
+/// What every report must show, whatever its run.
+fn check_page(result: &BenchResult, page: &Node) {
+    let body = page.find(|n| n.name == "body").into_iter().next().expect("a body");
+    // The first screen: the title, the description, then the verdict.
+    let first = body.children.iter().position(|n| n.attr("id") == Some("verdict")).expect("a verdict section");
+    assert!(first <= 2, "the verdict comes first, after the title and the description");
+    let headline = body.children[first].find(|n| n.has_class("headline")).into_iter().next().expect("a headline").full_text();
+    let winner = report::headline(result).expect("two or more variants").winner;
+    match &winner {
+        Some(name) => {
+            assert!(headline.starts_with(&format!("Winner: `{name}`")), "{headline}");
+            assert!(headline.contains("x [") && headline.contains("interval"), "the ratio and its interval: {headline}");
+        }
+        None => assert!(page.full_text().contains("What to run") || headline.starts_with("No winner"), "{headline}"),
+    }
+    // The comparison: a `better` column, and in each row with a direction
+    // and a contest, one or more marked cells.
+    let table = page.find(|n| n.attr("id") == Some("comparison")).into_iter().next().expect("the comparison");
+    let rows: Vec<&Node> = table.children.iter().filter(|n| n.name == "tr").collect();
+    assert_eq!(rows[0].children[1].full_text(), "better");
+    let mut marked = 0;
+    for row in &rows[1..] {
+        let better = row.children.get(1).map(Node::full_text).unwrap_or_default();
+        let best: Vec<usize> = row.children.iter().enumerate().filter(|(_, c)| c.has_class("best")).map(|(i, _)| i).collect();
+        if better == "-" {
+            assert!(best.is_empty(), "a figure with no better direction marks nothing");
+        }
+        marked += usize::from(!best.is_empty());
+        // Counts print as integers.
+        if row.children[0].full_text() == "memtable switches" {
+            assert!(row.children[2..].iter().all(|c| !c.full_text().contains('.')), "counts are integers");
+        }
+    }
+    assert!(marked >= 5, "the best of each contested row is marked ({marked} rows)");
+    // The winner holds the best steady rate.
+    if let Some(name) = &winner {
+        let header: Vec<String> = rows[0].children.iter().map(Node::full_text).collect();
+        let column = header.iter().position(|h| h == name).expect("the winner's column");
+        assert!(rows[1].children[column].has_class("best"), "the winner's steady rate is marked");
+    }
+    // One chart per chart section.
+    let sections = page.find(|n| n.name == "section" && n.has_class("chart"));
+    assert!(sections.len() >= 5, "four charts and the time breakdown: {}", sections.len());
+    for s in &sections {
+        assert_eq!(s.find(|n| n.name == "svg").len(), 1, "one chart in each section");
+    }
+    // A bar per variant in the time breakdown, with its flush threads beside.
+    let time = page.find(|n| n.attr("id") == Some("time")).into_iter().next().expect("the time breakdown").full_text();
+    for (name, _) in report::by_variant(result) {
+        assert!(time.contains(name), "`{name}` has a time breakdown bar");
+    }
+    assert!(time.contains("flush threads beside"));
+}
+
+#[test]
+fn a_recorded_report_opens_on_its_verdict_with_a_breakdown_and_flame_graphs() {
+    for run in ["report-default", "report-memtables"] {
+        let dir = recorded(run);
+        let result = BenchResult::load(&dir.join("run.json")).unwrap_or_else(|e| panic!("{run}: {e}"));
+        let page = parse(&report::html::render_in(&result, Some(&dir)));
+        check_page(&result, &page);
+        // A flame graph per variant, embedded, with what sampling cost.
+        let figures = page.find(|n| n.name == "figure");
+        assert_eq!(figures.len(), report::by_variant(&result).len(), "{run}: one flame graph per variant");
+        for f in &figures {
+            assert_eq!(f.find(|n| n.name == "img").len(), 1, "{run}: the SVG is embedded");
+            assert!(f.full_text().contains("the profiled round ran at"), "{run}: the cost is stated");
+        }
+    }
+    // memtables.toml: each wasm variant beside its native twin.
+    let dir = recorded("report-memtables");
+    let result = BenchResult::load(&dir.join("run.json")).expect("record");
+    let page = parse(&report::html::render_in(&result, Some(&dir)));
+    let pairs = page.find(|n| n.name == "div" && n.has_class("flames"));
+    assert_eq!(pairs.len(), 4, "four memtables, each a pair");
+    for pair in pairs {
+        let captions: Vec<String> = pair.find(|n| n.name == "figcaption").iter().map(|c| c.full_text()).collect();
+        assert_eq!(captions.len(), 2, "{captions:?}");
+        assert!(captions[0].contains("wasm guest stacks") && captions[1].contains("native stacks"), "{captions:?}");
+    }
+}
+
+const CONFIG: &str = r#"
+[bench]
+name = "report-test"
+repeats = 2
+
+[workload]
+seed = 24
+ops = 6000
+threads = 2
+rows_per_batch = 10
+partitions = { count = 5000, key = 10 }
+clustering = { rows = 10, key = 8 }
+column = [{ name = "v", size = 40 }]
+
+[[variant]]
+name = "skiplist wasm"
+memtable = "skiplist"
+allocator = "per-row"
+serializer = "lean"
+memtable_space = "2MiB"
+
+[[variant]]
+name = "skiplist native"
+memtable = "skiplist"
+allocator = "per-row"
+serializer = "lean"
+memtable_space = "2MiB"
+runtime = "native"
+"#;
+
+fn profiling_host(deadline: Option<std::time::Duration>) -> Arc<PluginHost> {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache-profile");
+    PluginHost::new(EngineSettings { profile: true, call_deadline: deadline, cache_dir: Some(cache), ..EngineSettings::default() }).expect("engine")
+}
+
+#[test]
+fn the_profiled_round_samples_both_runtimes_and_stays_out_of_the_verdicts() {
+    let config = BenchConfig::parse("report-test.toml", CONFIG).expect("config");
+    let dir = scratch("report-profiled");
+    let opts = bench::BenchOptions { profile: Some(profiling_host(None)), ..options(dir.clone()) };
+    let result = bench::run(&crate::support::host(), &config, &opts, |_| {}).expect("bench");
+    assert_eq!(result.variants.len(), 4, "two rounds of two; the profiled round is not among them");
+    assert!(result.variants.iter().all(|v| v.failure().is_none() && !v.time.is_empty()));
+    assert_eq!(result.profiles.len(), 2, "{:?}", result.profiles);
+    for (p, (source, root)) in result.profiles.iter().zip([(ProfileSource::Guest, "skiplist;"), (ProfileSource::Native, "native;")]) {
+        assert_eq!(p.source, source);
+        assert!(p.samples > 0 && p.rate_ratio > 0.0, "{p:?}");
+        let folded = std::fs::read_to_string(dir.join(&p.folded)).expect("folded stacks");
+        let lines: Vec<&str> = folded.lines().collect();
+        assert!(!lines.is_empty() && lines.iter().all(|l| l.rsplit_once(' ').is_some_and(|(_, n)| n.parse::<u64>().is_ok())), "{folded}");
+        let sum: u64 = lines.iter().map(|l| l.rsplit_once(' ').map_or(0, |(_, n)| n.parse::<u64>().unwrap_or(0))).sum();
+        assert_eq!(sum, p.samples, "the folded counts are the samples");
+        if source == ProfileSource::Guest {
+            // Rooted at the plugin that ran: the memtable, the allocator and
+            // the serializer all run in guests.
+            assert!(lines.iter().any(|l| l.starts_with(root)), "{folded}");
+            assert!(p.sampling_ns > 0 && p.sampling_ns < p.client_ns, "{p:?}");
+        } else {
+            assert!(lines.iter().all(|l| l.starts_with(root)), "{folded}");
+            assert!(folded.contains("memtable_skiplist"), "the twin's frames are named");
+        }
+        let svg = std::fs::read_to_string(dir.join(&p.svg)).expect("the flame graph");
+        assert!(svg.contains("<svg") && svg.contains("samples"), "an inferno flame graph");
+    }
+    // The text report names both runtimes' breakdowns.
+    let text = report::comparison(&result);
+    assert!(text.contains("Where the client threads' time went") && text.contains("memtable calls"), "{text}");
+    let page = parse(&report::html::render_in(&result, Some(&dir)));
+    check_page(&result, &page);
+}
+
+#[test]
+fn a_profiling_engine_still_ends_a_call_at_its_deadline() {
+    let config = format!(
+        "[workload]\nseed = 9\nops = 400\npartitions = {{ count = 100000 }}\n\n[[variant]]\nname = \"loops\"\nmemtable = \"{}\"\nmemtable_params = {{ mode = \"loop\", after = 50 }}\nallocator = \"per-row\"\nserializer = \"lean\"\n",
+        hostile_plugin()
+    );
+    let config = BenchConfig::parse("loops.toml", &config).expect("config");
+    let host = profiling_host(Some(std::time::Duration::from_millis(300)));
+    let result = bench::run(&host, &config, &options(scratch("report-deadline")), |_| {}).expect("bench");
+    let failure = result.variants[0].failure().expect("the loop is ended");
+    assert_eq!(failure.class, FailureClass::Trap, "{failure}");
+    assert!(failure.message.contains("deadline exceeded"), "{failure}");
+}
