@@ -35,7 +35,9 @@ impl Caller {
         store.limiter(|ctx| ctx);
         // Instantiation runs guest code too: it gets a call's deadline
         // (and a store with epochs off needs some deadline all the same).
-        store.set_epoch_deadline(limits.deadline_ticks.unwrap_or(u64::MAX));
+        // "Never" is far past any epoch, not `u64::MAX`: wasmtime adds the
+        // current epoch to it, which overflows once a ticker has run.
+        store.set_epoch_deadline(limits.deadline_ticks.unwrap_or(u64::MAX / 2));
         let sampled = host.sampler.clone();
         if let Some(sampler) = &sampled {
             let sampler = Arc::clone(sampler);

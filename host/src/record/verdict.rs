@@ -247,6 +247,18 @@ mod tests {
     }
 
     #[test]
+    fn several_faster_with_none_clearing_the_others_is_contested() {
+        let v = |ratio: f64, low: f64| Some(Verdict { ratio, low, high: ratio * 1.1, rounds: 5, rse: 0.01, threshold: 0.02, decision: Decision::Faster });
+        // 2.04x [1.81, ..] does not clear 2.02x: no winner yet.
+        assert!(contested("a", &[("b", v(2.04, 1.81)), ("c", v(2.02, 1.83))]));
+        // 1.60x [1.50, ..] clears 1.20x: b wins, and the rounds may stop.
+        assert!(!contested("a", &[("b", v(1.6, 1.5)), ("c", v(1.2, 1.1))]));
+        assert_eq!(winner("a", &[("b", v(1.6, 1.5)), ("c", v(1.2, 1.1))]).map(|w| w.0), Some("b"));
+        // One faster is a winner, not a contest.
+        assert!(!contested("a", &[("b", v(1.3, 1.2))]));
+    }
+
+    #[test]
     fn identical_rounds_decide_at_once() {
         assert_eq!(Verdict::of(&[1.5, 1.5], 0.02).expect("two").decision, Decision::Faster);
         assert_eq!(Verdict::of(&[1.0, 1.0], 0.02).expect("two").decision, Decision::Same);

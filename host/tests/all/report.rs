@@ -165,7 +165,7 @@ fn check_page(result: &BenchResult, page: &Node) {
 
 #[test]
 fn a_recorded_report_opens_on_its_verdict_with_a_breakdown_and_flame_graphs() {
-    for run in ["report-default", "report-memtables"] {
+    for run in ["default-5", "memtables"] {
         let dir = recorded(run);
         let result = BenchResult::load(&dir.join("run.json")).unwrap_or_else(|e| panic!("{run}: {e}"));
         let page = parse(&report::html::render_in(&result, Some(&dir)));
@@ -179,7 +179,7 @@ fn a_recorded_report_opens_on_its_verdict_with_a_breakdown_and_flame_graphs() {
         }
     }
     // memtables.toml: each wasm variant beside its native twin.
-    let dir = recorded("report-memtables");
+    let dir = recorded("memtables");
     let result = BenchResult::load(&dir.join("run.json")).expect("record");
     let page = parse(&report::html::render_in(&result, Some(&dir)));
     let pairs = page.find(|n| n.name == "div" && n.has_class("flames"));
