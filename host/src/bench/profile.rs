@@ -110,10 +110,10 @@ fn native_folded(report: &pprof::Report) -> Vec<(String, u64)> {
     let mut stacks: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
     for (frames, count) in &report.data {
         let mut line = String::from("native");
-        // From the bench's own first frame: the threads' start-up frames
-        // (std's runtime, catch_unwind, closures) say nothing.
+        // From past std's start-up marker, as Rust's own backtraces cut:
+        // a thread's spawn and catch_unwind frames say nothing.
         let names: Vec<String> = frames.frames.iter().rev().flat_map(|f| f.iter().rev()).map(pprof::Symbol::name).collect();
-        let from = names.iter().position(|n| n.starts_with("memlab::bench::")).unwrap_or(0);
+        let from = names.iter().rposition(|n| n.contains("__rust_begin_short_backtrace")).map_or(0, |i| i + 1);
         for name in &names[from..] {
             line.push(';');
             line.extend(name.chars().take(160).map(|c| {

@@ -50,6 +50,12 @@ pub(super) fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
     (first..=last.max(first + 1)).map(|i| i as f64 * step).collect()
 }
 
+/// A label cut to fit the 220-pixel column left of a bar.
+fn short(label: &str) -> String {
+    const FITS: usize = 32;
+    if label.chars().count() <= FITS { label.to_string() } else { label.chars().take(FITS - 1).chain(['…']).collect() }
+}
+
 pub(super) fn label(v: f64) -> String {
     if v.abs() >= 1e6 {
         format!("{:.1}M", v / 1e6)
@@ -208,7 +214,7 @@ pub(super) fn stacked_bars(title: &str, stacks: &[Stack]) -> String {
     for (i, stack) in stacks.iter().enumerate() {
         let y = TOP + 8.0 + row * i as f64;
         let total: f64 = stack.segments.iter().map(|s| s.1).sum::<f64>().max(1e-12);
-        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>"#, left - 8.0, y + 16.0, esc(&stack.label));
+        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>"#, left - 8.0, y + 16.0, esc(&short(&stack.label)));
         let mut x = left;
         for (j, (name, value)) in stack.segments.iter().enumerate() {
             let w = value / total * pw;
@@ -268,7 +274,7 @@ pub(super) fn flush_timeline(rows: &[Timeline]) -> String {
     let mut svg = svg_open(h, "Flush timeline (one bar per flush, labeled g<generation>)");
     for (i, r) in rows.iter().enumerate() {
         let y = TOP + row_h * i as f64;
-        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 8.0, y + 15.0, esc(&r.label));
+        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 8.0, y + 15.0, esc(&short(&r.label)));
         for (start, wall, generation, tip) in &r.flushes {
             let (x0, w) = (sx(*start), (wall / end * pw).max(1.5));
             let _ = write!(

@@ -10,6 +10,7 @@ use std::path::Path;
 use super::charts::{Axis, PALETTE, Series, Stack, Timeline, esc, flush_timeline, line_chart, stacked_bars};
 use super::figures::{Cell, FIGURES};
 use super::{breakdown, by_variant, counters, ok, summary};
+use crate::record::verdict::round_rate;
 use crate::record::{BenchResult, ProfileFigures, VariantResult, VariantSpec};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px;max-width:1600px;color:#222}\
@@ -240,27 +241,46 @@ fn charts_section(result: &BenchResult) -> String {
     html
 }
 
-/// Every run as a series: colour per variant, dashed for later repeats.
-fn series(result: &BenchResult, points: impl Fn(&VariantResult) -> Vec<(f64, f64)>) -> Vec<Series> {
+/// Most lines a chart draws one per round; past it, each variant's
+/// median round stands for it, so eight variants stay readable.
+const ALL_ROUNDS_UP_TO: usize = 16;
+
+/// The runs a chart draws, each with its colour and label: every round
+/// (later rounds dashed) when they are few, else each variant's median
+/// round by steady rate.
+fn drawn(result: &BenchResult) -> Vec<(&VariantResult, &'static str, String, bool)> {
+    let groups = by_variant(result);
+    let all: usize = groups.iter().map(|(_, runs)| ok(runs).len()).sum();
     let mut out = Vec::new();
-    for (i, (name, runs)) in by_variant(result).iter().enumerate() {
-        for run in ok(runs) {
-            let label = if runs.len() > 1 { format!("{name} #{}", run.repeat) } else { name.to_string() };
-            out.push(Series { label, color: PALETTE[i % PALETTE.len()], points: points(run), dashed: run.repeat > 1 });
+    for (i, (name, runs)) in groups.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut runs = ok(runs);
+        if all <= ALL_ROUNDS_UP_TO {
+            let many = runs.len() > 1;
+            for run in runs {
+                let label = if many { format!("{name} #{}", run.repeat) } else { name.to_string() };
+                out.push((run, color, label, run.repeat > 1));
+            }
+        } else if !runs.is_empty() {
+            runs.sort_by(|a, b| round_rate(a).total_cmp(&round_rate(b)));
+            let median = runs[runs.len() / 2];
+            out.push((median, color, format!("{name} (round {}, its median)", median.repeat), false));
         }
     }
     out
 }
 
+/// The drawn runs as series.
+fn series(result: &BenchResult, points: impl Fn(&VariantResult) -> Vec<(f64, f64)>) -> Vec<Series> {
+    drawn(result).into_iter().map(|(run, color, label, dashed)| Series { label, color, points: points(run), dashed }).collect()
+}
+
 fn timeline(result: &BenchResult) -> Vec<Timeline> {
-    let names = by_variant(result).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
-    result
-        .variants
-        .iter()
-        .filter(|v| v.failure().is_none())
-        .map(|r| Timeline {
-            label: if r.repeat > 1 { format!("{} #{}", r.variant.name, r.repeat) } else { r.variant.name.clone() },
-            color: PALETTE[names.iter().position(|n| *n == r.variant.name).unwrap_or(0) % PALETTE.len()],
+    drawn(result)
+        .into_iter()
+        .map(|(r, color, label, _)| Timeline {
+            label,
+            color,
             flushes: r
                 .flushes
                 .iter()

@@ -51,7 +51,11 @@ pub fn headline(result: &BenchResult) -> Option<Headline> {
     if let Some((name, v)) = winner(baseline, &all) {
         let text = match v {
             Some(v) => format!("Winner: `{name}`, {:.2}x [{:.2}, {:.2}] {of}.", v.ratio, v.low, v.high),
-            None => format!("Winner: `{name}` (the baseline): every other variant is slower: {}.", list(&all, |_| true)),
+            None => format!(
+                "Winner: `{name}` (the baseline): every other variant is slower, {:.0}% intervals over {rounds} paired rounds: {}.",
+                CONFIDENCE * 100.0,
+                list(&all, |_| true)
+            ),
         };
         // Against the closest: the baseline, or the runner-up.
         let closest = all.iter().filter(|(n, _)| *n != name).filter_map(|(n, v)| v.map(|v| (*n, v.ratio))).max_by(|a, b| a.1.total_cmp(&b.1));
