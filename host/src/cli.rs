@@ -106,6 +106,13 @@ enum Command {
         /// A baseline run (directory or `run.json`) to compare against, variant by variant.
         #[arg(short, long)]
         baseline: Option<PathBuf>,
+        /// With -b: match variants by name (the default) or by position.
+        #[arg(long, value_enum, default_value_t = MatchBy::Name)]
+        by: MatchBy,
+        /// With -b: pair the run's variant RUN with the baseline's BASE
+        /// (`--pair RUN=BASE`, repeatable); overrides --by.
+        #[arg(long, value_parser = pair)]
+        pair: Vec<(String, String)>,
         /// Also write the run's HTML report here.
         #[arg(long)]
         html: Option<PathBuf>,
@@ -198,6 +205,8 @@ pub enum CliError {
     Record(#[from] crate::record::RecordError),
     #[error(transparent)]
     Scaffold(#[from] crate::scaffold::ScaffoldError),
+    #[error(transparent)]
+    Pairing(#[from] report::PairingError),
     #[error("{0} of {1} runs failed")]
     VariantsFailed(usize, usize),
     #[error("--out {path}: cannot create the run's directory: {detail}")]
@@ -289,6 +298,23 @@ fn run_json(path: &Path) -> PathBuf {
 
 fn read_run(path: &Path) -> Result<BenchResult, CliError> {
     Ok(BenchResult::load(&run_json(path))?)
+}
+
+/// How `show -b` matches variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum MatchBy {
+    /// Variants of the same name.
+    Name,
+    /// The first with the first, and so on.
+    Position,
+}
+
+/// `--pair RUN=BASE`.
+fn pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
+        _ => Err(format!("`{text}`: write the run's variant, `=`, then the baseline's, e.g. `--pair \"trie x32=trie\"`")),
+    }
 }
 
 /// `memlab bench`'s flags.
@@ -670,7 +696,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Verify { run_dir } => verify(&run_dir),
-        Command::Show { run, baseline, html } => {
+        Command::Show { run, baseline, html, by, pair } => {
             let result = read_run(&run)?;
             match baseline {
                 None => {
@@ -687,7 +713,16 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                     }
                     say!("{}", report::fidelity(&result));
                 }
-                Some(path) => say!("{}", report::against_baseline(&read_run(&path)?, &result)),
+                Some(path) => {
+                    let base = read_run(&path)?;
+                    let pairing = match (pair.is_empty(), by) {
+                        (false, _) => report::Pairing::Explicit(pair),
+                        (true, MatchBy::Name) => report::Pairing::ByName,
+                        (true, MatchBy::Position) => report::Pairing::ByPosition,
+                    };
+                    let pairs = report::pairs(&base, &result, &pairing)?;
+                    say!("{}", report::against_baseline_paired(&base, &result, &pairs));
+                }
             }
             if let Some(path) = html {
                 let json = run_json(&run);

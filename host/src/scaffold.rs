@@ -54,7 +54,9 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
         format!("[[variant]]\nname = {label:?}\nmemtable = {m:?}\nallocator = {a:?}\nserializer = {s:?}\n")
     };
     // The crate's folder: memlab builds it before the run.
-    let mut variants = vec![variant(name, &root.display().to_string())];
+    // ".": the config's own folder, this crate (paths in a config are
+    // taken from its folder).
+    let mut variants = vec![variant(name, ".")];
     variants.extend(bundled.iter().map(|b| variant(b, b)));
     let fill = |text: &str| {
         text.replace("{{name}}", name)

@@ -21,6 +21,11 @@ pub struct Headline {
     pub why: Option<String>,
 }
 
+/// The best ratio among the variants decided faster than the baseline.
+fn leader<'a>(all: &[(&'a str, Option<Verdict>)]) -> Option<(&'a str, Verdict)> {
+    all.iter().filter_map(|(n, v)| v.filter(|v| v.decision == Decision::Faster).map(|v| (*n, v))).max_by(|a, b| a.1.ratio.total_cmp(&b.1.ratio))
+}
+
 fn list(all: &[(&str, Option<Verdict>)], keep: impl Fn(&Verdict) -> bool) -> String {
     let shown: Vec<String> =
         all.iter().filter_map(|(name, v)| v.filter(|v| keep(v)).map(|v| format!("`{name}` {:.2}x [{:.2}, {:.2}]", v.ratio, v.low, v.high))).collect();
@@ -77,9 +82,10 @@ pub fn headline(result: &BenchResult) -> Option<Headline> {
             winner: None,
             why: None,
             text: format!(
-                "Undecided: the noise is wider than the difference for {} against `{baseline}` after {rounds} rounds ({}).",
+                "Undecided: the noise is wider than the difference for {} against `{baseline}` after {rounds} rounds ({}).{}",
                 names.join(", "),
-                list(&all, |v| !v.decision.decided())
+                list(&all, |v| !v.decision.decided()),
+                leader(&all).map_or(String::new(), |(n, v)| format!(" Leading so far: `{n}`, {:.2}x [{:.2}, {:.2}].", v.ratio, v.low, v.high))
             ),
             advice: Some(if rounds < 3 || more > 60 {
                 format!(
@@ -94,12 +100,7 @@ pub fn headline(result: &BenchResult) -> Option<Headline> {
         });
     }
     if crate::record::verdict::contested(baseline, &all) {
-        // The leader: the best ratio among those that beat the baseline.
-        let leader = all
-            .iter()
-            .filter_map(|(n, v)| v.filter(|v| v.decision == Decision::Faster).map(|v| (*n, v.ratio)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or(baseline, |l| l.0);
+        let leader = leader(&all).map_or(baseline, |l| l.0);
         return Some(Headline {
             winner: None,
             why: None,

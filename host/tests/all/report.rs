@@ -165,7 +165,7 @@ fn check_page(result: &BenchResult, page: &Node) {
 
 #[test]
 fn a_recorded_report_opens_on_its_verdict_with_a_breakdown_and_flame_graphs() {
-    for run in ["default-5", "memtables"] {
+    for run in ["default-5", "memtables-2"] {
         let dir = recorded(run);
         let result = BenchResult::load(&dir.join("run.json")).unwrap_or_else(|e| panic!("{run}: {e}"));
         let page = parse(&report::html::render_in(&result, Some(&dir)));
@@ -179,7 +179,7 @@ fn a_recorded_report_opens_on_its_verdict_with_a_breakdown_and_flame_graphs() {
         }
     }
     // memtables.toml: each wasm variant beside its native twin.
-    let dir = recorded("memtables");
+    let dir = recorded("memtables-2");
     let result = BenchResult::load(&dir.join("run.json")).expect("record");
     let page = parse(&report::html::render_in(&result, Some(&dir)));
     let pairs = page.find(|n| n.name == "div" && n.has_class("flames"));
@@ -275,4 +275,25 @@ fn a_profiling_engine_still_ends_a_call_at_its_deadline() {
     let failure = result.variants[0].failure().expect("the loop is ended");
     assert_eq!(failure.class, FailureClass::Trap, "{failure}");
     assert!(failure.message.contains("deadline exceeded"), "{failure}");
+}
+
+#[test]
+fn show_b_pairs_variants_by_name_by_position_or_as_told() {
+    let load = |name: &str| BenchResult::load(&recorded(name).join("run.json")).expect("record");
+    let (run, base) = (load("default-5"), load("memtables-2"));
+    // By name the two share nothing; by position the first goes with the first.
+    assert!(report::pairs(&base, &run, &report::Pairing::ByName).expect("by name").is_empty());
+    let by_position = report::pairs(&base, &run, &report::Pairing::ByPosition).expect("by position");
+    assert_eq!(by_position[0], ("skiplist, per-cell".to_string(), "btree wasm".to_string()));
+    assert_eq!(by_position.len(), 4, "as many as the shorter record has");
+    let text = report::against_baseline_paired(&base, &run, &by_position);
+    assert!(text.contains("skiplist, per-cell (against the baseline's `btree wasm`)"), "{text}");
+    assert!(text.contains("vector native: only in the baseline"), "{text}");
+    let told = report::Pairing::Explicit(vec![("trie x32, per-row".into(), "trie native".into())]);
+    let pairs = report::pairs(&base, &run, &told).expect("explicit");
+    let text = report::against_baseline_paired(&base, &run, &pairs);
+    assert!(text.contains("trie x32, per-row (against the baseline's `trie native`)") && text.contains("skiplist, per-cell: not paired"), "{text}");
+    let wrong = report::Pairing::Explicit(vec![("trie x32, per-row".into(), "nope".into())]);
+    let e = report::pairs(&base, &run, &wrong).expect_err("no such variant");
+    assert!(e.to_string().contains("the baseline has no variant `nope`") && e.to_string().contains("`btree wasm`"), "{e}");
 }
