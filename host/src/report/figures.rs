@@ -150,6 +150,16 @@ impl Figure {
         }
     }
 
+    /// Cell `i` of `row` as text, and its ratio to the first variant's
+    /// (the first itself has none) where a ratio means something.
+    pub fn cell(&self, row: &Row, i: usize) -> (String, Option<f64>) {
+        match row.cells[i] {
+            Cell::Failed => ("FAILED".to_string(), None),
+            Cell::None => ("-".to_string(), None),
+            Cell::Value(x) => (self.show(x), self.ratio(x, row.cells[0]).filter(|_| i > 0)),
+        }
+    }
+
     /// The ratio to the baseline's value, where one means something.
     pub fn ratio(&self, x: f64, baseline: Cell) -> Option<f64> {
         match (self.shape, baseline) {

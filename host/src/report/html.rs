@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::charts::{Axis, PALETTE, Series, Stack, Timeline, esc, flush_timeline, line_chart, stacked_bars};
-use super::figures::{Cell, FIGURES};
+use super::figures::FIGURES;
 use super::{breakdown, by_variant, counters, ok, summary};
 use crate::record::verdict::round_rate;
 use crate::record::{BenchResult, ProfileFigures, VariantResult, VariantSpec};
@@ -103,14 +103,10 @@ fn comparison_table(result: &BenchResult) -> String {
     for figure in &FIGURES {
         let row = figure.row(&groups);
         let _ = write!(t, "<tr><td>{}</td><td class=\"better\">{}</td>", figure.name, figure.better.word());
-        for (i, (cell, best)) in row.cells.iter().zip(&row.best).enumerate() {
-            let text = match *cell {
-                Cell::Failed => "FAILED".to_string(),
-                Cell::None => "-".to_string(),
-                Cell::Value(x) => match figure.ratio(x, row.cells[0]) {
-                    Some(r) if i > 0 => format!("{} <span class=\"r\">({r:.2}x)</span>", figure.show(x)),
-                    _ => figure.show(x),
-                },
+        for (i, best) in row.best.iter().enumerate() {
+            let text = match figure.cell(&row, i) {
+                (value, Some(r)) => format!("{value} <span class=\"r\">({r:.2}x)</span>"),
+                (value, None) => value,
             };
             let class = if *best { " class=\"best\"" } else { "" };
             let _ = write!(t, "<td{class}>{text}</td>");

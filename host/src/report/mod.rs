@@ -12,7 +12,7 @@ pub mod figures;
 pub mod html;
 mod verdict;
 
-use figures::{Cell, FIGURES};
+use figures::FIGURES;
 
 pub use fidelity::fidelity;
 pub use verdict::{Headline, headline, verdict_block};
@@ -463,14 +463,10 @@ pub fn comparison(result: &BenchResult) -> String {
     for figure in &FIGURES {
         let row = figure.row(&groups);
         let _ = write!(s, "{:<lw$} | {:<6}", figure.name, figure.better.word());
-        for (i, (cell, best)) in row.cells.iter().zip(&row.best).enumerate() {
-            let text = match *cell {
-                Cell::Failed => "FAILED".to_string(),
-                Cell::None => "-".to_string(),
-                Cell::Value(x) => match figure.ratio(x, row.cells[0]) {
-                    Some(r) if i > 0 => format!("{} ({r:.2}x)", figure.show(x)),
-                    _ => figure.show(x),
-                },
+        for (i, best) in row.best.iter().enumerate() {
+            let text = match figure.cell(&row, i) {
+                (value, Some(r)) => format!("{value} ({r:.2}x)"),
+                (value, None) => value,
             };
             let mark = if *best { "*" } else { " " };
             let _ = write!(s, " | {:>w$}{mark}", text, w = width - 1);
@@ -622,16 +618,9 @@ pub fn against_baseline_paired(baseline: &BenchResult, run: &BenchResult, pairs:
         let _ = writeln!(s, "\n{title:<34} | better | {:>16} | {:>16} | ratio", "baseline", "run");
         for figure in &FIGURES {
             let row = figure.row(&[("baseline", base.clone()), ("run", runs.clone())]);
-            let cell = |c: Cell| match c {
-                Cell::Failed => "FAILED".to_string(),
-                Cell::None => "-".to_string(),
-                Cell::Value(x) => figure.show(x),
-            };
-            let ratio = match row.cells[1] {
-                Cell::Value(r) => figure.ratio(r, row.cells[0]).map_or("-".into(), |x| format!("{x:.2}x")),
-                _ => "-".into(),
-            };
-            let _ = writeln!(s, "{:<34} | {:<6} | {:>16} | {:>16} | {ratio}", figure.name, figure.better.word(), cell(row.cells[0]), cell(row.cells[1]));
+            let ((was, _), (now, ratio)) = (figure.cell(&row, 0), figure.cell(&row, 1));
+            let ratio = ratio.map_or("-".into(), |x| format!("{x:.2}x"));
+            let _ = writeln!(s, "{:<34} | {:<6} | {was:>16} | {now:>16} | {ratio}", figure.name, figure.better.word());
         }
         // Two records cannot be paired round by round: Welch's test on
         // their rounds' steady-state rates.
