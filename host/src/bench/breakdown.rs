@@ -1,9 +1,10 @@
 //! The time breakdown: the client threads' phases (`client::ClientTime`)
-//! and the write path's call timers, split into what a storage engineer
-//! asks about. The crossing cannot be timed from outside a call, so it is
-//! calibrated on the boundary probe before the run and charged per call
-//! and per byte; the clock reads the breakdown adds are calibrated too,
-//! and their share of the client time is stated beside it.
+//! and the write path's call timers (`CallTimes`, kept per shard), split
+//! into what a storage engineer asks about. The crossing cannot be timed
+//! from outside a call, so it is calibrated on the boundary probe once per
+//! bench and charged per call and per byte; the clock reads the breakdown
+//! adds are calibrated too, and their share of the client time is stated
+//! beside it.
 
 use std::time::Instant;
 
@@ -11,7 +12,7 @@ use super::client::ClientOutcome;
 use crate::flush::FlushReport;
 use crate::plugin::PluginHost;
 use crate::record::TimeBreakdown;
-use crate::write_path::WriteCounters;
+use crate::write_path::{CallTimes, WriteCounters};
 
 /// What a crossing and a clock read cost on this machine, just now.
 #[derive(Debug, Clone, Copy, Default)]
@@ -21,8 +22,16 @@ pub(super) struct Calibration {
     clock_read_ns: f64,
 }
 
-/// Measures the clock, and the crossing for a wasm variant (a native
-/// twin's call is a plain call: no crossing).
+impl Calibration {
+    /// For a variant of this runtime: a native twin's call is a plain
+    /// call, with no crossing.
+    pub(super) fn for_runtime(self, wasm: bool) -> Self {
+        if wasm { self } else { Calibration { crossing_call_ns: 0.0, crossing_byte_ns: 0.0, ..self } }
+    }
+}
+
+/// Measures the clock, and the crossing when some variant runs wasm;
+/// once per bench, before its first run.
 pub(super) fn calibrate(host: &PluginHost, wasm: bool) -> Calibration {
     const READS: u32 = 200_000;
     let started = Instant::now();
@@ -36,17 +45,17 @@ pub(super) fn calibrate(host: &PluginHost, wasm: bool) -> Calibration {
 }
 
 /// Folds the run's timers into its breakdown.
-pub(super) fn breakdown(clients: &[ClientOutcome], c: &WriteCounters, flushes: &[FlushReport], cal: Calibration) -> TimeBreakdown {
+pub(super) fn breakdown(clients: &[ClientOutcome], c: &WriteCounters, calls: &CallTimes, flushes: &[FlushReport], cal: Calibration) -> TimeBreakdown {
     let sum = |f: fn(&ClientOutcome) -> u64| clients.iter().map(f).sum::<u64>();
     let crossing = |calls: u64, bytes: u64| (calls as f64 * cal.crossing_call_ns + bytes as f64 * cal.crossing_byte_ns) as u64;
-    let (store_crossing, insert_crossing) = (crossing(c.timed_writes, c.allocator_call_bytes), crossing(c.timed_writes, c.memtable_call_bytes));
+    let (store_crossing, insert_crossing) = (crossing(calls.writes, calls.allocator_bytes), crossing(calls.writes, calls.memtable_bytes));
     let mut t = TimeBreakdown {
         client_wall_ns: sum(|o| o.time.wall_ns),
         generate_ns: sum(|o| o.time.generate_ns),
         route_ns: sum(|o| o.time.route_ns),
-        allocator_ns: c.allocator_call_ns.saturating_sub(store_crossing),
-        memtable_ns: c.memtable_call_ns.saturating_sub(insert_crossing),
-        crossing_ns: store_crossing.min(c.allocator_call_ns) + insert_crossing.min(c.memtable_call_ns),
+        allocator_ns: calls.allocator_ns.saturating_sub(store_crossing),
+        memtable_ns: calls.memtable_ns.saturating_sub(insert_crossing),
+        crossing_ns: store_crossing.min(calls.allocator_ns) + insert_crossing.min(calls.memtable_ns),
         lock_wait_ns: c.lock_wait_ns,
         backpressure_ns: c.backpressure_ns,
         coalesce_wait_ns: c.coalesce_wait_ns,
@@ -58,7 +67,7 @@ pub(super) fn breakdown(clients: &[ClientOutcome], c: &WriteCounters, flushes: &
         flush_cpu_ns: flushes.iter().map(|f| f.cpu.as_nanos() as u64).sum(),
         crossing_call_ns: cal.crossing_call_ns,
         crossing_byte_ns: cal.crossing_byte_ns,
-        clock_reads: sum(|o| o.time.clock_reads) + 3 * c.timed_writes,
+        clock_reads: sum(|o| o.time.clock_reads) + 3 * calls.writes,
         clock_read_ns: cal.clock_read_ns,
     };
     // What `write` spent beyond the parts its own counters name. Lock

@@ -123,7 +123,9 @@ pub fn run_saving(
         stop: None,
         profiles: Vec::new(),
     };
-    let bench = variant::Bench { host, config, stream: &stream, expected: expected.as_ref(), options };
+    let wasm = config.variants.iter().any(|v| v.runtime == crate::config::Runtime::Wasm);
+    let calibration = breakdown::calibrate(host, wasm);
+    let bench = variant::Bench { host, config, stream: &stream, expected: expected.as_ref(), options, calibration };
     let started = Instant::now();
     let max = rounds.max();
     'runs: for repeat in 1..=max {

@@ -116,15 +116,7 @@ fn native_folded(report: &pprof::Report) -> Vec<(String, u64)> {
         let from = names.iter().rposition(|n| n.contains("__rust_begin_short_backtrace")).map_or(0, |i| i + 1);
         for name in &names[from..] {
             line.push(';');
-            line.extend(name.chars().take(160).map(|c| {
-                if c == ';' || c.is_control() {
-                    '_'
-                } else if c == ' ' {
-                    '\u{a0}'
-                } else {
-                    c
-                }
-            }));
+            line.push_str(&crate::plugin::sampler::folded_frame(name));
         }
         *stacks.entry(line).or_default() += u64::try_from(*count).unwrap_or(0);
     }

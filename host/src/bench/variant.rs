@@ -26,7 +26,7 @@ use crate::router::Router;
 use crate::seam::{self, Kind, SeamError};
 use crate::verify::{self, State};
 use crate::workload::Stream;
-use crate::write_path::{FlushJob, PathSettings, WriteCounters, WritePath};
+use crate::write_path::{CallTimes, FlushJob, PathSettings, WriteCounters, WritePath};
 
 /// The round number of the profiled round (`--profile`), after the
 /// measured ones: it is not verified, and no verdict counts it.
@@ -39,6 +39,8 @@ pub(super) struct Bench<'a> {
     pub(super) stream: &'a Stream,
     pub(super) expected: Option<&'a State>,
     pub(super) options: &'a BenchOptions,
+    /// What a crossing and a clock read cost, measured once per bench.
+    pub(super) calibration: breakdown::Calibration,
 }
 
 /// A variant set up and ready to run.
@@ -54,7 +56,6 @@ pub(super) struct VariantRun<'a> {
     jobs: Receiver<FlushJob>,
     descriptions: Vec<memlab_sdk::Description>,
     setup: Duration,
-    calibration: breakdown::Calibration,
 }
 
 /// What the run's threads handed back.
@@ -64,6 +65,7 @@ struct Joined {
     intervals: Vec<IntervalSample>,
     reads: ReadProbe,
     counters: WriteCounters,
+    calls: CallTimes,
     elapsed: Duration,
     steady: Option<Steady>,
     resources: Resources,
@@ -106,9 +108,7 @@ impl<'a> VariantRun<'a> {
         let path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
         let descriptions = checked_descriptions(variant, path.describe()?, serializer.as_ref())?;
         path.prepare_next_generation();
-        let setup = started.elapsed();
-        let calibration = breakdown::calibrate(bench.host, variant.runtime == crate::config::Runtime::Wasm);
-        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup, calibration })
+        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup: started.elapsed() })
     }
 
     fn run(self, round: usize) -> VariantResult {
@@ -167,13 +167,13 @@ impl<'a> VariantRun<'a> {
             });
             let steady = warm.and_then(|w| steady(began, w, &end));
             let reads = self.probe_and_drain(failures);
-            let counters = self.path.counters();
+            let (counters, calls) = (self.path.counters(), self.path.call_times());
             let flushes = flushers.into_iter().flat_map(|f| join_flusher(f, failures)).collect();
             watched.store(true, Ordering::Release);
             if let Some(dog) = watchdog {
                 let _ = dog.join();
             }
-            Joined { clients, flushes, intervals, reads, counters, elapsed, steady, resources: meter.stop() }
+            Joined { clients, flushes, intervals, reads, counters, calls, elapsed, steady, resources: meter.stop() }
         })
     }
 
@@ -242,7 +242,8 @@ impl<'a> VariantRun<'a> {
         result.intervals = joined.intervals;
         result.counters = joined.counters.into();
         result.reads = (&joined.reads).into();
-        result.time = breakdown::breakdown(&joined.clients, &joined.counters, &joined.flushes, self.calibration);
+        let crossing = variant.runtime == crate::config::Runtime::Wasm;
+        result.time = breakdown::breakdown(&joined.clients, &joined.counters, &joined.calls, &joined.flushes, self.bench.calibration.for_runtime(crossing));
         tally::flushes(&mut result, joined.flushes);
         if self.bench.options.interrupted() {
             result.fail(Failure::interrupted());

@@ -40,9 +40,26 @@ pub struct GuestProfile {
     pub sampling_ns: u64,
 }
 
+/// A frame's name as folded stacks carry it: cut to `NAME_CHARS`, with
+/// the separators the format uses (`;` between frames, the space before
+/// the count) and control characters replaced. Native profiles use it too.
+pub fn folded_frame(name: &str) -> String {
+    name.chars()
+        .take(NAME_CHARS)
+        .map(|c| {
+            if c == ';' || c.is_control() {
+                '_'
+            } else if c == ' ' {
+                '\u{a0}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn frame_name(raw: Option<&str>, index: u32) -> String {
-    let name = raw.map_or_else(|| format!("func[{index}]"), |n| format!("{:#}", rustc_demangle::demangle(n)));
-    name.chars().take(NAME_CHARS).map(|c| if c == ';' || c.is_control() { '_' } else { c }).collect()
+    folded_frame(&raw.map_or_else(|| format!("func[{index}]"), |n| format!("{:#}", rustc_demangle::demangle(n))))
 }
 
 impl GuestSampler {
@@ -51,12 +68,11 @@ impl GuestSampler {
         let started = Instant::now();
         let trace = WasmBacktrace::force_capture(store);
         // Frames come innermost first; folded stacks read outermost first.
-        let mut stack: String = root.chars().take(NAME_CHARS).map(|c| if c == ';' || c.is_control() { '_' } else { c }).collect();
+        let mut stack = folded_frame(root);
         for frame in trace.frames().iter().rev() {
             stack.push(';');
             stack.push_str(&frame_name(frame.func_name(), frame.func_index()));
         }
-        let stack = stack.replace(' ', "\u{a0}");
         {
             let mut stacks = self.stacks.lock().unwrap_or_else(|p| p.into_inner());
             let key = if stacks.len() < MAX_STACKS || stacks.contains_key(&stack) { stack } else { format!("{root};[other]") };

@@ -73,6 +73,35 @@ impl TimeBreakdown {
         self.clock_reads as f64 * self.clock_read_ns / (self.client_wall_ns as f64).max(1.0)
     }
 
+    /// Adds another run's times (the calibration stays this one's).
+    pub fn add(&mut self, o: &TimeBreakdown) {
+        self.client_wall_ns += o.client_wall_ns;
+        for (mine, theirs) in self.parts_mut().into_iter().zip(o.parts()) {
+            *mine += theirs.1;
+        }
+        self.flush_wall_ns += o.flush_wall_ns;
+        self.flush_cpu_ns += o.flush_cpu_ns;
+        self.clock_reads += o.clock_reads;
+    }
+
+    /// The phases `parts` names, in its order, to add into.
+    fn parts_mut(&mut self) -> [&mut u64; 12] {
+        [
+            &mut self.generate_ns,
+            &mut self.route_ns,
+            &mut self.allocator_ns,
+            &mut self.memtable_ns,
+            &mut self.crossing_ns,
+            &mut self.lock_wait_ns,
+            &mut self.backpressure_ns,
+            &mut self.coalesce_wait_ns,
+            &mut self.switch_ns,
+            &mut self.reads_ns,
+            &mut self.pacing_ns,
+            &mut self.other_ns,
+        ]
+    }
+
     /// Whether a run recorded one (older records have none).
     pub fn is_empty(&self) -> bool {
         self.client_wall_ns == 0

@@ -11,22 +11,7 @@ pub fn of(runs: &[&VariantResult]) -> Option<TimeBreakdown> {
     let with: Vec<&TimeBreakdown> = super::ok(runs).into_iter().map(|v| &v.time).filter(|t| !t.is_empty()).collect();
     let first = **with.first()?;
     Some(with.iter().skip(1).fold(first, |mut sum, t| {
-        sum.client_wall_ns += t.client_wall_ns;
-        sum.generate_ns += t.generate_ns;
-        sum.route_ns += t.route_ns;
-        sum.allocator_ns += t.allocator_ns;
-        sum.memtable_ns += t.memtable_ns;
-        sum.crossing_ns += t.crossing_ns;
-        sum.lock_wait_ns += t.lock_wait_ns;
-        sum.backpressure_ns += t.backpressure_ns;
-        sum.coalesce_wait_ns += t.coalesce_wait_ns;
-        sum.switch_ns += t.switch_ns;
-        sum.reads_ns += t.reads_ns;
-        sum.pacing_ns += t.pacing_ns;
-        sum.other_ns += t.other_ns;
-        sum.flush_wall_ns += t.flush_wall_ns;
-        sum.flush_cpu_ns += t.flush_cpu_ns;
-        sum.clock_reads += t.clock_reads;
+        sum.add(t);
         sum
     }))
 }
@@ -72,7 +57,7 @@ pub fn table(groups: &[(&str, Vec<&VariantResult>)], lw: usize, width: usize) ->
 /// How the crossing and the clock were calibrated.
 pub fn footnote(t: &TimeBreakdown) -> String {
     format!(
-        "(calls to plugins are timed around each batch's `store-rows` and `insert`, the host's checks included; the crossing is calibrated on a bare component before each run: {:.0} ns a call and {:.2} ns a KiB on wasm, none on native twins; a clock read costs {:.0} ns)",
+        "(calls to plugins are timed around each batch's `store-rows` and `insert`, the host's checks included; the crossing is calibrated on a bare component once per bench: {:.0} ns a call and {:.2} ns a KiB on wasm, none on native twins; a clock read costs {:.0} ns)",
         t.crossing_call_ns,
         t.crossing_byte_ns * 1024.0,
         t.clock_read_ns

@@ -35,8 +35,10 @@ pub enum Shape {
     Quantity,
     /// A count: printed as an integer, no ratio.
     Count,
-    /// A signed quantity or itself a ratio: no ratio of ratios.
+    /// A signed quantity: no ratio.
     Plain,
+    /// Itself a ratio, printed `1.25x`: no ratio of ratios.
+    Times,
 }
 
 /// One row of the comparison.
@@ -65,7 +67,7 @@ fn raw_bytes(v: &VariantResult) -> u64 {
 }
 
 use Better::{Higher, Lower, Neither};
-use Shape::{Count, Plain, Quantity};
+use Shape::{Count, Plain, Quantity, Times};
 
 /// The comparison's rows, the verdict's own figure first.
 pub const FIGURES: [Figure; 21] = [
@@ -81,7 +83,7 @@ pub const FIGURES: [Figure; 21] = [
     figure("flush cpu (ms)", Lower, Quantity, |v| positive(Rates::of(v).flush_cpu.as_secs_f64() * 1e3)),
     figure("on disk (MiB)", Lower, Quantity, |v| positive(mib(Rates::of(v).flush_bytes))),
     figure("on disk per row (bytes)", Lower, Quantity, |v| positive(Rates::of(v).flush_bytes as f64 / Rates::of(v).flush_rows.max(1) as f64)),
-    figure("compression (raw rows / on disk)", Higher, Plain, |v| positive(raw_bytes(v) as f64 / Rates::of(v).flush_bytes.max(1) as f64)),
+    figure("compression (raw rows / on disk)", Higher, Times, |v| positive(raw_bytes(v) as f64 / Rates::of(v).flush_bytes.max(1) as f64)),
     figure("point gets/s", Higher, Quantity, |v| positive(v.reads.rate()).filter(|_| v.reads.keys > 0)),
     figure("lock wait (ms)", Lower, Plain, |v| Some(v.counters.lock_wait_ns as f64 / 1e6)),
     figure("contended puts", Lower, Count, |v| Some(v.counters.contended as f64)),
@@ -145,7 +147,7 @@ impl Figure {
     pub fn show(&self, x: f64) -> String {
         match self.shape {
             Count => super::thousands(x),
-            Plain if self.name.starts_with("compression") => format!("{x:.2}x"),
+            Times => format!("{x:.2}x"),
             _ => super::shown(x),
         }
     }

@@ -118,7 +118,7 @@ fn comparison_table(result: &BenchResult) -> String {
         let cell = v.map_or_else(|| "n/a (under 2 paired rounds)".to_string(), |v| super::short_verdict(&v));
         let _ = write!(t, "<td>{}</td>", esc(&cell));
     }
-    t.push_str("</tr></table><p class=\"r\">Medians over each variant's rounds; the best value of a row is marked; a ratio to the first variant is shown where one means something (not for counts, signed values or ratios).</p>");
+    t.push_str("</tr></table><p class=\"r\">Every figure in this table is measured by the host. Medians over each variant's rounds; the best value of a row is marked; a ratio to the first variant is shown where one means something (not for counts, signed values or ratios).</p>");
     t
 }
 

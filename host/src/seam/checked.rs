@@ -313,8 +313,10 @@ impl Shard {
     pub fn stats(&mut self) -> Result<(Stats, Stats), SeamError> {
         self.count(0);
         let memtable = self.runtime.memtable_stats().map_err(|f| self.fault(Side::Memtable, Op::MemtableStats, f))?;
+        bounded(&memtable).map_err(|detail| self.contract(Side::Memtable, Op::MemtableStats, detail))?;
         self.count(0);
         let allocator = self.runtime.allocator_stats().map_err(|f| self.fault(Side::Allocator, Op::AllocatorStats, f))?;
+        bounded(&allocator).map_err(|detail| self.contract(Side::Allocator, Op::AllocatorStats, detail))?;
         Ok((memtable, allocator))
     }
 
@@ -445,7 +447,9 @@ impl Serializer {
     /// The serializer's own counters: reported by the plugin, shown apart.
     pub fn stats(&mut self) -> Result<Stats, SeamError> {
         self.boundary.calls += 1;
-        self.runtime.stats().map_err(|f| self.fault(Op::WriterStats, f))
+        let stats = self.runtime.stats().map_err(|f| self.fault(Op::WriterStats, f))?;
+        bounded(&stats).map_err(|detail| SeamError::Contract { plugin: self.name.clone(), operation: Op::WriterStats, shard: self.shard, detail })?;
+        Ok(stats)
     }
 
     /// Linear memory (wasm) held; 0 for native twins.
@@ -497,6 +501,23 @@ impl Reader {
             return Err(SeamError::Contract { plugin: self.name.clone(), operation: OP, shard: 0, detail });
         }
         Ok(out)
+    }
+}
+
+/// The most counters a plugin may report, and the longest name: every
+/// report lists them all, so a plugin must not flood it (types.wit).
+pub const MAX_STATS: usize = 64;
+/// See `MAX_STATS`.
+pub const MAX_STAT_NAME: usize = 64;
+
+/// A plugin's counters within `MAX_STATS` and `MAX_STAT_NAME`.
+fn bounded(stats: &Stats) -> Result<(), String> {
+    if stats.len() > MAX_STATS {
+        return Err(format!("reported {} counters; at most {MAX_STATS} are allowed", stats.len()));
+    }
+    match stats.iter().find(|(name, _)| name.len() > MAX_STAT_NAME) {
+        Some((name, _)) => Err(format!("a counter's name is {} bytes long; at most {MAX_STAT_NAME} are allowed", name.len())),
+        None => Ok(()),
     }
 }
 

@@ -139,10 +139,10 @@ impl WritePath {
         }
         let result = (|| -> Result<(), SeamError> {
             let mut slot = self.lock(shard);
-            let live = slot.live()?;
+            let (live, calls) = slot.timed()?;
             let mut clock = super::CallClock::start();
             let refs = live.store_rows(&mut rows)?;
-            clock.stored(&self.metrics, rows.data_len());
+            clock.stored(calls, rows.data_len());
             let mut entries = Packed::new();
             let mut at = 0;
             for (_, b, _) in &mut jobs {
@@ -152,7 +152,7 @@ impl WritePath {
                 b.entries.iter().for_each(|e| entries.push(e));
             }
             live.insert(&mut entries)?;
-            clock.inserted(&self.metrics, entries.data_len());
+            clock.inserted(calls, entries.data_len());
             Ok(())
         })();
         jobs.into_iter()

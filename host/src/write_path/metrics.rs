@@ -62,17 +62,34 @@ write_metrics! {
     generation_started_shards,
     /// Shards switched in that a flush writer had started ahead.
     generation_ahead_shards,
-    /// Time in `store-rows` calls on the write path (the host's checks of
-    /// each call included), for the time breakdown.
-    allocator_call_ns,
-    /// Time in `insert` calls on the write path, likewise.
-    memtable_call_ns,
-    /// Bytes those `store-rows` calls carried in.
-    allocator_call_bytes,
-    /// Bytes those `insert` calls carried in.
-    memtable_call_bytes,
+}
+
+/// The write path's plugin calls, timed for the time breakdown. Each
+/// shard keeps its own, under the lock its calls already hold: no shared
+/// counter moves on the hot path (a contention bench must not add any).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CallTimes {
+    /// Time in `store-rows` calls (the host's checks of each included).
+    pub allocator_ns: u64,
+    /// Bytes they carried in.
+    pub allocator_bytes: u64,
+    /// Time in `insert` calls, likewise.
+    pub memtable_ns: u64,
+    /// Bytes they carried in.
+    pub memtable_bytes: u64,
     /// Pairs of `store-rows` and `insert` calls timed.
-    timed_writes,
+    pub writes: u64,
+}
+
+impl CallTimes {
+    /// Adds another shard's.
+    pub fn add(&mut self, o: &CallTimes) {
+        self.allocator_ns += o.allocator_ns;
+        self.allocator_bytes += o.allocator_bytes;
+        self.memtable_ns += o.memtable_ns;
+        self.memtable_bytes += o.memtable_bytes;
+        self.writes += o.writes;
+    }
 }
 
 /// Times one `store-rows` and the `insert` after it: three clock reads a
@@ -85,18 +102,18 @@ impl CallClock {
     }
 
     /// After `store-rows` of `bytes`.
-    pub(super) fn stored(&mut self, metrics: &WriteMetrics, bytes: usize) {
+    pub(super) fn stored(&mut self, times: &mut CallTimes, bytes: usize) {
         let now = std::time::Instant::now();
-        WriteMetrics::add(&metrics.allocator_call_ns, (now - self.0).as_nanos() as u64);
-        WriteMetrics::add(&metrics.allocator_call_bytes, bytes as u64);
+        times.allocator_ns += (now - self.0).as_nanos() as u64;
+        times.allocator_bytes += bytes as u64;
         self.0 = now;
     }
 
     /// After `insert` of `bytes`.
-    pub(super) fn inserted(self, metrics: &WriteMetrics, bytes: usize) {
-        WriteMetrics::add(&metrics.memtable_call_ns, self.0.elapsed().as_nanos() as u64);
-        WriteMetrics::add(&metrics.memtable_call_bytes, bytes as u64);
-        WriteMetrics::add(&metrics.timed_writes, 1);
+    pub(super) fn inserted(self, times: &mut CallTimes, bytes: usize) {
+        times.memtable_ns += self.0.elapsed().as_nanos() as u64;
+        times.memtable_bytes += bytes as u64;
+        times.writes += 1;
     }
 }
 

@@ -16,7 +16,7 @@ mod metrics;
 pub use coalesce::Coalescing;
 pub use generation::{NextGeneration, ShardFactory};
 use metrics::CallClock;
-pub use metrics::{WriteCounters, WriteMetrics};
+pub use metrics::{CallTimes, WriteCounters, WriteMetrics};
 
 use crate::pool::MemoryPool;
 use crate::router::{RoutedBatch, Router, sort_key, token};
@@ -37,14 +37,23 @@ pub struct FlushJob {
     pub next: NextGeneration,
 }
 
-/// A shard's live generation; `None` once the write path was drained.
+/// A shard's live generation (`None` once the write path was drained),
+/// and its write calls' times over every generation.
 struct ShardSlot {
     live: Option<Shard>,
+    calls: CallTimes,
 }
 
 impl ShardSlot {
     fn live(&mut self) -> Result<&mut Shard, SeamError> {
         self.live.as_mut().ok_or_else(|| SeamError::Host { operation: "write", detail: "the write path was drained".into() })
+    }
+
+    /// The live generation and the slot's call times, borrowed together.
+    fn timed(&mut self) -> Result<(&mut Shard, &mut CallTimes), SeamError> {
+        let ShardSlot { live, calls } = self;
+        let live = live.as_mut().ok_or_else(|| SeamError::Host { operation: "write", detail: "the write path was drained".into() })?;
+        Ok((live, calls))
     }
 }
 
@@ -99,7 +108,9 @@ impl WritePath {
     /// Creates generation 0 of every shard.
     pub fn new(router: Router, factory: Box<ShardFactory>, pool: Arc<MemoryPool>, settings: PathSettings, jobs: Sender<FlushJob>) -> Result<Self, SeamError> {
         let PathSettings { cleanup_threshold, flush_writers, coalescing, clients } = settings;
-        let shards = (0..router.shards()).map(|i| factory(i).map(|shard| Mutex::new(ShardSlot { live: Some(shard) }))).collect::<Result<Vec<_>, _>>()?;
+        let shards = (0..router.shards())
+            .map(|i| factory(i).map(|shard| Mutex::new(ShardSlot { live: Some(shard), calls: CallTimes::default() })))
+            .collect::<Result<Vec<_>, _>>()?;
         let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
         let groups = (0..router.shards()).map(|_| coalesce::Group::default()).collect();
         let metrics = Arc::new(WriteMetrics::default());
@@ -157,13 +168,13 @@ impl WritePath {
         match self.coalescing {
             Coalescing::None => {
                 let mut slot = self.lock(batch.shard);
-                let live = slot.live()?;
+                let (live, calls) = slot.timed()?;
                 let mut clock = CallClock::start();
                 let refs = live.store_rows(&mut batch.rows)?;
-                clock.stored(&self.metrics, batch.rows.data_len());
+                clock.stored(calls, batch.rows.data_len());
                 batch.set_refs(&refs);
                 live.insert(&mut batch.entries)?;
-                clock.inserted(&self.metrics, batch.entries.data_len());
+                clock.inserted(calls, batch.entries.data_len());
             }
             Coalescing::Group => self.write_grouped(batch, false)?,
             Coalescing::Adaptive => self.write_grouped(batch, true)?,
@@ -298,6 +309,16 @@ impl WritePath {
     /// The counters so far.
     pub fn counters(&self) -> WriteCounters {
         self.metrics.snapshot(&self.pool)
+    }
+
+    /// The write calls' times so far, summed over the shards (each shard's
+    /// lock taken once: call it after the run, not on the hot path).
+    pub fn call_times(&self) -> CallTimes {
+        let mut sum = CallTimes::default();
+        for slot in &self.shards {
+            sum.add(&slot.lock().unwrap_or_else(|p| p.into_inner()).calls);
+        }
+        sum
     }
 
     /// Memtable switches so far: one relaxed load, for the warm-up watch.

@@ -234,6 +234,17 @@ fn the_profiled_round_samples_both_runtimes_and_stays_out_of_the_verdicts() {
     let result = bench::run(&crate::support::host(), &config, &opts, |_| {}).expect("bench");
     assert_eq!(result.variants.len(), 4, "two rounds of two; the profiled round is not among them");
     assert!(result.variants.iter().all(|v| v.failure().is_none() && !v.time.is_empty()));
+    // The phases tile each run's client time; both write calls are timed,
+    // and only wasm pays a crossing.
+    for v in &result.variants {
+        let t = &v.time;
+        let parts: u64 = t.parts().iter().map(|(_, ns)| ns).sum();
+        let off = parts.abs_diff(t.client_wall_ns) as f64 / t.client_wall_ns as f64;
+        assert!(off < 0.05, "{}: the phases sum to {parts} ns of {} ns", v.variant.name, t.client_wall_ns);
+        assert!(t.allocator_ns > 0 && t.memtable_ns > 0 && t.generate_ns > 0, "{}: {t:?}", v.variant.name);
+        let wasm = v.variant.name.contains("wasm");
+        assert_eq!(t.crossing_ns > 0, wasm, "{}: {t:?}", v.variant.name);
+    }
     assert_eq!(result.profiles.len(), 2, "{:?}", result.profiles);
     for (p, (source, root)) in result.profiles.iter().zip([(ProfileSource::Guest, "skiplist;"), (ProfileSource::Native, "native")]) {
         assert_eq!(p.source, source);

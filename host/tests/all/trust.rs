@@ -135,6 +135,16 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
         ),
         ("index-bytes 1", &hostile, r#"{ mode = "index-lie" }"#.into(), "per-row", "{}", "lean", "{}", ("`index-bytes` = 1 ", Contract, "memtable")),
         (
+            "a flood of counters",
+            &hostile,
+            r#"{ mode = "stats-flood" }"#.into(),
+            "per-row",
+            "{}",
+            "lean",
+            "{}",
+            ("at most 64 are allowed", Contract, "memtable"),
+        ),
+        (
             "tombstones per partition",
             "btree",
             String::new(),

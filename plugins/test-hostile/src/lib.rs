@@ -38,6 +38,8 @@ enum Mode {
     DropEvery,
     SwapPast,
     IndexLie,
+    /// Reports more counters than any report should list.
+    StatsFlood,
     ScanExtra,
     GetNeighbour,
     ClampAfter,
@@ -140,6 +142,7 @@ impl Memtable for Hostile {
             "drop-every" => Mode::DropEvery,
             "swap-past" => Mode::SwapPast,
             "index-lie" => Mode::IndexLie,
+            "stats-flood" => Mode::StatsFlood,
             "scan-extra" => Mode::ScanExtra,
             "get-neighbour" => Mode::GetNeighbour,
             "clamp-after" => Mode::ClampAfter,
@@ -258,7 +261,11 @@ impl Memtable for Hostile {
         // A B-tree node's share per entry, besides the key and the 16
         // bytes of timestamp and ref.
         let index: u64 = self.entries.keys().map(|k| k.len() as u64 + 16 + 32).sum();
-        vec![Stat::Entries.with(self.entries.len() as u64), Stat::IndexBytes.with(if self.mode == Mode::IndexLie { 1 } else { index })]
+        let mut stats = vec![Stat::Entries.with(self.entries.len() as u64), Stat::IndexBytes.with(if self.mode == Mode::IndexLie { 1 } else { index })];
+        if self.mode == Mode::StatsFlood {
+            stats.extend((0..1000).map(|i| (format!("flood-{i}"), i)));
+        }
+        stats
     }
 }
 
