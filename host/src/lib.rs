@@ -28,3 +28,8 @@ pub mod segment;
 pub mod verify;
 pub mod workload;
 pub mod write_path;
+
+/// Every host allocation is counted per thread, so a flush's heap
+/// allocation is measured (`flush::heap`).
+#[global_allocator]
+static HEAP: flush::heap::Counting = flush::heap::Counting;

@@ -21,6 +21,11 @@ pub enum PoolMode {
     /// the limit is checked against the sum once a cell has grown by
     /// `STRIPE_CHECK` bytes since its last check.
     Striped,
+    /// `striped` without the padding: the cells sit side by side, four to
+    /// a cache line, so threads on neighbouring cells share a line (false
+    /// sharing). CASSANDRA-20226's padding step is `striped-packed` →
+    /// `striped`.
+    StripedPacked,
 }
 
 impl std::fmt::Display for PoolMode {
@@ -29,6 +34,7 @@ impl std::fmt::Display for PoolMode {
             PoolMode::CasLoop => "cas-loop",
             PoolMode::FetchAdd => "fetch-add",
             PoolMode::Striped => "striped",
+            PoolMode::StripedPacked => "striped-packed",
         })
     }
 }
@@ -50,8 +56,10 @@ pub struct MemoryPool {
     /// The counter of `cas-loop` and `fetch-add`; `striped` adds its cells.
     owns: AtomicU64,
     /// Per-thread counters (wrapping: a cell released by another thread
-    /// than the one that reserved may go "negative").
+    /// than the one that reserved may go "negative"), a cache line each.
     cells: Box<[CachePadded<Cell>]>,
+    /// The same, side by side (`striped-packed`).
+    packed: Box<[Cell]>,
     reclaiming: AtomicU64,
     cas_retries: AtomicU64,
     sum_checks: AtomicU64,
@@ -69,9 +77,11 @@ impl MemoryPool {
     /// A pool of `budget` bytes. Writers block at the budget; a single
     /// reservation fails only past twice the budget.
     pub fn new(budget: u64, mode: PoolMode) -> Self {
-        let stripes = match mode {
-            PoolMode::Striped => std::thread::available_parallelism().map_or(4, |n| n.get() * 4).next_power_of_two(),
-            _ => 0,
+        let stripes = std::thread::available_parallelism().map_or(4, |n| n.get() * 4).next_power_of_two();
+        let (padded, packed) = match mode {
+            PoolMode::Striped => (stripes, 0),
+            PoolMode::StripedPacked => (0, stripes),
+            _ => (0, 0),
         };
         MemoryPool {
             budget,
@@ -80,7 +90,8 @@ impl MemoryPool {
             hard_limit: budget.saturating_mul(2).min(1 << 62),
             mode,
             owns: AtomicU64::new(0),
-            cells: (0..stripes).map(|_| CachePadded::new(Cell::default())).collect(),
+            cells: (0..padded).map(|_| CachePadded::new(Cell::default())).collect(),
+            packed: (0..packed).map(|_| Cell::default()).collect(),
             reclaiming: AtomicU64::new(0),
             cas_retries: AtomicU64::new(0),
             sum_checks: AtomicU64::new(0),
@@ -120,7 +131,7 @@ impl MemoryPool {
                     }
                 }
             }
-            PoolMode::Striped => {
+            PoolMode::Striped | PoolMode::StripedPacked => {
                 let cell = self.my_cell();
                 cell.bytes.fetch_add(bytes, Ordering::Relaxed);
                 let grown = cell.since_check.fetch_add(bytes, Ordering::Relaxed) + bytes;
@@ -159,7 +170,7 @@ impl MemoryPool {
     /// Gives bytes back from a live generation.
     pub fn release(&self, bytes: u64) {
         match self.mode {
-            PoolMode::Striped => self.my_cell().bytes.fetch_sub(bytes, Ordering::Relaxed),
+            PoolMode::Striped | PoolMode::StripedPacked => self.my_cell().bytes.fetch_sub(bytes, Ordering::Relaxed),
             _ => self.owns.fetch_sub(bytes, Ordering::Relaxed),
         };
         self.room_freed.notify_all();
@@ -182,7 +193,8 @@ impl MemoryPool {
     /// cells: exact once writers are quiet, a moment old while they run.
     pub fn owns(&self) -> u64 {
         let counter = self.owns.load(Ordering::Relaxed);
-        self.cells.iter().fold(counter, |sum, cell| sum.wrapping_add(cell.bytes.load(Ordering::Relaxed)))
+        let cells = self.cells.iter().map(|c| &**c).chain(self.packed.iter());
+        cells.fold(counter, |sum, cell| sum.wrapping_add(cell.bytes.load(Ordering::Relaxed)))
     }
 
     /// Bytes reserved by the live generation.
@@ -218,8 +230,11 @@ impl MemoryPool {
             static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed);
         }
         static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
-        let stripe = STRIPE.with(|s| *s) & (self.cells.len() - 1);
-        &self.cells[stripe]
+        let stripe = STRIPE.with(|s| *s);
+        match self.cells.len() {
+            0 => &self.packed[stripe & (self.packed.len() - 1)],
+            n => &self.cells[stripe & (n - 1)],
+        }
     }
 }
 
@@ -229,7 +244,7 @@ mod tests {
 
     #[test]
     fn an_impossible_reservation_is_refused_not_wrapped() {
-        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
+        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
             let pool = MemoryPool::new(64 << 20, mode);
             pool.reserve(1 << 20).expect("room");
             assert_eq!(pool.reserve(u64::MAX), Err(PoolFull), "{mode:?}");
@@ -249,7 +264,7 @@ mod tests {
 
     #[test]
     fn every_mode_counts_reservations_from_many_threads_exactly() {
-        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
+        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
             let pool = MemoryPool::new(1 << 30, mode);
             std::thread::scope(|s| {
                 for t in 0..4u64 {
@@ -278,7 +293,7 @@ mod tests {
 
     #[test]
     fn every_mode_refuses_past_the_hard_limit() {
-        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
+        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
             let pool = MemoryPool::new(1 << 20, mode);
             let refused = (0..10_000).map(|_| pool.reserve(4096)).position(|r| r.is_err()).expect("a refusal");
             // Striped checks the sum every 64 KiB per cell: it may pass the
@@ -292,7 +307,7 @@ mod tests {
 
     #[test]
     fn reserve_each_is_all_or_nothing() {
-        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped] {
+        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
             let pool = MemoryPool::new(1 << 20, mode);
             assert_eq!(pool.reserve_each(&[100, 200, 300]), Ok(600), "{mode:?}");
             assert_eq!(pool.owns(), 600, "{mode:?}");

@@ -8,8 +8,10 @@ use std::path::Path;
 use serde::{Deserialize, Deserializer, Serialize};
 
 mod rounds;
+mod sweep;
 
 pub use rounds::{Decide, MAX_TIME, VerifyRounds, Warmup, round_count, rse_target, time_ceiling};
+pub use sweep::{Knob, MAX_POINTS, Sweep, SweepPoint};
 
 use crate::pool::PoolMode;
 use crate::seam::Kind;
@@ -38,6 +40,10 @@ pub struct BenchConfig {
     pub workload: Profile,
     /// The variants, run one after another on the same stream.
     pub variants: Vec<Variant>,
+    /// `[sweep]`: the points to run this config at, if any.
+    pub sweep: Option<Sweep>,
+    /// Which point of a sweep this config is (set by `Sweep::point`).
+    pub point: Option<SweepPoint>,
 }
 
 /// What the bench is about, and how often to run it.
@@ -105,6 +111,8 @@ struct RawConfig {
     serializer: BTreeMap<String, Named>,
     #[serde(rename = "variant", default)]
     variants: Vec<RawVariant>,
+    #[serde(default)]
+    sweep: Option<sweep::RawSweep>,
 }
 
 /// `[workload]`: a profile inline, or `profile = "file"` plus overrides.
@@ -411,6 +419,14 @@ impl BenchConfig {
                     format!("variant `{}`: `verify_sample` must lie in 0..=1048576 (one partition in that many; 0 = off)", v.name),
                 ));
             }
+            if let Coalescing::Window(us) = v.coalescing
+                && !(1..=crate::write_path::MAX_FIXED_WINDOW_US).contains(&us)
+            {
+                return Err(at(
+                    "coalescing",
+                    format!("variant `{}`: `coalescing = {{ window = {us} }}` must lie in 1..={} µs", v.name, crate::write_path::MAX_FIXED_WINDOW_US),
+                ));
+            }
             if v.cleanup_threshold.is_some_and(|t| !(0.01..=1.0).contains(&t)) {
                 return Err(at("cleanup_threshold", format!("variant `{}`: `cleanup_threshold` must lie in 0.01..=1 (a share of `memtable_space`)", v.name)));
             }
@@ -447,7 +463,11 @@ impl BenchConfig {
                 configurations: used,
             });
         }
-        Ok(BenchConfig { bench: raw.bench, workload, variants })
+        let mut config = BenchConfig { bench: raw.bench, workload, variants, sweep: None, point: None };
+        if let Some(sweep) = raw.sweep {
+            config.sweep = Some(Sweep::parse(sweep, &config, text).map_err(|e| at("over", e))?);
+        }
+        Ok(config)
     }
 }
 

@@ -14,6 +14,8 @@ use crate::seam::{self, Boundary, Op, SeamError};
 use crate::segment::{SegmentError, SegmentWriter};
 use crate::write_path::FlushJob;
 
+pub mod heap;
+
 /// Entries pulled from a memtable cursor per call.
 const CURSOR_CHUNK: u32 = 256 << 10;
 
@@ -68,6 +70,14 @@ pub struct FlushReport {
     pub serializer_memory: u64,
     /// How much of that the serializer grew during this flush.
     pub serializer_grew: u64,
+    /// Bytes the flush thread allocated on the host heap during the
+    /// flush (host-measured: the memtable's cursor, the loads and the
+    /// serializer of a native twin; a wasm plugin's own allocations are
+    /// in its linear memory, and reported by the SDK instead).
+    pub heap_allocated: u64,
+    /// Of that, what the serializer's calls allocated (a native twin's
+    /// own work; for wasm, the host's side of the crossing).
+    pub serializer_heap: u64,
     /// Linear memory of the flushed shards (wasm).
     pub shard_memory: u64,
     /// Memtable counters summed over the flushed shards.
@@ -87,7 +97,7 @@ impl FlushReport {
     pub fn log_line(&self) -> String {
         let secs = self.wall.as_secs_f64().max(1e-9);
         format!(
-            "Completed flushing {} ({:.3}MiB), time spent: {} ms, bytes flushed: {}/({:.3}MiB per sec), partitions flushed: {}/({:.0} per sec), rows: {}/({:.0} per sec), cpu time: {} ms, serializer memory: {:.3}MiB (grew {:.3}MiB)",
+            "Completed flushing {} ({:.3}MiB), time spent: {} ms, bytes flushed: {}/({:.3}MiB per sec), partitions flushed: {}/({:.0} per sec), rows: {}/({:.0} per sec), cpu time: {} ms, allocated: {:.3}MiB, serializer memory: {:.3}MiB (grew {:.3}MiB)",
             self.segment.as_ref().map_or_else(|| "(empty)".into(), |p| p.display().to_string()),
             mib(self.bytes),
             self.wall.as_millis(),
@@ -98,6 +108,7 @@ impl FlushReport {
             self.rows,
             self.rows as f64 / secs,
             self.cpu.as_millis(),
+            mib(self.heap_allocated),
             mib(self.serializer_memory),
             mib(self.serializer_grew),
         )
@@ -158,9 +169,11 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     let plugin = |source| FlushError::Plugin { generation, source };
     let started = Instant::now();
     let cpu_started = cpu_time::ThreadTime::try_now().ok();
+    let heap_started = heap::allocated();
     let mut report = FlushReport { generation, part: job.part, ..FlushReport::default() };
 
-    let mut writer = serializer(job.part).map_err(plugin)?;
+    let mut in_serializer = heap::Span::default();
+    let mut writer = in_serializer.count(|| serializer(job.part)).map_err(plugin)?;
     // From before `create`: what a serializer grows there is this flush's.
     let memory_at_start = writer.memory_before_create();
     let mut segment = SegmentWriter::create(dir, generation, job.part).map_err(|source| FlushError::Segment { generation, source })?;
@@ -206,7 +219,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
             report.rows += decoded.len() as u64;
             report.raw_bytes += rows.data_len() as u64;
             cursor_entries += decoded.len() as u64;
-            let bytes = writer.write(std::mem::take(&mut records)).map_err(plugin)?;
+            let bytes = in_serializer.count(|| writer.write(std::mem::take(&mut records))).map_err(plugin)?;
             segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
         }
         // After the cursor: a frozen memtable counts its entries cheaply.
@@ -217,14 +230,14 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
         report.shard_memory += strategies.guest_memory_bytes();
         report.shard_boundary.add(strategies.boundary());
     }
-    let (tail, finished) = writer.finish().map_err(plugin)?;
+    let (tail, finished) = in_serializer.count(|| writer.finish()).map_err(plugin)?;
     tally.compare(&finished.meta).map_err(|detail| FlushError::Plugin {
         generation,
         source: SeamError::Contract { plugin: writer.plugin().into(), operation: Op::WriterFinish, shard: job.part, detail },
     })?;
     segment.append(&tail).map_err(|source| FlushError::Segment { generation, source })?;
-    let description = writer.describe().map_err(plugin)?;
-    merge(&mut report.serializer_stats, writer.stats().map_err(plugin)?);
+    let description = in_serializer.count(|| writer.describe()).map_err(plugin)?;
+    merge(&mut report.serializer_stats, in_serializer.count(|| writer.stats()).map_err(plugin)?);
     report.partitions = finished.meta.partitions;
     if report.rows > 0 {
         let files =
@@ -238,6 +251,8 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     report.serializer_grew = report.serializer_memory.saturating_sub(memory_at_start);
     report.serializer_boundary = writer.boundary();
     report.wall = started.elapsed();
+    report.heap_allocated = heap::allocated().wrapping_sub(heap_started);
+    report.serializer_heap = in_serializer.bytes;
     report.cpu = cpu_started.map(|t| t.elapsed()).unwrap_or_default();
     Ok(report)
 }

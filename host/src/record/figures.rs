@@ -167,6 +167,13 @@ pub struct FlushFigures {
     pub serializer_memory: u64,
     /// How much of that the serializer grew during this flush.
     pub serializer_grew: u64,
+    /// Bytes the flush thread allocated on the host heap (host-measured;
+    /// absent in records made before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_allocated: Option<u64>,
+    /// Of that, what the serializer's calls allocated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serializer_heap: Option<u64>,
     /// Linear memory of the flushed shards (wasm).
     pub shard_memory: u64,
     /// Memtable counters summed over the flushed shards.
@@ -197,6 +204,8 @@ impl From<&FlushReport> for FlushFigures {
             cpu: f.cpu,
             serializer_memory: f.serializer_memory,
             serializer_grew: f.serializer_grew,
+            heap_allocated: Some(f.heap_allocated),
+            serializer_heap: Some(f.serializer_heap),
             shard_memory: f.shard_memory,
             memtable_stats: f.memtable_stats.clone(),
             allocator_stats: f.allocator_stats.clone(),

@@ -13,6 +13,7 @@ mod profile;
 mod provenance;
 mod spec;
 pub mod stats;
+pub mod sweep;
 pub mod verdict;
 
 use std::collections::BTreeMap;
@@ -28,7 +29,7 @@ pub use memlab_sdk::Stat;
 pub use outcome::{Failure, FailureClass, Outcome};
 pub use profile::{ProfileFigures, ProfileSource};
 pub use provenance::{EngineInfo, Provenance};
-pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, VariantSpec};
+pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, SweepSpec, VariantSpec};
 pub use verdict::Verdict;
 
 use crate::seam::Kind;

@@ -174,6 +174,25 @@ pub struct ConfigSpec {
     /// The variants.
     #[serde(rename = "variant")]
     pub variants: Vec<VariantSpec>,
+    /// Which point of a sweep this run is, if it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSpec>,
+}
+
+/// One point of a `[sweep]`: what varies, its value here, and the
+/// sweep's identity, by which points recorded apart are merged.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepSpec {
+    /// What the sweep varies (`threads`, `shards`, `memtable.NAME`, ...).
+    pub over: String,
+    /// This point's value.
+    pub value: String,
+    /// Its place among `values`.
+    pub index: usize,
+    /// Every value of the sweep, in the config's order.
+    pub values: Vec<String>,
+    /// sha256 of the config without the sweep's values.
+    pub id: String,
 }
 
 impl ConfigSpec {
@@ -249,6 +268,7 @@ impl From<&BenchConfig> for ConfigSpec {
             },
             workload: serde_json::to_value(&c.workload).unwrap_or(serde_json::Value::Null),
             variants: c.variants.iter().map(VariantSpec::from).collect(),
+            sweep: c.point.as_ref().map(|p| SweepSpec { over: p.over.clone(), value: p.value.clone(), index: p.index, values: p.values.clone(), id: p.id.clone() }),
         }
     }
 }

@@ -42,6 +42,13 @@ pub fn rows(groups: &[(&str, Vec<&VariantResult>)]) -> Vec<(String, Vec<Option<u
             // shown, and cut so one name cannot widen the table.
             let shown: String = name.chars().take(40).collect();
             out.push((format!("{kind} {shown} ({})", standing(kind, name)), cells));
+            if kind == "serializer" && name == super::HEAP_STAT {
+                let per_flush = groups
+                    .iter()
+                    .map(|(_, runs)| super::median(super::ok(runs).into_iter().filter_map(super::reported_heap_per_flush).collect()).map(|x| x.round() as u64))
+                    .collect();
+                out.push((format!("serializer {name} per flush ({})", standing(kind, name)), per_flush));
+            }
         }
     }
     out

@@ -13,7 +13,7 @@ use super::{breakdown, by_variant, counters, ok, summary};
 use crate::record::verdict::round_rate;
 use crate::record::{BenchResult, ProfileFigures, VariantResult, VariantSpec};
 
-const STYLE: &str = "body{font-family:sans-serif;margin:24px;max-width:1600px;color:#222}\
+pub(super) const STYLE: &str = "body{font-family:sans-serif;margin:24px;max-width:1600px;color:#222}\
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 td:first-child,th:first-child{text-align:left}.r{color:#666}td.best{background:#d9f2d9;font-weight:bold}\
 td.better{color:#666;text-align:center}.charts{display:flex;flex-wrap:wrap;gap:16px}\

@@ -10,6 +10,7 @@ mod counters;
 mod fidelity;
 pub mod figures;
 pub mod html;
+pub mod sweep;
 mod verdict;
 
 use figures::FIGURES;
@@ -202,6 +203,48 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Heap bytes allocated per flush: the host's count of the flush
+/// thread's heap (CASSANDRA-21083's figure), and a wasm serializer's own,
+/// as the SDK counted and the plugin reported it.
+pub(crate) fn heap_per_flush(v: &VariantResult) -> Option<f64> {
+    per_flush(v, |f| f.heap_allocated)
+}
+
+/// Of that, the serializer's calls.
+pub(crate) fn serializer_heap_per_flush(v: &VariantResult) -> Option<f64> {
+    per_flush(v, |f| f.serializer_heap)
+}
+
+fn per_flush(v: &VariantResult, get: fn(&crate::record::FlushFigures) -> Option<u64>) -> Option<f64> {
+    let measured: Vec<u64> = v.flushes.iter().filter_map(get).collect();
+    (!measured.is_empty() && measured.len() == v.flushes.len()).then(|| measured.iter().sum::<u64>() as f64 / measured.len() as f64)
+}
+
+/// The SDK's count per flush, as the plugin reported it.
+pub(crate) fn reported_heap_per_flush(v: &VariantResult) -> Option<f64> {
+    let total = v.serializer_stats.get(HEAP_STAT)?;
+    (!v.flushes.is_empty()).then(|| *total as f64 / v.flushes.len() as f64)
+}
+
+/// The serializer counter the SDK adds in wasm.
+const HEAP_STAT: &str = "heap-allocated-bytes";
+
+fn allocated_line(v: &VariantResult) -> String {
+    let measured = match heap_per_flush(v) {
+        Some(bytes) => format!(
+            "{:.1} MiB per flush on the host heap (measured: the flush thread's allocations), {:.1} MiB of it in the serializer's calls",
+            mib(bytes as u64),
+            mib(serializer_heap_per_flush(v).unwrap_or(0.0) as u64)
+        ),
+        None if v.flushes.is_empty() => "no flush".to_string(),
+        None => "not measured (an older record)".to_string(),
+    };
+    match reported_heap_per_flush(v) {
+        Some(bytes) => format!("{measured}; reported by the plugin (the SDK's count): {:.1} MiB per flush in its own memory", mib(bytes as u64)),
+        None => measured,
+    }
+}
+
 /// Flushes, the allocator, reads, the memtable index and the boundary.
 fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
     let raw: u64 = v.flushes.iter().map(|f| f.raw_bytes).sum();
@@ -222,6 +265,7 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
                 mib(v.flushes.iter().map(|f| f.serializer_grew).max().unwrap_or(0))
             ),
         ),
+        ("Allocated", allocated_line(v)),
         (
             "On disk",
             format!(

@@ -9,11 +9,15 @@
 //!   than there are clients first waits for more, when the moving average
 //!   of the gap between arrivals says the next one comes sooner than a
 //!   call takes (CASSANDRA-8457's idea); never longer than that gap nor
-//!   `MAX_WINDOW`, and never once every client's batch is queued.
+//!   `MAX_WINDOW`, and never once every client's batch is queued;
+//! - `window`: as `group`, but every leader first waits a fixed window
+//!   (in µs) for company, however few clients there are: the fixed
+//!   strategy CASSANDRA-8457 measured as a loss at low concurrency.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use memlab_sdk::Packed;
@@ -33,7 +37,12 @@ pub enum Coalescing {
     Group,
     /// Group commit with a moving-average window.
     Adaptive,
+    /// Group commit after a fixed wait, in µs (`{ window = 100 }`).
+    Window(u32),
 }
+
+/// The longest fixed window a config may ask for, in µs.
+pub const MAX_FIXED_WINDOW_US: u32 = 100_000;
 
 impl std::fmt::Display for Coalescing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,6 +50,7 @@ impl std::fmt::Display for Coalescing {
             Coalescing::None => "none",
             Coalescing::Group => "group",
             Coalescing::Adaptive => "adaptive",
+            Coalescing::Window(us) => return write!(f, "window {us} µs"),
         })
     }
 }
@@ -56,13 +66,17 @@ type Outcome = (RoutedBatch, Result<(), SeamError>);
 #[derive(Default)]
 pub(super) struct Group {
     state: Mutex<GroupState>,
-    changed: Condvar,
 }
+
+/// A queued client batch: its ticket, the batch, when it arrived, and the
+/// thread to wake when it is written.
+type Job = (u64, RoutedBatch, Instant, Thread);
 
 #[derive(Default)]
 struct GroupState {
-    queue: Vec<(u64, RoutedBatch, Instant)>,
-    leading: bool,
+    queue: Vec<Job>,
+    /// The leader, while one is gathering or writing a group.
+    leader: Option<Thread>,
     done: HashMap<u64, Outcome>,
     next_ticket: u64,
     last_arrival: Option<Instant>,
@@ -76,10 +90,28 @@ impl Group {
     }
 }
 
+/// How long a parked writer sleeps before it looks again by itself:
+/// every wake-up is explicit, this only bounds a missed one.
+const RECHECK: Duration = Duration::from_millis(1);
+
+/// Waits up to `left`: short waits yield (a timed sleep overshoots by
+/// the kernel's timer slack, ~50 µs), longer ones park until woken.
+fn pause(left: Duration) {
+    if left > Duration::from_micros(150) {
+        std::thread::park_timeout(left - Duration::from_micros(100));
+    } else {
+        std::thread::yield_now();
+    }
+}
+
 impl WritePath {
     /// Writes `batch` as part of a group; returns when it is written.
-    pub(super) fn write_grouped(&self, batch: &mut RoutedBatch, adaptive: bool) -> Result<(), SeamError> {
+    /// Each writer waits on its own wake-up (the leader unparks exactly
+    /// the writers it wrote for), so a group of many threads costs no
+    /// thundering herd.
+    pub(super) fn write_grouped(&self, batch: &mut RoutedBatch, mode: Coalescing) -> Result<(), SeamError> {
         let group = &self.groups[batch.shard];
+        let me = std::thread::current();
         let mut state = group.lock();
         let ticket = state.next_ticket;
         state.next_ticket += 1;
@@ -90,51 +122,69 @@ impl WritePath {
             state.mean_gap_ns += (gap - state.mean_gap_ns) / 8.0;
         }
         state.last_arrival = Some(now);
-        state.queue.push((ticket, std::mem::take(batch), now));
-        group.changed.notify_all();
+        state.queue.push((ticket, std::mem::take(batch), now, me.clone()));
+        // A leader gathering company counts again.
+        if let Some(leader) = &state.leader {
+            leader.unpark();
+        }
         loop {
             if let Some((written, result)) = state.done.remove(&ticket) {
                 *batch = written;
                 return result;
             }
-            if state.leading {
-                state = group.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+            if state.leader.is_some() {
+                drop(state);
+                std::thread::park_timeout(RECHECK);
+                state = group.lock();
                 continue;
             }
-            state.leading = true;
-            let enough = self.clients.min(MAX_GROUP);
-            if adaptive && state.queue.len() < enough && state.mean_gap_ns < state.mean_call_ns {
-                let until = Instant::now() + Duration::from_nanos(state.mean_gap_ns as u64).min(MAX_WINDOW);
+            state.leader = Some(me.clone());
+            let (window, enough) = match mode {
+                Coalescing::Window(us) => (Some(Duration::from_micros(u64::from(us))), MAX_GROUP),
+                Coalescing::Adaptive if state.queue.len() < self.clients.min(MAX_GROUP) && state.mean_gap_ns < state.mean_call_ns => {
+                    (Some(Duration::from_nanos(state.mean_gap_ns as u64).min(MAX_WINDOW)), self.clients.min(MAX_GROUP))
+                }
+                _ => (None, 0),
+            };
+            if let Some(window) = window {
+                let until = Instant::now() + window;
                 while state.queue.len() < enough {
                     let left = until.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
                     }
-                    state = group.changed.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0;
+                    drop(state);
+                    pause(left);
+                    state = group.lock();
                 }
             }
             let take = state.queue.len().min(MAX_GROUP);
-            let jobs: Vec<_> = state.queue.drain(..take).collect();
+            let jobs: Vec<Job> = state.queue.drain(..take).collect();
             drop(state);
             let started = Instant::now();
-            let waited: u64 = jobs.iter().map(|(_, _, at)| started.duration_since(*at).as_nanos() as u64).sum();
+            let waited: u64 = jobs.iter().map(|(_, _, at, _)| started.duration_since(*at).as_nanos() as u64).sum();
             self.metrics.coalesce_wait_ns.fetch_add(waited, Ordering::Relaxed);
             self.metrics.groups.fetch_add(1, Ordering::Relaxed);
-            let outcomes = self.write_jobs(jobs);
+            let (outcomes, writers) = self.write_jobs(jobs);
             let call_ns = started.elapsed().as_nanos() as f64;
             state = group.lock();
             state.mean_call_ns += (call_ns - state.mean_call_ns) / 8.0;
             state.done.extend(outcomes);
-            state.leading = false;
-            group.changed.notify_all();
+            state.leader = None;
+            // The next queued writer leads the next group.
+            if let Some((_, _, _, next)) = state.queue.first() {
+                next.unpark();
+            }
+            writers.iter().filter(|t| t.id() != me.id()).for_each(Thread::unpark);
         }
     }
 
     /// One store call and one insert call for all `jobs` of one shard.
-    fn write_jobs(&self, mut jobs: Vec<(u64, RoutedBatch, Instant)>) -> Vec<(u64, Outcome)> {
+    /// Returns each job's outcome, and the threads to wake.
+    fn write_jobs(&self, mut jobs: Vec<Job>) -> (Vec<(u64, Outcome)>, Vec<Thread>) {
         let shard = jobs[0].1.shard;
         let mut rows = Packed::with_capacity(jobs.iter().map(|j| j.1.rows.len()).sum(), jobs.iter().map(|j| j.1.rows.data_len()).sum());
-        for (_, b, _) in &jobs {
+        for (_, b, _, _) in &jobs {
             b.rows.iter().for_each(|r| rows.push(r));
         }
         let result = (|| -> Result<(), SeamError> {
@@ -145,7 +195,7 @@ impl WritePath {
             clock.stored(calls, rows.data_len());
             let mut entries = Packed::new();
             let mut at = 0;
-            for (_, b, _) in &mut jobs {
+            for (_, b, _, _) in &mut jobs {
                 let n = b.rows.len();
                 b.set_refs(refs.get(at..at + n).unwrap_or_default());
                 at += n;
@@ -156,13 +206,13 @@ impl WritePath {
             Ok(())
         })();
         jobs.into_iter()
-            .map(|(ticket, batch, _)| {
+            .map(|(ticket, batch, _, thread)| {
                 let outcome = match &result {
                     Ok(()) => Ok(()),
                     Err(e) => Err(e.clone()),
                 };
-                (ticket, (batch, outcome))
+                ((ticket, (batch, outcome)), thread)
             })
-            .collect()
+            .unzip()
     }
 }

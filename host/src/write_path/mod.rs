@@ -13,7 +13,7 @@ mod coalesce;
 mod generation;
 mod metrics;
 
-pub use coalesce::Coalescing;
+pub use coalesce::{Coalescing, MAX_FIXED_WINDOW_US};
 pub use generation::{NextGeneration, ShardFactory};
 use metrics::CallClock;
 pub use metrics::{CallTimes, WriteCounters, WriteMetrics};
@@ -176,8 +176,7 @@ impl WritePath {
                 live.insert(&mut batch.entries)?;
                 clock.inserted(calls, batch.entries.data_len());
             }
-            Coalescing::Group => self.write_grouped(batch, false)?,
-            Coalescing::Adaptive => self.write_grouped(batch, true)?,
+            mode => self.write_grouped(batch, mode)?,
         }
         if self.pool.live() >= self.threshold {
             self.maybe_switch()?;

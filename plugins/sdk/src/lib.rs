@@ -85,6 +85,7 @@ mod allocator;
 mod chunks;
 mod compare;
 mod error;
+mod heap;
 mod layout;
 mod memtable;
 mod packed;

@@ -124,13 +124,18 @@ impl<A: Allocator> ArenaInstance<A> {
 pub struct WriterInstance<S: Serializer> {
     writer: Option<S>,
     description: Description,
+    /// The SDK's heap count at `create` (wasm only).
+    heap_at_create: Option<u64>,
+    /// The writer's last counters, kept past `finish`.
+    finished: Stats,
 }
 
 impl<S: Serializer> WriterInstance<S> {
     /// `create` with its parameters.
     pub fn create(params: Vec<(String, String)>) -> Result<Self, Error> {
+        let heap_at_create = crate::heap::allocated();
         let (writer, description) = construct(S::NAME, S::VERSION, params, S::create)?;
-        Ok(WriterInstance { writer: Some(writer), description })
+        Ok(WriterInstance { writer: Some(writer), description, heap_at_create, finished: Stats::new() })
     }
 
     fn writer(&mut self) -> Result<&mut S, Error> {
@@ -148,7 +153,20 @@ impl<S: Serializer> WriterInstance<S> {
 
     /// Ends the segment, appending the data file's tail to `tail`.
     pub fn finish(&mut self, tail: &mut Vec<u8>) -> Result<Finished, Error> {
-        let finished = self.writer()?.finish(tail);
+        let writer = self.writer()?;
+        let before = writer.stats();
+        let finished = writer.finish(tail);
+        // The host asks for the counters after `finish`: they include it.
+        // A writer's counters only grow over its life, so one that starts
+        // over in `finish` keeps its value from before.
+        let mut after = writer.stats();
+        for (name, value) in before {
+            match after.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, v)) => *v = (*v).max(value),
+                None => after.push((name, value)),
+            }
+        }
+        self.finished = after;
         self.writer = None;
         finished
     }
@@ -158,9 +176,16 @@ impl<S: Serializer> WriterInstance<S> {
         &self.description
     }
 
-    /// The writer's counters (none once finished).
+    /// The writer's counters (as `finish` left them, once finished) and,
+    /// in wasm, the SDK's count of what the instance allocated since
+    /// `create`.
     pub fn stats(&self) -> Stats {
-        self.writer.as_ref().map(Serializer::stats).unwrap_or_default()
+        let mut stats = self.writer.as_ref().map_or_else(|| self.finished.clone(), Serializer::stats);
+        if let (Some(at), Some(now)) = (self.heap_at_create, crate::heap::allocated()) {
+            stats.retain(|(name, _)| name != crate::heap::STAT);
+            stats.push((crate::heap::STAT.into(), now.wrapping_sub(at)));
+        }
+        stats
     }
 }
 

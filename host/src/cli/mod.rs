@@ -15,19 +15,21 @@ use crate::{registry, report};
 // pipe (`memlab show | head`) is not an error: a bench keeps running and
 // saving, it only stops printing.
 macro_rules! say {
-    ($($t:tt)*) => { emit(&mut std::io::stdout(), &format!($($t)*), false) };
+    ($($t:tt)*) => { $crate::cli::emit(&mut std::io::stdout(), &format!($($t)*), false) };
 }
 macro_rules! sayln {
-    ($($t:tt)*) => { emit(&mut std::io::stdout(), &format!($($t)*), true) };
+    ($($t:tt)*) => { $crate::cli::emit(&mut std::io::stdout(), &format!($($t)*), true) };
 }
 macro_rules! warnln {
-    ($($t:tt)*) => { emit(&mut std::io::stderr(), &format!($($t)*), true) };
+    ($($t:tt)*) => { $crate::cli::emit(&mut std::io::stderr(), &format!($($t)*), true) };
 }
 
-fn emit(out: &mut impl std::io::Write, text: &str, newline: bool) {
+pub(crate) fn emit(out: &mut impl std::io::Write, text: &str, newline: bool) {
     let _ = out.write_all(crate::seam::text::for_terminal(text).as_bytes());
     let _ = if newline { out.write_all(b"\n") } else { out.flush() };
 }
+
+mod sweep;
 
 /// Try out the write path of an LSM engine, with its strategies as
 /// sandboxed WebAssembly components.
@@ -89,6 +91,10 @@ enum Command {
         /// stacks sampled, for flame graphs (sets `bench.profile`).
         #[arg(long)]
         profile: bool,
+        /// With a `[sweep]`: run only these of its values (`--points 1,8`),
+        /// to split a sweep across machines; `memlab show` merges them.
+        #[arg(long, value_delimiter = ',')]
+        points: Vec<String>,
     },
     /// Writes a profile's stream to a file that a bench can replay
     /// (`stream = "file"` in the workload).
@@ -99,10 +105,14 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Prints a saved run, or compares it with a baseline run.
+    /// Prints a saved run, or compares it with a baseline run; given a
+    /// sweep's directory or several sweep points, merges them into one
+    /// table.
     Show {
-        /// A run: its directory, or its `run.json`.
-        run: PathBuf,
+        /// A run: its directory, or its `run.json`; or a sweep's
+        /// directory, or several points' (`memlab show a/ b/ c/`).
+        #[arg(required = true, num_args = 1..)]
+        runs: Vec<PathBuf>,
         /// A baseline run (directory or `run.json`) to compare against, variant by variant.
         #[arg(short, long)]
         baseline: Option<PathBuf>,
@@ -224,6 +234,10 @@ pub enum CliError {
     Interrupted { kept: usize, planned: usize, path: String },
     #[error("{plugin}: {failed} of {total} properties failed")]
     CheckFailed { plugin: String, failed: usize, total: usize },
+    #[error(transparent)]
+    Sweep(#[from] crate::record::sweep::SweepError),
+    #[error("{0}")]
+    Points(String),
 }
 
 /// A deadline in milliseconds: finite, 1 ms to an hour.
@@ -353,6 +367,7 @@ struct BenchFlags {
     stall_s: u64,
     build: bool,
     profile: bool,
+    points: Vec<String>,
 }
 
 /// The watchdog's action: save the finished runs plus the stuck one,
@@ -494,13 +509,47 @@ fn create_run_dir(out: &Path, name: &str) -> Result<PathBuf, CliError> {
 }
 
 fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
-    let BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build, profile } = flags;
-    let stall = std::time::Duration::from_secs(stall_s);
     let mut config = match &config {
         Some(path) => BenchConfig::load(path)?,
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
     };
-    config.bench.profile |= profile;
+    config.bench.profile |= flags.profile;
+    let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // A second Ctrl-C ends the process at once; the first stops cleanly.
+    let _ = signal_hook::flag::register_conditional_shutdown(signal_hook::consts::SIGINT, 130, Arc::clone(&interrupt));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
+    if let Some(sweep) = config.sweep.clone() {
+        return sweep::bench_sweep(&config, &sweep, &flags, &interrupt);
+    }
+    if !flags.points.is_empty() {
+        return Err(CliError::Points("--points picks values of a `[sweep]`, and this config has none".into()));
+    }
+    let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
+    // The run's directory first: an unwritable `--out` is found before
+    // anything runs, and two runs never share a directory.
+    let run_dir = create_run_dir(&flags.out, &name)?;
+    let (result, json) = bench_in(&config, &flags, run_dir, &interrupt)?;
+    ended(&config, &flags, &result, &json, &interrupt)
+}
+
+/// How a finished bench ends: interrupted, with failed variants, or well.
+fn ended(config: &BenchConfig, flags: &BenchFlags, result: &BenchResult, json: &Path, interrupt: &std::sync::atomic::AtomicBool) -> Result<(), CliError> {
+    if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        let planned = config.variants.len() * flags.repeats.unwrap_or(config.bench.repeats);
+        return Err(CliError::Interrupted { kept: result.variants.len(), planned, path: json.display().to_string() });
+    }
+    let failed = result.variants.iter().filter(|v| v.failure().is_some()).count();
+    if failed > 0 {
+        return Err(CliError::VariantsFailed(failed, result.variants.len()));
+    }
+    Ok(())
+}
+
+/// Runs one bench (a config, or one point of a sweep) into `run_dir`,
+/// saving its record and report there.
+fn bench_in(config: &BenchConfig, flags: &BenchFlags, run_dir: PathBuf, interrupt: &Arc<std::sync::atomic::AtomicBool>) -> Result<(BenchResult, PathBuf), CliError> {
+    let BenchFlags { keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build, .. } = *flags;
+    let stall = std::time::Duration::from_secs(stall_s);
     let deadline = deadline_ms.or(config.bench.call_deadline_ms).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
     let settings = EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(&config), build_crates: build, ..EngineSettings::default() };
     // The profiled round's wasm variants run on an engine of their own:
@@ -508,21 +557,14 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     let profiling = if config.bench.profile { Some(PluginHost::new(EngineSettings { profile: true, ..settings.clone() })?) } else { None };
     let host = PluginHost::new(settings)?;
     let name = if config.bench.name.is_empty() { "bench".to_string() } else { config.bench.name.clone() };
-    // The run's directory first: an unwritable `--out` is found before
-    // anything runs, and two runs never share a directory.
-    let run_dir = create_run_dir(&out, &name)?;
     let json = run_dir.join("run.json");
     let saved: Arc<std::sync::Mutex<Vec<crate::record::VariantResult>>> = Arc::default();
-    let watchdog = if deadline.is_none() { Some(stall_watchdog(&host, &config, &json, &saved, stall)) } else { None };
-    if let Err(e) = bench::preflight(&host, &config, watchdog.as_ref()).map_err(CliError::from).and_then(|()| keep_components(&host, &config, &run_dir)) {
+    let watchdog = if deadline.is_none() { Some(stall_watchdog(&host, config, &json, &saved, stall)) } else { None };
+    if let Err(e) = bench::preflight(&host, config, watchdog.as_ref()).map_err(CliError::from).and_then(|()| keep_components(&host, config, &run_dir)) {
         // Nothing ran: no empty run directory is left to be taken for one.
         let _ = std::fs::remove_dir_all(&run_dir);
         return Err(e);
     }
-    let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // A second Ctrl-C ends the process at once; the first stops cleanly.
-    let _ = signal_hook::flag::register_conditional_shutdown(signal_hook::consts::SIGINT, 130, Arc::clone(&interrupt));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
     let options = BenchOptions {
         run_dir: run_dir.clone(),
         keep_segments,
@@ -530,7 +572,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
         intervals: !no_intervals,
         repeats,
         decide: decide.over(config.bench.decide),
-        interrupt: Some(Arc::clone(&interrupt)),
+        interrupt: Some(Arc::clone(interrupt)),
         watchdog,
         profile: profiling,
     };
@@ -542,7 +584,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     let mut record = Saving::new(json.clone(), &name);
     let result = bench::run_saving(
         &host,
-        &config,
+        config,
         &options,
         |line| warnln!("memlab: {line}"),
         |so_far| {
@@ -568,15 +610,7 @@ fn bench(config: Option<PathBuf>, flags: BenchFlags) -> Result<(), CliError> {
     let html = run_dir.join("report.html");
     std::fs::write(&html, report::html::render_in(&result, Some(&run_dir))).map_err(io(&html))?;
     sayln!("\nSaved: {} and {}", json.display(), html.display());
-    if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
-        let planned = config.variants.len() * repeats.unwrap_or(config.bench.repeats);
-        return Err(CliError::Interrupted { kept: result.variants.len(), planned, path: json.display().to_string() });
-    }
-    let failed = result.variants.iter().filter(|v| v.failure().is_some()).count();
-    if failed > 0 {
-        return Err(CliError::VariantsFailed(failed, result.variants.len()));
-    }
-    Ok(())
+    Ok((result, json))
 }
 
 impl CliError {
@@ -683,11 +717,12 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         stall_s: 60,
         build: false,
         profile: false,
+        points: Vec::new(),
     };
     match cli.command.unwrap_or(default) {
-        Command::Bench { config, out, keep_segments, quiet, repeats, max_rounds, max_time, rse, no_intervals, deadline_ms, stall_s, build, profile } => {
+        Command::Bench { config, out, keep_segments, quiet, repeats, max_rounds, max_time, rse, no_intervals, deadline_ms, stall_s, build, profile, points } => {
             let decide = DecideFlags { max_rounds, max_time, rse };
-            bench(config, BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build, profile })
+            bench(config, BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build, profile, points })
         }
         Command::Stream { profile, output } => {
             let profile = crate::config::load_profile(&profile)?;
@@ -696,8 +731,16 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Verify { run_dir } => verify(&run_dir),
-        Command::Show { run, baseline, html, by, pair } => {
-            let result = read_run(&run)?;
+        Command::Show { runs, baseline, html, by, pair } => {
+            let single = runs.len() == 1 && run_json(&runs[0]).is_file();
+            if !single {
+                if baseline.is_some() {
+                    return Err(CliError::Points("-b compares one run with one baseline; a sweep's points merge with `memlab show a/ b/ c/`".into()));
+                }
+                return sweep::show(&runs, html.as_deref());
+            }
+            let run = &runs[0];
+            let result = read_run(run)?;
             match baseline {
                 None => {
                     // The verdict and the comparison first: the first
@@ -725,7 +768,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 }
             }
             if let Some(path) = html {
-                let json = run_json(&run);
+                let json = run_json(run);
                 std::fs::write(&path, report::html::render_in(&result, json.parent())).map_err(io(&path))?;
             }
             Ok(())

@@ -1,0 +1,105 @@
+//! A sweep as its records make it: the points of one `[sweep]`, each a
+//! record of its own, merged by the sweep's identity. Points may be run
+//! apart (`--points`, other machines) and merged by `memlab show a/ b/`.
+
+use super::{BenchResult, SweepSpec};
+
+/// One sweep, its points in the config's order.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    /// What varies.
+    pub over: String,
+    /// Every value the config lists.
+    pub values: Vec<String>,
+    /// The sweep's identity.
+    pub id: String,
+    /// The points recorded, each with where it was read from.
+    pub points: Vec<Point>,
+}
+
+/// One recorded point.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Its value.
+    pub value: String,
+    /// Where its record was read from.
+    pub source: String,
+    /// The record.
+    pub result: BenchResult,
+}
+
+/// Records that cannot be merged into one sweep.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// No record at all.
+    #[error("no sweep point to show")]
+    Empty,
+    /// A record that is no sweep's point.
+    #[error("{0}: not a sweep point (its config has no `[sweep]`); show it alone")]
+    NotAPoint(String),
+    /// Points of two experiments.
+    #[error("{first} and {other} are points of different sweeps (over `{first_over}`, id {first_id:.12}; over `{other_over}`, id {other_id:.12}): the configs differ in more than the swept values")]
+    Different { first: String, first_over: String, first_id: String, other: String, other_over: String, other_id: String },
+    /// The same point twice.
+    #[error("{first} and {other} both hold the point {over} = {value}: show one of them")]
+    Twice { first: String, other: String, over: String, value: String },
+    /// A point whose variants did not all see one stream.
+    #[error("{source_}: its variants ran different streams (fingerprints {a} and {b}); the point cannot be compared")]
+    Streams { source_: String, a: String, b: String },
+}
+
+fn spec(source: &str, r: &BenchResult) -> Result<SweepSpec, SweepError> {
+    r.config.sweep.clone().ok_or_else(|| SweepError::NotAPoint(source.to_string()))
+}
+
+/// Merges records (each with where it was read) into one sweep.
+pub fn merge(records: Vec<(String, BenchResult)>) -> Result<Sweep, SweepError> {
+    let mut sweep: Option<Sweep> = None;
+    for (source, result) in records {
+        let s = spec(&source, &result)?;
+        let fingerprints: Vec<&str> = result.variants.iter().filter(|v| v.failure().is_none()).map(|v| v.fingerprint.as_str()).collect();
+        if let Some(b) = fingerprints.iter().find(|f| **f != fingerprints[0]) {
+            return Err(SweepError::Streams { source_: source, a: fingerprints[0].to_string(), b: b.to_string() });
+        }
+        let into = sweep.get_or_insert_with(|| Sweep { over: s.over.clone(), values: s.values.clone(), id: s.id.clone(), points: Vec::new() });
+        if s.id != into.id || s.over != into.over {
+            let first = into.points.first().map(|p| p.source.clone()).unwrap_or_default();
+            return Err(SweepError::Different {
+                first,
+                first_over: into.over.clone(),
+                first_id: into.id.clone(),
+                other: source,
+                other_over: s.over,
+                other_id: s.id,
+            });
+        }
+        if let Some(twice) = into.points.iter().find(|p| p.value == s.value) {
+            return Err(SweepError::Twice { first: twice.source.clone(), other: source, over: s.over, value: s.value });
+        }
+        into.points.push(Point { value: s.value, source, result });
+    }
+    let mut sweep = sweep.ok_or(SweepError::Empty)?;
+    let values = sweep.values.clone();
+    sweep.points.sort_by_key(|p| values.iter().position(|v| *v == p.value).unwrap_or(usize::MAX));
+    Ok(sweep)
+}
+
+impl Sweep {
+    /// The variants' names, in the first point's order.
+    pub fn variants(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for p in &self.points {
+            for (name, _) in super::verdict::by_variant(&p.result) {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        names
+    }
+
+    /// Values the config lists that no record holds.
+    pub fn missing(&self) -> Vec<&str> {
+        self.values.iter().filter(|v| !self.points.iter().any(|p| p.value == **v)).map(String::as_str).collect()
+    }
+}

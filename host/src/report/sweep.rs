@@ -1,0 +1,294 @@
+//! A sweep's report: each figure against the swept parameter, one line
+//! per variant, beside its table; the ratio to the first variant at each
+//! point with its interval, so the chart shows how the gap moves; and
+//! each point's own verdict.
+
+use std::fmt::Write as _;
+
+use super::charts::{Axis, PALETTE, Series, esc, line_chart};
+use super::figures::{Better, FIGURES, Figure};
+use super::{by_variant, headline, median, ok};
+use crate::record::Verdict;
+use crate::record::sweep::Sweep;
+use crate::record::verdict::{paired_ratios, round_rate, verdicts};
+
+/// The figures a sweep plots, by their names in the comparison.
+const SWEPT: [&str; 4] = ["steady row rate (row/s)", "latency p99 (ms)", "flushed rows/s", "rows per CPU-second"];
+
+fn figures() -> impl Iterator<Item = &'static Figure> {
+    SWEPT.iter().filter_map(|name| FIGURES.iter().find(|f| f.name == *name))
+}
+
+/// A variant's ratio to the first at one point: the paired verdict, or
+/// the ratio of one round where there is only one.
+#[derive(Clone, Copy)]
+enum Gap {
+    Verdict(Verdict),
+    OneRound(f64),
+}
+
+impl Gap {
+    fn ratio(self) -> f64 {
+        match self {
+            Gap::Verdict(v) => v.ratio,
+            Gap::OneRound(r) => r,
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            Gap::Verdict(v) => format!("{:.2}x [{:.2}, {:.2}]", v.ratio, v.low, v.high),
+            Gap::OneRound(r) => format!("{r:.2}x (1 round)"),
+        }
+    }
+}
+
+/// The sweep as numbers: per figure, per point, per variant.
+struct Grid<'a> {
+    sweep: &'a Sweep,
+    variants: Vec<String>,
+    /// `values[f][p][v]`: figure `f` at point `p` for variant `v`.
+    values: Vec<(&'static Figure, Vec<Vec<Option<f64>>>)>,
+    /// `gaps[p][v]`, against the first variant (`None` for it).
+    gaps: Vec<Vec<Option<Gap>>>,
+}
+
+impl<'a> Grid<'a> {
+    fn of(sweep: &'a Sweep) -> Self {
+        let variants = sweep.variants();
+        let values = figures()
+            .map(|f| {
+                let at = sweep
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let groups = by_variant(&p.result);
+                        variants
+                            .iter()
+                            .map(|name| {
+                                let runs = groups.iter().find(|(n, _)| n == name).map(|(_, r)| ok(r)).unwrap_or_default();
+                                median(runs.into_iter().filter_map(f.get).collect())
+                            })
+                            .collect()
+                    })
+                    .collect();
+                (f, at)
+            })
+            .collect();
+        let gaps = sweep
+            .points
+            .iter()
+            .map(|p| {
+                let all = verdicts(&p.result);
+                let groups = by_variant(&p.result);
+                variants
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| {
+                        if i == 0 {
+                            return None;
+                        }
+                        if let Some((_, Some(v))) = all.iter().find(|(n, _)| n == name) {
+                            return Some(Gap::Verdict(*v));
+                        }
+                        let (first, runs) = (groups.first()?, groups.iter().find(|(n, _)| n == name)?);
+                        let ratios = paired_ratios(&first.1, &runs.1);
+                        median(ratios).or_else(|| {
+                            let (b, r) = (ok(&first.1).first().map(|v| round_rate(v))?, ok(&runs.1).first().map(|v| round_rate(v))?);
+                            Some(r / b)
+                        })
+                        .map(Gap::OneRound)
+                    })
+                    .collect()
+            })
+            .collect();
+        Grid { sweep, variants, values, gaps }
+    }
+
+    fn labels(&self) -> Vec<&str> {
+        self.sweep.points.iter().map(|p| p.value.as_str()).collect()
+    }
+
+    /// How each variant's gap to the first moved from the first point to
+    /// the last.
+    fn trend(&self) -> Vec<String> {
+        let (Some(first), Some(last)) = (self.gaps.first(), self.gaps.last()) else { return Vec::new() };
+        if self.gaps.len() < 2 {
+            return Vec::new();
+        }
+        let labels = self.labels();
+        let (a, b) = (labels[0], labels[labels.len() - 1]);
+        (1..self.variants.len())
+            .filter_map(|v| {
+                let (from, to) = (first[v]?, last[v]?);
+                let moved = match to.ratio() / from.ratio() {
+                    x if x > 1.05 => "the gap widens",
+                    x if x < 0.95 => "the gap narrows",
+                    _ => "the gap holds",
+                };
+                Some(format!(
+                    "`{}` over `{}`: {:.2}x at {} = {a}, {:.2}x at {} = {b}; {moved}",
+                    self.variants[v],
+                    self.variants[0],
+                    from.ratio(),
+                    self.sweep.over,
+                    to.ratio(),
+                    self.sweep.over
+                ))
+            })
+            .collect()
+    }
+}
+
+fn cell(f: &Figure, x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_string(), |x| f.show(x))
+}
+
+/// The sweep as text: each point's verdict, a table per figure, the
+/// ratios with their intervals, and how the gaps moved.
+pub fn table(sweep: &Sweep) -> String {
+    let grid = Grid::of(sweep);
+    let mut s = format!(
+        "Sweep over `{}`: {} of {} point(s), {} variant(s); sweep id {:.12}\n",
+        sweep.over,
+        sweep.points.len(),
+        sweep.values.len(),
+        grid.variants.len(),
+        sweep.id
+    );
+    let missing = sweep.missing();
+    if !missing.is_empty() {
+        let _ = writeln!(s, "Not recorded: {} = {} (run them with `--points`, then show every point's directory together)", sweep.over, missing.join(", "));
+    }
+    for trend in grid.trend() {
+        let _ = writeln!(s, "  {trend}");
+    }
+    s.push_str("\nAt each point:\n");
+    for p in &sweep.points {
+        let text = headline(&p.result).map_or_else(|| "one variant: nothing to compare".to_string(), |h| h.text);
+        let _ = writeln!(s, "  {} = {}: {}", sweep.over, p.value, crate::record::text::for_terminal(&text));
+    }
+    let width = grid.variants.iter().map(|n| n.chars().count()).max().unwrap_or(8).clamp(10, 28) + 2;
+    let head = |s: &mut String, names: &[String]| {
+        let _ = write!(s, "  {:<16}", sweep.over);
+        for n in names {
+            let shown: String = crate::record::text::for_terminal(n).chars().take(width - 2).collect();
+            let _ = write!(s, "{shown:>width$}");
+        }
+        s.push('\n');
+    };
+    for (f, at) in &grid.values {
+        let better = if f.better == Better::Neither { String::new() } else { format!(", {} is better", f.better.word()) };
+        let _ = writeln!(s, "\n{}{better}, median of rounds:", f.name);
+        head(&mut s, &grid.variants);
+        for (p, row) in sweep.points.iter().zip(at) {
+            let _ = write!(s, "  {:<16}", p.value);
+            for x in row {
+                let _ = write!(s, "{:>width$}", cell(f, *x));
+            }
+            s.push('\n');
+        }
+    }
+    if grid.variants.len() > 1 {
+        let _ = writeln!(s, "\nsteady row rate against `{}` (95% interval over paired rounds):", grid.variants[0]);
+        let wide = width.max(22);
+        let _ = write!(s, "  {:<16}", sweep.over);
+        for n in &grid.variants[1..] {
+            let shown: String = crate::record::text::for_terminal(n).chars().take(wide - 2).collect();
+            let _ = write!(s, "{shown:>wide$}");
+        }
+        s.push('\n');
+        for (p, row) in sweep.points.iter().zip(&grid.gaps) {
+            let _ = write!(s, "  {:<16}", p.value);
+            for g in &row[1..] {
+                let _ = write!(s, "{:>wide$}", g.map_or_else(|| "-".to_string(), Gap::text));
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// The sweep's HTML page: charts of each figure and of the gaps against
+/// the parameter, the tables beside them, and each point's verdict.
+pub fn html(sweep: &Sweep) -> String {
+    let grid = Grid::of(sweep);
+    let name = sweep.points.first().map(|p| p.result.config.bench.name.clone()).unwrap_or_default();
+    let description = sweep.points.first().map(|p| p.result.config.bench.description.clone()).unwrap_or_default();
+    let mut html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"/><title>memlab sweep: {}</title><style>{}</style></head><body>",
+        esc(&name),
+        super::html::STYLE
+    );
+    let _ = write!(html, "<h1>memlab sweep: {} over {}</h1><p>{}</p>", esc(&name), esc(&sweep.over), esc(&description));
+    html.push_str("<section class=\"verdict\" id=\"verdict\"><p class=\"headline\">How the gap moves</p><ul>");
+    for t in grid.trend() {
+        let _ = write!(html, "<li>{}</li>", esc(&t));
+    }
+    html.push_str("</ul><p>At each point:</p><ul>");
+    for p in &sweep.points {
+        let text = headline(&p.result).map_or_else(|| "one variant: nothing to compare".to_string(), |h| h.text);
+        let _ = write!(html, "<li>{} = {}: {}</li>", esc(&sweep.over), esc(&p.value), esc(&text));
+    }
+    html.push_str("</ul></section>");
+    let labels = grid.labels();
+    let ticks: Vec<(f64, String)> = labels.iter().enumerate().map(|(i, l)| (i as f64, (*l).to_string())).collect();
+    let series = |at: &dyn Fn(usize, usize) -> Option<f64>, from: usize| -> Vec<Series> {
+        (from..grid.variants.len())
+            .map(|v| Series {
+                label: grid.variants[v].clone(),
+                color: PALETTE[v % PALETTE.len()],
+                points: (0..labels.len()).filter_map(|p| at(p, v).map(|y| (p as f64, y))).collect(),
+                dashed: false,
+            })
+            .collect()
+    };
+    html.push_str("<h2>Against the parameter</h2><div class=\"charts\">");
+    if grid.variants.len() > 1 {
+        let gaps = series(&|p, v| grid.gaps[p][v].map(Gap::ratio), 1);
+        let title = format!("steady row rate over `{}`'s, against {}", grid.variants[0], sweep.over);
+        let _ = write!(html, "<section class=\"chart\">{}</section>", line_chart(&title, &sweep.over, "ratio", &gaps, Axis::Linear, Some(ticks.clone())));
+    }
+    for (f, at) in &grid.values {
+        let lines = series(&|p, v| at[p][v], 0);
+        let title = format!("{} against {}", f.name, sweep.over);
+        let _ = write!(html, "<section class=\"chart\">{}</section>", line_chart(&title, &sweep.over, f.name, &lines, Axis::Linear, Some(ticks.clone())));
+    }
+    html.push_str("</div><h2>Tables</h2>");
+    for (f, at) in &grid.values {
+        let _ = write!(html, "<h3>{} ({} is better)</h3><table><tr><th>{}</th>", esc(f.name), f.better.word(), esc(&sweep.over));
+        for n in &grid.variants {
+            let _ = write!(html, "<th>{}</th>", esc(n));
+        }
+        html.push_str("</tr>");
+        for (p, row) in sweep.points.iter().zip(at) {
+            let _ = write!(html, "<tr><td>{}</td>", esc(&p.value));
+            for x in row {
+                let _ = write!(html, "<td>{}</td>", esc(&cell(f, *x)));
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</table>");
+    }
+    if grid.variants.len() > 1 {
+        let _ = write!(html, "<h3>steady row rate against `{}`, 95% interval</h3><table><tr><th>{}</th>", esc(&grid.variants[0]), esc(&sweep.over));
+        for n in &grid.variants[1..] {
+            let _ = write!(html, "<th>{}</th>", esc(n));
+        }
+        html.push_str("</tr>");
+        for (p, row) in sweep.points.iter().zip(&grid.gaps) {
+            let _ = write!(html, "<tr><td>{}</td>", esc(&p.value));
+            for g in &row[1..] {
+                let _ = write!(html, "<td>{}</td>", esc(&g.map_or_else(|| "-".to_string(), Gap::text)));
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</table>");
+    }
+    html.push_str("<h2>Points</h2><ul>");
+    for p in &sweep.points {
+        let _ = write!(html, "<li>{} = {}: {}</li>", esc(&sweep.over), esc(&p.value), esc(&p.source));
+    }
+    html.push_str("</ul></body></html>");
+    html
+}
