@@ -18,6 +18,7 @@ mod records;
 mod report;
 mod rounds;
 mod scaffold;
+mod seeds;
 mod segments;
 mod serializers;
 mod streams;

@@ -26,10 +26,13 @@ fn every_shipped_profile_and_config_loads() {
     let skewed = load_profile(&profiles.join("skewed.toml")).expect("skewed");
     assert!(matches!(skewed.partitions.distribution, Popularity::Hot { .. }));
     assert!(matches!(skewed.clustering.rows.spec(), DistSpec::Zipf { .. }));
-    for entry in std::fs::read_dir(workspace().join("benches")).expect("benches dir") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            BenchConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    // The seed configs (benches/seeds/) too.
+    for dir in ["benches", "benches/seeds"] {
+        for entry in std::fs::read_dir(workspace().join(dir)).expect("benches dir") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                BenchConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            }
         }
     }
 }

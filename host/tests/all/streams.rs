@@ -46,10 +46,10 @@ fn assert_all_equal(result: &BenchResult) {
 #[test]
 fn coalescing_modes_store_identical_contents() {
     let mut config = WORKLOAD.to_string();
-    for mode in ["none", "group", "adaptive"] {
+    for (mode, spelled) in [("none", "\"none\""), ("group", "\"group\""), ("adaptive", "\"adaptive\""), ("window", "{ window = 30 }")] {
         // One shard: both clients meet at it, so groups do form.
-        config.push_str(&variant(mode, &format!("coalescing = \"{mode}\"")));
-        config.push_str(&variant(&format!("{mode} native"), &format!("coalescing = \"{mode}\"\nruntime = \"native\"\nshards = 3")));
+        config.push_str(&variant(mode, &format!("coalescing = {spelled}")));
+        config.push_str(&variant(&format!("{mode} native"), &format!("coalescing = {spelled}\nruntime = \"native\"\nshards = 3")));
     }
     let result = run(&config, "coalescing");
     assert_all_equal(&result);
@@ -59,6 +59,11 @@ fn coalescing_modes_store_identical_contents() {
             assert_eq!(v.counters.groups, 0);
         } else {
             assert!(v.counters.groups > 0 && v.counters.groups <= inserts, "{}: {} groups for {inserts} inserts", v.variant.name, v.counters.groups);
+        }
+        // A fixed window: every group's leader waited the whole 30 µs.
+        if v.variant.coalescing.starts_with("window") {
+            let floor = v.counters.groups * 30_000;
+            assert!(v.counters.coalesce_wait_ns >= floor, "{}: waited {} ns over {} groups", v.variant.name, v.counters.coalesce_wait_ns, v.counters.groups);
         }
     }
 }
