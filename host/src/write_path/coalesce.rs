@@ -59,6 +59,8 @@ impl std::fmt::Display for Coalescing {
 const MAX_WINDOW: Duration = Duration::from_micros(200);
 /// A group never takes more than this many client batches.
 const MAX_GROUP: usize = 64;
+/// Groups one leader writes in a row before it hands over.
+const MAX_LEADS: usize = 8;
 
 type Outcome = (RoutedBatch, Result<(), SeamError>);
 
@@ -91,8 +93,10 @@ impl Group {
 }
 
 /// How long a parked writer sleeps before it looks again by itself:
-/// every wake-up is explicit, this only bounds a missed one.
-const RECHECK: Duration = Duration::from_millis(1);
+/// every wake-up is explicit, this only bounds a missed one. Short
+/// rechecks would cost a hundred parked threads a wake-up each, every
+/// time (at 1 ms, 100,000 context switches a second).
+const RECHECK: Duration = Duration::from_millis(50);
 
 /// Waits up to `left`: short waits yield (a timed sleep overshoots by
 /// the kernel's timer slack, ~50 µs), longer ones park until woken.
@@ -139,44 +143,59 @@ impl WritePath {
                 continue;
             }
             state.leader = Some(me.clone());
-            let (window, enough) = match mode {
-                Coalescing::Window(us) => (Some(Duration::from_micros(u64::from(us))), MAX_GROUP),
-                Coalescing::Adaptive if state.queue.len() < self.clients.min(MAX_GROUP) && state.mean_gap_ns < state.mean_call_ns => {
-                    (Some(Duration::from_nanos(state.mean_gap_ns as u64).min(MAX_WINDOW)), self.clients.min(MAX_GROUP))
-                }
-                _ => (None, 0),
-            };
-            if let Some(window) = window {
-                let until = Instant::now() + window;
-                while state.queue.len() < enough {
-                    let left = until.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    drop(state);
-                    pause(left);
-                    state = group.lock();
+            // A leader keeps leading while batches wait (up to
+            // `MAX_LEADS` groups): handing over would cost a wake-up, a
+            // gap in which nobody writes.
+            for round in 1..=MAX_LEADS {
+                state = self.gather(group, state, mode);
+                let take = state.queue.len().min(MAX_GROUP);
+                let jobs: Vec<Job> = state.queue.drain(..take).collect();
+                drop(state);
+                let started = Instant::now();
+                let waited: u64 = jobs.iter().map(|(_, _, at, _)| started.duration_since(*at).as_nanos() as u64).sum();
+                self.metrics.coalesce_wait_ns.fetch_add(waited, Ordering::Relaxed);
+                self.metrics.groups.fetch_add(1, Ordering::Relaxed);
+                let (outcomes, writers) = self.write_jobs(jobs);
+                let call_ns = started.elapsed().as_nanos() as f64;
+                state = group.lock();
+                state.mean_call_ns += (call_ns - state.mean_call_ns) / 8.0;
+                state.done.extend(outcomes);
+                writers.iter().filter(|t| t.id() != me.id()).for_each(Thread::unpark);
+                if state.queue.is_empty() || round == MAX_LEADS {
+                    break;
                 }
             }
-            let take = state.queue.len().min(MAX_GROUP);
-            let jobs: Vec<Job> = state.queue.drain(..take).collect();
-            drop(state);
-            let started = Instant::now();
-            let waited: u64 = jobs.iter().map(|(_, _, at, _)| started.duration_since(*at).as_nanos() as u64).sum();
-            self.metrics.coalesce_wait_ns.fetch_add(waited, Ordering::Relaxed);
-            self.metrics.groups.fetch_add(1, Ordering::Relaxed);
-            let (outcomes, writers) = self.write_jobs(jobs);
-            let call_ns = started.elapsed().as_nanos() as f64;
-            state = group.lock();
-            state.mean_call_ns += (call_ns - state.mean_call_ns) / 8.0;
-            state.done.extend(outcomes);
             state.leader = None;
             // The next queued writer leads the next group.
             if let Some((_, _, _, next)) = state.queue.first() {
                 next.unpark();
             }
-            writers.iter().filter(|t| t.id() != me.id()).for_each(Thread::unpark);
         }
+    }
+
+    /// A leader's wait for company before it takes the queue: a fixed
+    /// window, or the adaptive one while arrivals come faster than a call.
+    fn gather<'g>(&self, group: &'g Group, mut state: MutexGuard<'g, GroupState>, mode: Coalescing) -> MutexGuard<'g, GroupState> {
+        let (window, enough) = match mode {
+            Coalescing::Window(us) => (Some(Duration::from_micros(u64::from(us))), MAX_GROUP),
+            Coalescing::Adaptive if state.queue.len() < self.clients.min(MAX_GROUP) && state.mean_gap_ns < state.mean_call_ns => {
+                (Some(Duration::from_nanos(state.mean_gap_ns as u64).min(MAX_WINDOW)), self.clients.min(MAX_GROUP))
+            }
+            _ => (None, 0),
+        };
+        if let Some(window) = window {
+            let until = Instant::now() + window;
+            while state.queue.len() < enough {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                drop(state);
+                pause(left);
+                state = group.lock();
+            }
+        }
+        state
     }
 
     /// One store call and one insert call for all `jobs` of one shard.

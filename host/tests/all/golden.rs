@@ -2,7 +2,8 @@
 //! pebble's datadriven habit: `testdata/run.json` (a small real run, one
 //! outcome edited into a failure) must read and write back byte for byte,
 //! and its summaries and comparison must match `testdata/summary.txt` and
-//! `testdata/comparison.txt`. After an intended change, run
+//! `testdata/comparison.txt`; the same record as the points of a sweep
+//! must print `testdata/sweep.txt`. After an intended change, run
 //! `MEMLAB_BLESS=1 cargo test golden` and review the diff it leaves.
 
 use std::path::{Path, PathBuf};
@@ -80,4 +81,23 @@ fn a_schema_2_failure_reads_as_unclassified() {
     let failure = result.variants[5].failure().expect("still failed");
     assert_eq!(failure.class, FailureClass::Unclassified);
     assert!(failure.message.contains("out of order") && failure.plugin.is_none());
+}
+
+#[test]
+fn a_sweeps_table_matches_its_golden_text() {
+    // The golden record as two points of one sweep: the same figures at
+    // each, so the table's shape (and its "the gap holds") is pinned.
+    let points = ["2", "16"].iter().enumerate().map(|(index, value)| {
+        let mut r = record();
+        r.config.sweep = Some(memlab::record::SweepSpec {
+            over: "threads".into(),
+            value: (*value).into(),
+            index,
+            values: vec!["2".into(), "16".into(), "64".into()],
+            id: "0123456789abcdef".into(),
+        });
+        (format!("point-{value}"), r)
+    });
+    let sweep = memlab::record::sweep::merge(points.collect()).expect("one sweep");
+    golden("sweep.txt", &report::sweep::table(&sweep));
 }

@@ -308,3 +308,44 @@ fn show_b_pairs_variants_by_name_by_position_or_as_told() {
     let e = report::pairs(&base, &run, &wrong).expect_err("no such variant");
     assert!(e.to_string().contains("the baseline has no variant `nope`") && e.to_string().contains("`btree wasm`"), "{e}");
 }
+
+/// A recorded sweep's points, merged.
+fn recorded_sweep(name: &str) -> memlab::record::sweep::Sweep {
+    let dir = recorded(name);
+    let mut records = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("a recorded sweep") {
+        let json = entry.expect("entry").path().join("run.json");
+        if json.is_file() {
+            records.push((json.display().to_string(), BenchResult::load(&json).expect("a point's record")));
+        }
+    }
+    memlab::record::sweep::merge(records).expect("one sweep")
+}
+
+#[test]
+fn a_recorded_sweeps_report_charts_every_figure_against_the_swept_value() {
+    for (name, variants) in [("8457-coalescing", 3), ("20226-allocator", 5)] {
+        let sweep = recorded_sweep(name);
+        assert_eq!(sweep.over, "threads");
+        let values: Vec<&str> = sweep.points.iter().map(|p| p.value.as_str()).collect();
+        assert_eq!(values, ["1", "2", "8", "32", "100"], "{name}: every point recorded, in order");
+        let page = parse(&report::sweep::html(&sweep));
+        let body = page.find(|n| n.name == "body").into_iter().next().expect("a body");
+        let first = body.children.iter().position(|n| n.attr("id") == Some("verdict")).expect("a verdict section");
+        assert!(first <= 2, "{name}: how the gap moves comes first");
+        let trends = body.children[first].find(|n| n.name == "li");
+        assert!(trends.iter().filter(|li| li.full_text().contains("the gap")).count() == variants - 1, "{name}: a trend per variant past the first");
+        let charts = page.find(|n| n.name == "svg");
+        assert_eq!(charts.len(), 5, "{name}: the gaps, and one chart per figure");
+        for (i, chart) in charts.iter().enumerate() {
+            let lines = chart.find(|n| n.name == "polyline").len();
+            assert_eq!(lines, if i == 0 { variants - 1 } else { variants }, "{name}: chart {i} draws one line per variant");
+            let ticks: Vec<String> = chart.find(|n| n.name == "text").iter().map(|t| t.full_text()).collect();
+            for v in &values {
+                assert!(ticks.iter().any(|t| t == v), "{name}: chart {i} labels the point {v}");
+            }
+        }
+        let text = report::sweep::table(&sweep);
+        assert!(text.contains("5 of 5 point(s)") && text.contains("At each point:"), "{text}");
+    }
+}

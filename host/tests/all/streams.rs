@@ -205,3 +205,19 @@ fn a_saved_run_round_trips_through_json() {
     let counts: Vec<u64> = (0..2).map(|t| stream.ops_for(t).expect("count")).collect();
     assert_eq!(memlab::verify::digest(&memlab::verify::expected(&stream, &counts, &HashSet::new())), back.variants[0].verified.expect("verified").digest);
 }
+
+#[test]
+fn coalescing_with_far_more_threads_than_cores_stores_identical_contents() {
+    // 48 clients on one shard: groups fill, leaders lead in a row, and
+    // every follower is woken on its own.
+    let mut config = WORKLOAD.replace("threads = 2", "threads = 48").replace("ops = 2000", "ops = 4800");
+    for (mode, spelled) in [("none", "\"none\""), ("group", "\"group\""), ("adaptive", "\"adaptive\""), ("window", "{ window = 50 }")] {
+        config.push_str(&variant(mode, &format!("coalescing = {spelled}")));
+    }
+    let result = run(&config, "coalescing-many");
+    assert_all_equal(&result);
+    for v in &result.variants[1..] {
+        let inserts = v.op_counts["insert"];
+        assert!(v.counters.groups > 0 && v.counters.groups < inserts, "{}: {} groups for {inserts} inserts: batches shared calls", v.variant.name, v.counters.groups);
+    }
+}
