@@ -121,9 +121,12 @@ impl<'a> Grid<'a> {
         (1..self.variants.len())
             .filter_map(|v| {
                 let (from, to) = (first[v]?, last[v]?);
-                let moved = match to.ratio() / from.ratio() {
-                    x if x > 1.05 => "the gap widens",
-                    x if x < 0.95 => "the gap narrows",
+                // The gap is the distance from 1, whichever side it is on.
+                let (was, is) = (from.ratio().ln(), to.ratio().ln());
+                let moved = match (was * is < 0.0, is.abs() - was.abs()) {
+                    (true, _) => "the order flips",
+                    (false, d) if d > 0.05 => "the gap widens",
+                    (false, d) if d < -0.05 => "the gap narrows",
                     _ => "the gap holds",
                 };
                 Some(format!(

@@ -201,6 +201,11 @@ impl WritePath {
     /// One store call and one insert call for all `jobs` of one shard.
     /// Returns each job's outcome, and the threads to wake.
     fn write_jobs(&self, mut jobs: Vec<Job>) -> (Vec<(u64, Outcome)>, Vec<Thread>) {
+        // A group of one is written as it is: no copy into a shared batch.
+        if let [(ticket, batch, _, thread)] = jobs.as_mut_slice() {
+            let result = self.write_alone(batch);
+            return (vec![(*ticket, (std::mem::take(batch), result))], vec![thread.clone()]);
+        }
         let shard = jobs[0].1.shard;
         let mut rows = Packed::with_capacity(jobs.iter().map(|j| j.1.rows.len()).sum(), jobs.iter().map(|j| j.1.rows.data_len()).sum());
         for (_, b, _, _) in &jobs {

@@ -166,16 +166,7 @@ impl WritePath {
             WriteMetrics::add(&self.metrics.backpressure_ns, started.elapsed().as_nanos() as u64);
         }
         match self.coalescing {
-            Coalescing::None => {
-                let mut slot = self.lock(batch.shard);
-                let (live, calls) = slot.timed()?;
-                let mut clock = CallClock::start();
-                let refs = live.store_rows(&mut batch.rows)?;
-                clock.stored(calls, batch.rows.data_len());
-                batch.set_refs(&refs);
-                live.insert(&mut batch.entries)?;
-                clock.inserted(calls, batch.entries.data_len());
-            }
+            Coalescing::None => self.write_alone(batch)?,
             mode => self.write_grouped(batch, mode)?,
         }
         if self.pool.live() >= self.threshold {
@@ -323,5 +314,20 @@ impl WritePath {
     /// Memtable switches so far: one relaxed load, for the warm-up watch.
     pub fn switches(&self) -> u64 {
         self.metrics.switches.load(Ordering::Relaxed)
+    }
+}
+
+impl WritePath {
+    /// One client batch in one store and one insert call.
+    fn write_alone(&self, batch: &mut RoutedBatch) -> Result<(), SeamError> {
+        let mut slot = self.lock(batch.shard);
+        let (live, calls) = slot.timed()?;
+        let mut clock = CallClock::start();
+        let refs = live.store_rows(&mut batch.rows)?;
+        clock.stored(calls, batch.rows.data_len());
+        batch.set_refs(&refs);
+        live.insert(&mut batch.entries)?;
+        clock.inserted(calls, batch.entries.data_len());
+        Ok(())
     }
 }
