@@ -235,7 +235,7 @@ pub enum CliError {
     #[error("{plugin}: {failed} of {total} properties failed")]
     CheckFailed { plugin: String, failed: usize, total: usize },
     #[error(transparent)]
-    Sweep(#[from] crate::record::sweep::SweepError),
+    Sweep(Box<crate::record::sweep::SweepError>),
     #[error("{0}")]
     Points(String),
 }
@@ -547,11 +547,16 @@ fn ended(config: &BenchConfig, flags: &BenchFlags, result: &BenchResult, json: &
 
 /// Runs one bench (a config, or one point of a sweep) into `run_dir`,
 /// saving its record and report there.
-fn bench_in(config: &BenchConfig, flags: &BenchFlags, run_dir: PathBuf, interrupt: &Arc<std::sync::atomic::AtomicBool>) -> Result<(BenchResult, PathBuf), CliError> {
+fn bench_in(
+    config: &BenchConfig,
+    flags: &BenchFlags,
+    run_dir: PathBuf,
+    interrupt: &Arc<std::sync::atomic::AtomicBool>,
+) -> Result<(BenchResult, PathBuf), CliError> {
     let BenchFlags { keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build, .. } = *flags;
     let stall = std::time::Duration::from_secs(stall_s);
     let deadline = deadline_ms.or(config.bench.call_deadline_ms).map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
-    let settings = EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(&config), build_crates: build, ..EngineSettings::default() };
+    let settings = EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(config), build_crates: build, ..EngineSettings::default() };
     // The profiled round's wasm variants run on an engine of their own:
     // its epoch checks would otherwise cost every measured call.
     let profiling = if config.bench.profile { Some(PluginHost::new(EngineSettings { profile: true, ..settings.clone() })?) } else { None };
@@ -611,6 +616,13 @@ fn bench_in(config: &BenchConfig, flags: &BenchFlags, run_dir: PathBuf, interrup
     std::fs::write(&html, report::html::render_in(&result, Some(&run_dir))).map_err(io(&html))?;
     sayln!("\nSaved: {} and {}", json.display(), html.display());
     Ok((result, json))
+}
+
+impl From<crate::record::sweep::SweepError> for CliError {
+    fn from(e: crate::record::sweep::SweepError) -> Self {
+        // Boxed: its variants carry two paths and two identities.
+        CliError::Sweep(Box::new(e))
+    }
 }
 
 impl CliError {
@@ -720,7 +732,22 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         points: Vec::new(),
     };
     match cli.command.unwrap_or(default) {
-        Command::Bench { config, out, keep_segments, quiet, repeats, max_rounds, max_time, rse, no_intervals, deadline_ms, stall_s, build, profile, points } => {
+        Command::Bench {
+            config,
+            out,
+            keep_segments,
+            quiet,
+            repeats,
+            max_rounds,
+            max_time,
+            rse,
+            no_intervals,
+            deadline_ms,
+            stall_s,
+            build,
+            profile,
+            points,
+        } => {
             let decide = DecideFlags { max_rounds, max_time, rse };
             bench(config, BenchFlags { out, keep_segments, quiet, repeats, decide, no_intervals, deadline_ms, stall_s, build, profile, points })
         }
@@ -732,7 +759,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Verify { run_dir } => verify(&run_dir),
         Command::Show { runs, baseline, html, by, pair } => {
-            let single = runs.len() == 1 && run_json(&runs[0]).is_file();
+            // One run: a path that is no directory, or a directory with a run.json.
+            let single = runs.len() == 1 && (!runs[0].is_dir() || run_json(&runs[0]).is_file());
             if !single {
                 if baseline.is_some() {
                     return Err(CliError::Points("-b compares one run with one baseline; a sweep's points merge with `memlab show a/ b/ c/`".into()));

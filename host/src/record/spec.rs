@@ -268,7 +268,13 @@ impl From<&BenchConfig> for ConfigSpec {
             },
             workload: serde_json::to_value(&c.workload).unwrap_or(serde_json::Value::Null),
             variants: c.variants.iter().map(VariantSpec::from).collect(),
-            sweep: c.point.as_ref().map(|p| SweepSpec { over: p.over.clone(), value: p.value.clone(), index: p.index, values: p.values.clone(), id: p.id.clone() }),
+            sweep: c.point.as_ref().map(|p| SweepSpec {
+                over: p.over.clone(),
+                value: p.value.clone(),
+                index: p.index,
+                values: p.values.clone(),
+                id: p.id.clone(),
+            }),
         }
     }
 }

@@ -38,8 +38,8 @@ pub enum SweepError {
     #[error("{0}: not a sweep point (its config has no `[sweep]`); show it alone")]
     NotAPoint(String),
     /// Points of two experiments.
-    #[error("{first} and {other} are points of different sweeps (over `{first_over}`, id {first_id:.12}; over `{other_over}`, id {other_id:.12}): the configs differ in more than the swept values")]
-    Different { first: String, first_over: String, first_id: String, other: String, other_over: String, other_id: String },
+    #[error("{first} and {other} are points of different sweeps ({sweeps}): the configs differ in more than the swept values")]
+    Different { first: String, other: String, sweeps: String },
     /// The same point twice.
     #[error("{first} and {other} both hold the point {over} = {value}: show one of them")]
     Twice { first: String, other: String, over: String, value: String },
@@ -64,14 +64,8 @@ pub fn merge(records: Vec<(String, BenchResult)>) -> Result<Sweep, SweepError> {
         let into = sweep.get_or_insert_with(|| Sweep { over: s.over.clone(), values: s.values.clone(), id: s.id.clone(), points: Vec::new() });
         if s.id != into.id || s.over != into.over {
             let first = into.points.first().map(|p| p.source.clone()).unwrap_or_default();
-            return Err(SweepError::Different {
-                first,
-                first_over: into.over.clone(),
-                first_id: into.id.clone(),
-                other: source,
-                other_over: s.over,
-                other_id: s.id,
-            });
+            let sweeps = format!("over `{}`, id {:.12}; over `{}`, id {:.12}", into.over, into.id, s.over, s.id);
+            return Err(SweepError::Different { first, other: source, sweeps });
         }
         if let Some(twice) = into.points.iter().find(|p| p.value == s.value) {
             return Err(SweepError::Twice { first: twice.source.clone(), other: source, over: s.over, value: s.value });

@@ -35,6 +35,16 @@ impl Gap {
         }
     }
 
+    /// Which side of 1 the interval puts the ratio on, if it does.
+    fn side(self) -> Option<bool> {
+        match self {
+            Gap::Verdict(v) if v.low > 1.0 => Some(true),
+            Gap::Verdict(v) if v.high < 1.0 => Some(false),
+            Gap::Verdict(_) => None,
+            Gap::OneRound(r) => Some(r > 1.0),
+        }
+    }
+
     fn text(self) -> String {
         match self {
             Gap::Verdict(v) => format!("{:.2}x [{:.2}, {:.2}]", v.ratio, v.low, v.high),
@@ -93,11 +103,12 @@ impl<'a> Grid<'a> {
                         }
                         let (first, runs) = (groups.first()?, groups.iter().find(|(n, _)| n == name)?);
                         let ratios = paired_ratios(&first.1, &runs.1);
-                        median(ratios).or_else(|| {
-                            let (b, r) = (ok(&first.1).first().map(|v| round_rate(v))?, ok(&runs.1).first().map(|v| round_rate(v))?);
-                            Some(r / b)
-                        })
-                        .map(Gap::OneRound)
+                        median(ratios)
+                            .or_else(|| {
+                                let (b, r) = (ok(&first.1).first().map(|v| round_rate(v))?, ok(&runs.1).first().map(|v| round_rate(v))?);
+                                Some(r / b)
+                            })
+                            .map(Gap::OneRound)
                     })
                     .collect()
             })
@@ -121,12 +132,14 @@ impl<'a> Grid<'a> {
         (1..self.variants.len())
             .filter_map(|v| {
                 let (from, to) = (first[v]?, last[v]?);
-                // The gap is the distance from 1, whichever side it is on.
+                // The gap is the distance from 1, whichever side it is on;
+                // a flip must be decided at both ends.
                 let (was, is) = (from.ratio().ln(), to.ratio().ln());
-                let moved = match (was * is < 0.0, is.abs() - was.abs()) {
-                    (true, _) => "the order flips",
-                    (false, d) if d > 0.05 => "the gap widens",
-                    (false, d) if d < -0.05 => "the gap narrows",
+                let moved = match (from.side(), to.side(), is.abs() - was.abs()) {
+                    (None, None, _) => "within the noise at both ends",
+                    (Some(a), Some(b), _) if a != b => "the order flips",
+                    (_, _, d) if d > 0.05 => "the gap widens",
+                    (_, _, d) if d < -0.05 => "the gap narrows",
                     _ => "the gap holds",
                 };
                 Some(format!(

@@ -119,7 +119,8 @@ fn a_sweep_is_checked_value_by_value() {
     // The identity ignores the values, and nothing else.
     let other = parsed("over = \"rows_per_batch\"\nvalues = [3]");
     assert_eq!(config.sweep.as_ref().map(|s| &s.id), other.sweep.as_ref().map(|s| &s.id));
-    let seed = BenchConfig::parse("s.toml", &format!("{}\n[sweep]\nover = \"rows_per_batch\"\nvalues = [3]\n", SMALL.replace("seed = 5", "seed = 6"))).expect("config");
+    let seed = BenchConfig::parse("s.toml", &format!("{}\n[sweep]\nover = \"rows_per_batch\"\nvalues = [3]\n", SMALL.replace("seed = 5", "seed = 6")))
+        .expect("config");
     assert_ne!(config.sweep.as_ref().map(|s| &s.id), seed.sweep.as_ref().map(|s| &s.id));
 }
 
@@ -217,7 +218,9 @@ fn a_flush_allocates_measured_natively_and_reported_in_wasm_and_naive_allocates_
     let mut text = String::from(
         "[workload]\nseed = 21083\nops = 4000\nthreads = 1\npartitions = { count = 400 }\nclustering = { rows = 10, key = 8 }\ncolumn = [{ name = \"v\", size = 12 }]\n",
     );
-    for (name, serializer, runtime) in [("naive", "naive", "wasm"), ("lean", "lean", "wasm"), ("naive native", "naive", "native"), ("lean native", "lean", "native")] {
+    for (name, serializer, runtime) in
+        [("naive", "naive", "wasm"), ("lean", "lean", "wasm"), ("naive native", "naive", "native"), ("lean native", "lean", "native")]
+    {
         text.push_str(&format!(
             "\n[[variant]]\nname = \"{name}\"\nmemtable = \"skiplist\"\nallocator = \"per-row\"\nserializer = \"{serializer}\"\nruntime = \"{runtime}\"\nmemtable_space = \"2MiB\"\n"
         ));

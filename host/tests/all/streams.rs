@@ -218,6 +218,11 @@ fn coalescing_with_far_more_threads_than_cores_stores_identical_contents() {
     assert_all_equal(&result);
     for v in &result.variants[1..] {
         let inserts = v.op_counts["insert"];
-        assert!(v.counters.groups > 0 && v.counters.groups < inserts, "{}: {} groups for {inserts} inserts: batches shared calls", v.variant.name, v.counters.groups);
+        assert!(
+            v.counters.groups > 0 && v.counters.groups < inserts,
+            "{}: {} groups for {inserts} inserts: batches shared calls",
+            v.variant.name,
+            v.counters.groups
+        );
     }
 }
