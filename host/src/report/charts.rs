@@ -112,13 +112,42 @@ fn linear_range(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
+/// An interval drawn at one point of a series: its 95% bounds.
+pub(super) struct Whisker {
+    /// The series it belongs to (its colour).
+    pub series: usize,
+    /// Where on the x axis.
+    pub x: f64,
+    /// The interval's ends.
+    pub low: f64,
+    /// The interval's upper end.
+    pub high: f64,
+}
+
 /// A line chart. `x_ticks` overrides the x axis labels (value, text).
 pub(super) fn line_chart(title: &str, x_name: &str, y_name: &str, series: &[Series], y_axis: Axis, x_ticks: Option<Vec<(f64, String)>>) -> String {
+    line_chart_with(title, x_name, y_name, series, y_axis, x_ticks, &[], None)
+}
+
+/// A line chart with intervals at its points and a dashed reference line
+/// (a ratio's 1: "the same").
+#[expect(clippy::too_many_arguments, reason = "a chart's parts, each named at the call")]
+pub(super) fn line_chart_with(
+    title: &str,
+    x_name: &str,
+    y_name: &str,
+    series: &[Series],
+    y_axis: Axis,
+    x_ticks: Option<Vec<(f64, String)>>,
+    whiskers: &[Whisker],
+    reference: Option<f64>,
+) -> String {
     let ty = |y: f64| match y_axis {
         Axis::Linear => y,
         Axis::Log => y.max(1e-9).log10(),
     };
     let pts: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().map(|&(x, y)| (x, ty(y)))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+    let bounds: Vec<f64> = whiskers.iter().flat_map(|w| [ty(w.low), ty(w.high)]).chain(reference.map(ty)).filter(|y| y.is_finite()).collect();
     let h = TOP + PLOT_H + AXIS + legend_height(series.len());
     let mut svg = svg_open(h, title);
     if pts.is_empty() {
@@ -127,6 +156,11 @@ pub(super) fn line_chart(title: &str, x_name: &str, y_name: &str, series: &[Seri
     }
     let (x0, mut x1) = pts.iter().fold((0.0f64, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
     let (lo, hi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
+    // Intervals and the reference widen the axis, but by at most the
+    // data's own span again: one wide interval must not flatten the lines
+    // (the plot clips what it cuts).
+    let span = (hi - lo).max(hi.abs() * 0.25);
+    let (lo, hi) = bounds.iter().fold((lo, hi), |(a, b), y| (a.min(y.max(lo - span)), b.max(y.min(hi + span))));
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
@@ -182,6 +216,23 @@ pub(super) fn line_chart(title: &str, x_name: &str, y_name: &str, series: &[Seri
                 let _ = write!(svg, r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{}"/>"#, s.color);
             }
         }
+    }
+    let n = series.len().max(1) as f64;
+    for w in whiskers {
+        // Side by side, so the intervals of one point do not overlap.
+        let dx = (w.series as f64 - (n - 1.0) / 2.0) * 7.0;
+        let (x, y0, y1) = (sx(w.x) + dx, sy(ty(w.low)), sy(ty(w.high)));
+        let color = series.get(w.series).map_or("#888", |s| s.color);
+        let _ = write!(
+            svg,
+            r#"<path d="M{x:.1},{y0:.1}V{y1:.1}M{:.1},{y0:.1}h8M{:.1},{y1:.1}h8" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.7"/>"#,
+            x - 4.0,
+            x - 4.0
+        );
+    }
+    if let Some(r) = reference {
+        let y = sy(ty(r));
+        let _ = write!(svg, r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#555" stroke-dasharray="6 4"/>"##, W - RIGHT);
     }
     svg.push_str("</g>");
     let entries: Vec<(&str, &str, bool)> = series.iter().map(|s| (s.label.as_str(), s.color, s.dashed)).collect();

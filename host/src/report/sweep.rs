@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::charts::{Axis, PALETTE, Series, esc, line_chart};
+use super::charts::{Axis, PALETTE, Series, Whisker, esc, line_chart, line_chart_with};
 use super::figures::{Better, FIGURES, Figure};
 use super::{by_variant, headline, median, ok};
 use crate::record::Verdict;
@@ -262,8 +262,19 @@ pub fn html(sweep: &Sweep) -> String {
     html.push_str("<h2>Against the parameter</h2><div class=\"charts\">");
     if grid.variants.len() > 1 {
         let gaps = series(&|p, v| grid.gaps[p][v].map(Gap::ratio), 1);
-        let title = format!("steady row rate over `{}`'s, against {}", grid.variants[0], sweep.over);
-        let _ = write!(html, "<section class=\"chart\">{}</section>", line_chart(&title, &sweep.over, "ratio", &gaps, Axis::Linear, Some(ticks.clone())));
+        // Each ratio's 95% interval as a whisker; the dashed line is 1.
+        let gaps_at = &grid.gaps;
+        let whiskers: Vec<Whisker> = (0..labels.len())
+            .flat_map(|p| {
+                (1..grid.variants.len()).filter_map(move |v| match gaps_at[p][v]? {
+                    Gap::Verdict(verdict) => Some(Whisker { series: v - 1, x: p as f64, low: verdict.low, high: verdict.high }),
+                    Gap::OneRound(_) => None,
+                })
+            })
+            .collect();
+        let title = format!("steady row rate over `{}`'s (95% intervals; dashed: the same), against {}", grid.variants[0], sweep.over);
+        let chart = line_chart_with(&title, &sweep.over, "ratio", &gaps, Axis::Linear, Some(ticks.clone()), &whiskers, Some(1.0));
+        let _ = write!(html, "<section class=\"chart\">{chart}</section>");
     }
     for (f, at) in &grid.values {
         let lines = series(&|p, v| at[p][v], 0);

@@ -343,6 +343,11 @@ fn a_recorded_sweeps_report_charts_every_figure_against_the_swept_value() {
         for (i, chart) in charts.iter().enumerate() {
             let lines = chart.find(|n| n.name == "polyline").len();
             assert_eq!(lines, if i == 0 { variants - 1 } else { variants }, "{name}: chart {i} draws one line per variant");
+            if i == 0 {
+                // Every ratio's interval, and the dashed line at 1.
+                assert_eq!(chart.find(|n| n.name == "path").len(), (variants - 1) * values.len(), "{name}: a whisker per ratio");
+                assert!(chart.find(|n| n.name == "line" && n.attr("stroke-dasharray").is_some()).len() == 1, "{name}: the line at 1");
+            }
             let ticks: Vec<String> = chart.find(|n| n.name == "text").iter().map(|t| t.full_text()).collect();
             for v in &values {
                 assert!(ticks.iter().any(|t| t == v), "{name}: chart {i} labels the point {v}");
