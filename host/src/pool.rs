@@ -292,6 +292,17 @@ mod tests {
     }
 
     #[test]
+    fn striped_cells_have_a_line_each_and_packed_cells_share_one() {
+        let address = |c: &Cell| std::ptr::from_ref(c) as usize;
+        let padded = MemoryPool::new(1 << 20, PoolMode::Striped);
+        let (a, b) = (address(&padded.cells[0]), address(&padded.cells[1]));
+        assert!(b - a >= 64 && padded.packed.is_empty(), "a cache line (or more) per cell");
+        let packed = MemoryPool::new(1 << 20, PoolMode::StripedPacked);
+        let (a, b) = (address(&packed.packed[0]), address(&packed.packed[1]));
+        assert!(b - a == std::mem::size_of::<Cell>() && b - a < 64 && packed.cells.is_empty(), "side by side: neighbours share a line");
+    }
+
+    #[test]
     fn every_mode_refuses_past_the_hard_limit() {
         for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
             let pool = MemoryPool::new(1 << 20, mode);
