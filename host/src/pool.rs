@@ -299,7 +299,7 @@ mod tests {
         assert!(b - a >= 64 && padded.packed.is_empty(), "a cache line (or more) per cell");
         let packed = MemoryPool::new(1 << 20, PoolMode::StripedPacked);
         let (a, b) = (address(&packed.packed[0]), address(&packed.packed[1]));
-        assert!(b - a == std::mem::size_of::<Cell>() && b - a < 64 && packed.cells.is_empty(), "side by side: neighbours share a line");
+        assert!(b - a == size_of::<Cell>() && b - a < 64 && packed.cells.is_empty(), "side by side: neighbours share a line");
     }
 
     #[test]
