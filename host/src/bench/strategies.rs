@@ -96,8 +96,8 @@ impl Checks {
     fn apply(self, shard: Shard) -> Shard {
         match (self.verify, self.sample) {
             (false, _) => shard.without_row_accounting(),
-            (true, 0) => shard,
-            (true, every) => shard.with_sample(every),
+            (true, 0) => shard.with_ledger(0),
+            (true, every) => shard.with_sample(every).with_ledger(every),
         }
     }
 }

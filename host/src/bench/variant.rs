@@ -21,7 +21,7 @@ use crate::config::{BenchConfig, Variant, VerifyRounds, params};
 use crate::flush::{self, FlushReport};
 use crate::pool::MemoryPool;
 use crate::read_probe::{self, ReadProbe};
-use crate::record::{Failure, FailureClass, IntervalSample, Resources, Steady, VariantResult, VariantSpec};
+use crate::record::{Failure, FailureClass, IntervalSample, Resources, RoundChecks, Steady, VariantResult, VariantSpec};
 use crate::router::Router;
 use crate::seam::{self, Kind, SeamError};
 use crate::verify::{self, State};
@@ -116,7 +116,7 @@ impl<'a> VariantRun<'a> {
         let joined = self.run_threads(&failures);
         // The profiled round is never verified: its profile is the run's.
         let verify = round == 1 || (round != PROFILED_ROUND && self.bench.config.bench.verify_rounds == VerifyRounds::All);
-        self.assemble(joined, failed.try_iter().next(), verify)
+        self.assemble(joined, failed.try_iter().next(), (verify, round))
     }
 
     /// Spawns every thread of the run and joins them in order: clients,
@@ -227,7 +227,7 @@ impl<'a> VariantRun<'a> {
     }
 
     /// Folds the threads' results into the record, then verifies.
-    fn assemble(self, joined: Joined, failure: Option<Failure>, verify: bool) -> VariantResult {
+    fn assemble(self, joined: Joined, failure: Option<Failure>, (verify, round): (bool, usize)) -> VariantResult {
         let variant = self.variant;
         let mut result = VariantResult { variant: VariantSpec::from(variant), ..VariantResult::default() };
         if let Some(failure) = failure {
@@ -244,26 +244,28 @@ impl<'a> VariantRun<'a> {
         result.reads = (&joined.reads).into();
         let crossing = variant.runtime == crate::config::Runtime::Wasm;
         result.time = breakdown::breakdown(&joined.clients, &joined.counters, &joined.calls, &joined.flushes, self.bench.calibration.for_runtime(crossing));
+        let tallies: HashMap<(u64, usize), seam::ledger::Tally> = joined.flushes.iter().filter_map(|f| f.digest.map(|d| ((f.generation, f.part), d))).collect();
+        let ledger_rows = joined.flushes.iter().filter(|f| f.digest.is_some()).map(|f| f.rows).sum();
         tally::flushes(&mut result, joined.flushes);
         if self.bench.options.interrupted() {
             result.fail(Failure::interrupted());
         }
-        if variant.verify && !verify {
-            result.not_verified = Some("`verify_rounds = \"first\"`: this variant's first round was verified on the same stream".into());
-        }
-        if result.failure().is_none() && variant.verify && verify {
-            let missed: HashMap<u128, &[u8]> = joined.reads.missed.iter().map(|k| (verify::key_hash(k), k.as_slice())).collect();
-            match verify_run(
-                self.bench,
-                &tally,
-                (self.dir, verify::Spot { every: variant.verify_sample, writer: Some(self.serializer.as_ref()) }),
-                self.reader.as_ref(),
-                &missed,
-            ) {
-                Ok((v, held)) => match misses_hold(&missed, &held, joined.reads.keys, &variant.memtable) {
-                    Ok(()) => result.verified = Some(v.into()),
-                    Err(failure) => result.fail(failure),
-                },
+        if result.failure().is_none() && variant.verify {
+            let missed: HashMap<u64, &[u8]> = joined.reads.missed.iter().map(|k| (seam::ledger::hash(k), k.as_slice())).collect();
+            let spot = verify::Spot { every: variant.verify_sample, writer: Some(self.serializer.as_ref()) };
+            let how = Check { dir: self.dir, spot, tallies: &tallies, final_state: verify, round: round as u64 };
+            match verify_run(self.bench, &tally, how, self.reader.as_ref(), &missed) {
+                Ok((v, found)) => {
+                    result.checked = Some(RoundChecks { ledger_rows, segments: found.segments, tallied: found.tallied, final_state: v.is_some() });
+                    if v.is_none() {
+                        result.not_verified =
+                            Some("`verify_rounds = \"first\"`: the final state against the stream was checked in this variant's first round".into());
+                    }
+                    result.verified = v.map(Into::into);
+                    if let Err(failure) = misses_hold(&missed, &found.held, joined.reads.keys, &variant.memtable) {
+                        result.fail(failure);
+                    }
+                }
                 Err(e) => result.fail(Failure {
                     message: format!("{} (memtable `{}`, allocator `{}`, serializer `{}`)", e, variant.memtable, variant.allocator, variant.serializer),
                     ..Failure::from(&e)
@@ -278,7 +280,7 @@ impl<'a> VariantRun<'a> {
 /// hold: the segment the drain wrote from them (`held`, of the `missed`
 /// keys) must not have it either. A memtable that answers "absent" would
 /// otherwise publish a get rate without the gets.
-fn misses_hold(missed: &HashMap<u128, &[u8]>, held: &[u128], probed: u64, memtable: &str) -> Result<(), Failure> {
+fn misses_hold(missed: &HashMap<u64, &[u8]>, held: &[u64], probed: u64, memtable: &str) -> Result<(), Failure> {
     let Some(first) = held.iter().filter_map(|h| missed.get(h)).min() else { return Ok(()) };
     let detail = format!(
         "answered absent for {} of {probed} probed keys that the live memtable held (its generation's segment has them), the first {}",
@@ -362,19 +364,37 @@ pub(super) fn stall_failure(variant: &Variant, stall: seam::watch::Stall) -> Fai
     Failure { plugin: Some(plugin.clone()), operation: Some(stall.call.name().into()), shard: Some(stall.shard), ..Failure::new(FailureClass::Stall, message) }
 }
 
-/// Reads the segments back and compares them with the stream's final
-/// state. Failed ops were never acknowledged, and a run for a duration
-/// took as many ops as it had time for: the state holds exactly the
-/// acknowledged ops taken. A mismatch names the first wrong key.
-/// Also returns which of the `missed` probe keys the newest generation's
-/// segments hold (one pass reads both).
+/// How one round's segments are read back.
+struct Check<'c> {
+    dir: &'c Path,
+    spot: verify::Spot<'c>,
+    /// The host's tally of what each segment was handed.
+    tallies: &'c HashMap<(u64, usize), seam::ledger::Tally>,
+    /// Whether to compare the final state with the stream this round.
+    final_state: bool,
+    round: u64,
+}
+
+/// Reads every segment back whole, each held to the host's tally of what
+/// its serializer was handed, with the spot checks; in a round that
+/// checks the final state, also compares it with the stream's. Failed
+/// ops were never acknowledged, and a run for a duration took as many
+/// ops as it had time for: the state holds exactly the acknowledged ops
+/// taken. A mismatch names the first wrong key. The read-back also finds
+/// which of the `missed` probe keys the newest generation holds.
 fn verify_run(
     bench: &Bench<'_>,
     tally: &tally::Tally,
-    (dir, spot): (&Path, verify::Spot<'_>),
+    how: Check<'_>,
     reader: &verify::ReaderFactory<'static>,
-    missed: &HashMap<u128, &[u8]>,
-) -> Result<(verify::Verified, Vec<u128>), verify::VerifyError> {
+    missed: &HashMap<u64, &[u8]>,
+) -> Result<(Option<verify::Verified>, verify::ReadBackFound), verify::VerifyError> {
+    let watch = missed.keys().copied().collect();
+    let read = verify::ReadBack { spot: how.spot, watch: &watch, tallies: Some(how.tallies), state: how.final_state, round: how.round };
+    let found = verify::read_back_all(how.dir, reader, read)?;
+    if !how.final_state {
+        return Ok((None, found));
+    }
     let stream = bench.stream;
     let computed;
     let expected = match bench.expected {
@@ -385,16 +405,14 @@ fn verify_run(
             &computed
         }
     };
-    let watch = missed.keys().copied().collect();
-    let (found, read, held) = verify::read_back_watching(dir, reader, &watch, spot)?;
-    let verified = verify::compare(expected, &found, read).map_err(|e| match e {
+    let verified = verify::compare(expected, &found.state, found.rows).map_err(|e| match e {
         verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, .. } => {
-            let first = verify::explain(stream, &tally.taken, &tally.failed_ops, dir, reader, expected, &found);
+            let first = verify::explain(stream, &tally.taken, &tally.failed_ops, how.dir, reader, expected, &found.state);
             verify::VerifyError::Mismatch { missing, extra, different, expected: n, found: f, expected_digest, found_digest, first }
         }
         other => other,
     })?;
-    Ok((verified, held))
+    Ok((Some(verified), found))
 }
 
 /// What the memtable, allocator and serializer say of themselves, each

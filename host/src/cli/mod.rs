@@ -480,6 +480,10 @@ fn verify(run: &Path) -> Result<(), CliError> {
             crate::verify::Recheck::ReadBack(rows) => {
                 sayln!("  OK    {label}: {rows} rows read back, every checksum holds (a schema-{} record: no comparable digest)", record.schema)
             }
+            crate::verify::Recheck::NotVerified(rows) => {
+                let why = v.not_verified.as_deref().map_or_else(|| "its record holds no verified state".to_string(), str::to_string);
+                sayln!("  OK    {label}: {rows} rows read back, every checksum holds; its final state was not verified at run time ({why})")
+            }
             crate::verify::Recheck::Broken(why) => {
                 broken += 1;
                 sayln!("  FAIL  {label}: {why}");

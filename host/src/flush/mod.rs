@@ -10,6 +10,7 @@ pub(crate) mod audit;
 use memlab_sdk::{Entry, Packed, encode_flush_record};
 
 use crate::pool::MemoryPool;
+use crate::seam::ledger::{Mismatch, Tally};
 use crate::seam::{self, Boundary, Op, SeamError};
 use crate::segment::{SegmentError, SegmentWriter};
 use crate::write_path::FlushJob;
@@ -90,6 +91,10 @@ pub struct FlushReport {
     pub shard_boundary: Boundary,
     /// Boundary traffic of the serializer.
     pub serializer_boundary: Boundary,
+    /// The host's tally of the records handed to the serializer, which
+    /// the segment read back must match (none where the variant does not
+    /// verify). Keyed by the per-process secret: never saved.
+    pub digest: Option<Tally>,
 }
 
 impl FlushReport {
@@ -182,6 +187,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     let mut first = true;
     let mut records = Packed::new();
     let (mut tally, mut rows_audit) = (audit::MetaTally::default(), audit::RowAudit::default());
+    let mut digest = Some(Tally::default());
     for held in &mut shards {
         let strategies = &mut held.shard;
         let shard = strategies.index();
@@ -197,6 +203,19 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
         };
         let mut cursor_entries = 0;
         strategies.open_cursor().map_err(plugin)?;
+        let settled = strategies.take_ledger();
+        let mut ledger = settled.as_ref().map(seam::ledger::Settled::audit);
+        if ledger.is_none() {
+            digest = None;
+        }
+        let mismatch = |m: Mismatch| {
+            let (plugin, operation, detail) = match m {
+                Mismatch::Memtable(d) => (&memtable, Op::CursorNext, d),
+                Mismatch::Allocator(d) => (&allocator, Op::AllocatorLoad, d),
+                Mismatch::Scan(d) => (&memtable, Op::MemtableScan, d),
+            };
+            FlushError::Plugin { generation, source: SeamError::Contract { plugin: plugin.clone(), operation, shard, detail } }
+        };
         loop {
             let entries = strategies.next_entries(CURSOR_CHUNK).map_err(plugin)?;
             if entries.is_empty() {
@@ -214,6 +233,10 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
                 last_key.clear();
                 last_key.extend_from_slice(entry.key);
                 tally.observe(&rows_audit.check(entry, row).map_err(aliased)?);
+                if let (Some(ledger), Some(digest)) = (ledger.as_mut(), digest.as_mut()) {
+                    let (key, row) = ledger.see(entry.key, entry.timestamp, row).map_err(mismatch)?;
+                    digest.add(key, entry.timestamp, row);
+                }
                 records.push_with(|buf| encode_flush_record(buf, entry.key, row));
             }
             report.rows += decoded.len() as u64;
@@ -221,6 +244,9 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
             cursor_entries += decoded.len() as u64;
             let bytes = in_serializer.count(|| writer.write(std::mem::take(&mut records))).map_err(plugin)?;
             segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
+        }
+        if let Some(ledger) = ledger {
+            ledger.finish().map_err(mismatch)?;
         }
         // After the cursor: a frozen memtable counts its entries cheaply.
         let (memtable, allocator) = strategies.stats().map_err(plugin)?;
@@ -253,6 +279,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     report.wall = started.elapsed();
     report.heap_allocated = heap::allocated().wrapping_sub(heap_started);
     report.serializer_heap = in_serializer.bytes;
+    report.digest = digest;
     report.cpu = cpu_started.map(|t| t.elapsed()).unwrap_or_default();
     Ok(report)
 }

@@ -218,6 +218,11 @@ impl PluginHost {
 
 /// A plugin loaded from a file may not describe itself as a bundled one.
 pub fn check_identity(kind: seam::Kind, plugin: &str, described: &memlab_sdk::Description) -> Result<(), SeamError> {
+    for (what, value) in [("name", &described.name), ("version", &described.version)] {
+        if let Some(detail) = unprintable_identity(what, value) {
+            return Err(SeamError::Contract { plugin: plugin.to_string(), operation: seam::Op::describe(kind), shard: 0, detail });
+        }
+    }
     match crate::registry::impersonated(kind, plugin, &described.name) {
         None => Ok(()),
         Some(b) => Err(SeamError::Contract {
@@ -230,4 +235,20 @@ pub fn check_identity(kind: seam::Kind, plugin: &str, described: &memlab_sdk::De
             ),
         }),
     }
+}
+
+/// A name or version a record and a report can show as it is: 1 to 64
+/// of ASCII letters, digits, `-`, `_` and `.`. Anything else (a
+/// zero-width space after `btree`, a homoglyph) could pass for another
+/// plugin, so it is refused with its bytes shown escaped.
+fn unprintable_identity(what: &str, value: &str) -> Option<String> {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+    if !value.is_empty() && value.len() <= 64 && value.bytes().all(allowed) {
+        return None;
+    }
+    let shown: String = value.bytes().take(96).map(|b| if allowed(b) { (b as char).to_string() } else { format!("\\x{b:02x}") }).collect();
+    Some(format!(
+        "it describes its {what} as \"{shown}\" ({} bytes): a plugin's {what} must be 1 to 64 of ASCII letters, digits, `-`, `_` and `.`",
+        value.len()
+    ))
 }

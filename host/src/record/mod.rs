@@ -146,9 +146,14 @@ pub struct VariantResult {
     pub resources: Resources,
     /// What verification proved.
     pub verified: Option<VerifiedFigures>,
-    /// Why this run was not verified, where the config left it out.
+    /// Why this run's final state was not compared with the stream, where
+    /// the config left it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_verified: Option<String>,
+    /// What the host checked of this run on its own account (every round
+    /// of a verifying variant; none in records before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<RoundChecks>,
     /// Whether the run completed; a failed run's figures are not valid.
     #[serde(default)]
     pub outcome: Outcome,
@@ -159,6 +164,22 @@ pub struct VariantResult {
     /// into `outcome`; never written.
     #[serde(default, rename = "failure", skip_serializing)]
     pub(crate) legacy_failure: Option<String>,
+}
+
+/// What the host checked of one run beside the final state: every flush
+/// held to its ledger, every segment read back whole.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RoundChecks {
+    /// Rows the flushes handed over, each held to the host's ledger of
+    /// what it gave the shard's strategies.
+    pub ledger_rows: u64,
+    /// Segments read back whole.
+    pub segments: u64,
+    /// Of them, those held to the host's tally of what their serializer
+    /// was handed.
+    pub tallied: u64,
+    /// Whether the final state was compared with the stream's.
+    pub final_state: bool,
 }
 
 /// The result of a whole bench: what `run.json` holds.

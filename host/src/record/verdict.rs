@@ -125,13 +125,28 @@ pub fn round_rate(v: &VariantResult) -> f64 {
 /// Per-round ratios of `runs` over `baseline`, paired by round number;
 /// a round where either failed is left out.
 pub fn paired_ratios(baseline: &[&VariantResult], runs: &[&VariantResult]) -> Vec<f64> {
+    // A variant that failed any round publishes nothing: its other rounds
+    // were not shown honest by the one that failed.
+    if failed_run(baseline).is_some() || failed_run(runs).is_some() {
+        return Vec::new();
+    }
     runs.iter()
-        .filter(|r| r.failure().is_none())
         .filter_map(|r| {
-            let b = baseline.iter().find(|b| b.repeat == r.repeat && b.failure().is_none())?;
+            let b = baseline.iter().find(|b| b.repeat == r.repeat)?;
             Some(round_rate(r) / round_rate(b))
         })
         .collect()
+}
+
+/// A variant's first failed run, if any: then none of its runs counts.
+pub fn failed_run<'a>(runs: &[&'a VariantResult]) -> Option<&'a VariantResult> {
+    runs.iter().copied().find(|r| r.failure().is_some())
+}
+
+/// The variants that failed a round, each with its first failed run, in
+/// config order.
+pub fn failed_variants(result: &BenchResult) -> Vec<(&str, &VariantResult)> {
+    by_variant(result).into_iter().filter_map(|(name, runs)| failed_run(&runs).map(|r| (name, r))).collect()
 }
 
 /// Every variant's runs, in config order (rounds grouped).

@@ -351,17 +351,7 @@ fn run_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
             ),
         ),
         ("Stream fingerprint", v.fingerprint.clone()),
-        (
-            "Verified",
-            v.verified.map_or_else(
-                || match &v.not_verified {
-                    Some(why) => format!("not this round: {why}"),
-                    None if c.verify => "no".into(),
-                    None => "skipped (verify = false)".into(),
-                },
-                |x| format!("{} keys, digest {:032x}, {} rows read back", thousands(x.keys as f64), x.digest, thousands(x.rows_read as f64)),
-            ),
-        ),
+        ("Verified", verified_line(v, c.verify)),
     ];
     let r = &v.resources;
     let mut resources = format!("cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB", r.user_cpu.as_secs_f64(), r.system_cpu.as_secs_f64(), mib(r.peak_rss));
@@ -469,7 +459,11 @@ fn beyond_budget_mib(v: &VariantResult) -> f64 {
 }
 
 pub(crate) fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
-    runs.iter().copied().filter(|r| r.failure().is_none()).collect()
+    // One failed round fails the variant: none of its rounds is shown.
+    if crate::record::verdict::failed_run(runs).is_some() {
+        return Vec::new();
+    }
+    runs.to_vec()
 }
 
 fn shown(x: f64) -> String {
@@ -530,9 +524,11 @@ pub fn comparison(result: &BenchResult) -> String {
     }
     let _ = write!(s, "{:<lw$} | {:<6}", "vs first (paired rounds)", "higher");
     let all = verdicts(result);
+    let failed = crate::record::verdict::failed_variants(result);
     for (i, _) in groups.iter().enumerate() {
         let cell = match i.checked_sub(1).and_then(|i| all.get(i)) {
             None => "baseline".to_string(),
+            Some((name, None)) if failed.iter().any(|(n, _)| n == name) => "FAILED".to_string(),
             Some((_, None)) => "n/a (under 2 rounds)".to_string(),
             Some((_, Some(v))) => short_verdict(v),
         };
@@ -689,5 +685,27 @@ mod tests {
         assert_eq!(thousands(-235.2), "-235");
         assert_eq!(thousands(-1_000.0), "-1,000");
         assert_eq!(thousands(0.0), "0");
+    }
+}
+
+/// What the host checked of a run: the flushes against its ledger, the
+/// segments read back, and the final state against the stream.
+fn verified_line(v: &VariantResult, verify: bool) -> String {
+    let final_state = v.verified.map_or_else(
+        || match &v.not_verified {
+            Some(why) => format!("final state not compared this round: {why}"),
+            None if verify => "no".into(),
+            None => "skipped (verify = false)".into(),
+        },
+        |x| format!("{} keys, digest {:032x}, {} rows read back", thousands(x.keys as f64), x.digest, thousands(x.rows_read as f64)),
+    );
+    match v.checked {
+        Some(k) => format!(
+            "{final_state}; every flush held to the host's ledger ({} rows), {} segments read back whole, {} of them held to what their serializer was handed",
+            thousands(k.ledger_rows as f64),
+            k.segments,
+            k.tallied
+        ),
+        None => final_state,
     }
 }

@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::record::BenchResult;
-use crate::record::verdict::{CONFIDENCE, Decision, Verdict, by_variant, verdicts, winner};
+use crate::record::VariantResult;
+use crate::record::verdict::{CONFIDENCE, Decision, Verdict, by_variant, failed_variants, verdicts, winner};
 
 /// The verdict's first line and what to do about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,12 +33,48 @@ fn list(all: &[(&str, Option<Verdict>)], keep: impl Fn(&Verdict) -> bool) -> Str
     shown.join(", ")
 }
 
+/// How a failed variant's first failed round reads: its round, class,
+/// plugin and operation, and the message.
+pub fn failed_text(run: &VariantResult) -> String {
+    let Some(f) = run.failure() else { return String::new() };
+    let place = match (&f.plugin, &f.operation) {
+        (Some(p), Some(op)) => format!(" (plugin `{p}`, `{op}`)"),
+        (Some(p), None) => format!(" (plugin `{p}`)"),
+        _ => String::new(),
+    };
+    format!("failed round {} [{}]{place}: {}", run.repeat, f.class, f.message)
+}
+
 /// The headline of a bench of two or more variants (`None` for one).
 pub fn headline(result: &BenchResult) -> Option<Headline> {
-    let all = verdicts(result);
+    let mut headline = decided(result)?;
+    let failed = failed_variants(result);
     let baseline = result.variants.first().map(|v| v.variant.name.as_str())?;
-    if all.is_empty() {
+    if failed.iter().any(|(n, _)| *n == baseline) {
+        return Some(Headline {
+            winner: None,
+            text: format!("No verdict: the baseline `{baseline}` failed, so nothing is compared against it, and a failed variant publishes no figure."),
+            advice: None,
+            why: None,
+        });
+    }
+    if !failed.is_empty() {
+        let names: Vec<String> = failed.iter().map(|(n, r)| format!("`{n}` ({})", r.failure().map_or("", |f| f.class.name()))).collect();
+        let _ = write!(headline.text, " Failed, so they publish no figure: {}.", names.join(", "));
+    }
+    Some(headline)
+}
+
+/// The headline among the variants that did not fail.
+fn decided(result: &BenchResult) -> Option<Headline> {
+    let failed = failed_variants(result);
+    let all: Vec<_> = verdicts(result).into_iter().filter(|(n, _)| !failed.iter().any(|(f, _)| f == n)).collect();
+    let baseline = result.variants.first().map(|v| v.variant.name.as_str())?;
+    if verdicts(result).is_empty() {
         return None;
+    }
+    if all.is_empty() {
+        return Some(Headline { winner: None, text: "No verdict: every variant but the baseline failed.".into(), advice: None, why: None });
     }
     let rounds = result.variants.iter().map(|v| v.repeat).max().unwrap_or(0);
     let pct = result.config.bench.threshold * 100.0;
@@ -139,9 +176,16 @@ pub fn verdict_block(result: &BenchResult) -> String {
     let _ =
         writeln!(s, "Verdict ({rounds} rounds{why}): steady-state row rate against `{baseline}`, paired round by round, {:.0}% intervals", CONFIDENCE * 100.0);
     let width = all.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(24);
+    let failed = failed_variants(result);
     for (name, v) in &all {
-        let text = v.map_or_else(|| "no verdict (fewer than two paired rounds completed)".to_string(), |v| v.to_string());
+        let text = match failed.iter().find(|(n, _)| n == name) {
+            Some((_, run)) => format!("FAILED: {}", failed_text(run)),
+            None => v.map_or_else(|| "no verdict (fewer than two paired rounds completed)".to_string(), |v| v.to_string()),
+        };
         let _ = writeln!(s, "  {name:<width$}  {text}");
+    }
+    if let Some((_, run)) = failed.iter().find(|(n, _)| *n == baseline) {
+        let _ = writeln!(s, "  {baseline:<width$}  FAILED (baseline): {}", failed_text(run));
     }
     s
 }

@@ -5,6 +5,7 @@
 
 use memlab_sdk::{Description, Entry, Finished, Packed, Stat, Stats};
 
+use super::ledger::{Ledger, Settled};
 use super::sample::Sample;
 use super::watch::during;
 use super::{Boundary, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
@@ -73,6 +74,10 @@ pub struct Shard {
     /// The host's sample of what the live memtable holds, which reads and
     /// scans are held to (off where the variant does not verify).
     sample: Option<Sample>,
+    /// The host's ledger of what it handed this generation, which the
+    /// flush holds the cursor and the loads to (off where the variant
+    /// does not verify).
+    ledger: Option<Ledger>,
 }
 
 impl Shard {
@@ -90,7 +95,20 @@ impl Shard {
             allocator_baseline,
             holds_rows: true,
             sample: None,
+            ledger: None,
         }
+    }
+
+    /// Keeps the host's ledger of every row handed over, and of one scan
+    /// start in `scan_every`, for the flush to hold the plugins to.
+    pub fn with_ledger(mut self, scan_every: u64) -> Self {
+        self.ledger = Some(Ledger::new(scan_every));
+        self
+    }
+
+    /// The ledger, settled for the flush (once the cursor is open).
+    pub fn take_ledger(&mut self) -> Option<Settled> {
+        self.ledger.take().map(Ledger::settle)
     }
 
     /// Holds reads and scans to a sample of one partition in `every`.
@@ -170,6 +188,9 @@ impl Shard {
             return Err(SeamError::Budget { plugin: self.allocator.clone(), operation: OP, shard: self.shard, detail });
         }
         self.check_allocator_memory(OP)?;
+        if let Some(ledger) = &mut self.ledger {
+            ledger.stored(rows);
+        }
         Ok(refs)
     }
 
@@ -179,6 +200,9 @@ impl Shard {
         during(Op::MemtableInsert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, Op::MemtableInsert, f))?;
         if let Some(sample) = &mut self.sample {
             sample.inserted(entries);
+        }
+        if let Some(ledger) = &mut self.ledger {
+            ledger.inserted(entries);
         }
         Ok(())
     }
@@ -262,6 +286,9 @@ impl Shard {
             previous = Some(entry.key);
         }
         self.sampled(OP, |s| s.check_scan(start, end, limit, &out))?;
+        if let Some(ledger) = &mut self.ledger {
+            ledger.scanned(start, end, limit, &out);
+        }
         Ok(out)
     }
 

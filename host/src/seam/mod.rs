@@ -6,6 +6,7 @@
 
 mod checked;
 mod error;
+pub mod ledger;
 mod op;
 mod sample;
 pub mod text;
@@ -32,7 +33,7 @@ pub fn read_bounded(path: &std::path::Path, limit: u64, what: &str) -> std::io::
     Ok(bytes)
 }
 
-pub use sample::{picked, secret_offset};
+pub use sample::{picked, secret_offset, secret_pick};
 pub mod watch;
 
 use std::fmt;

@@ -17,7 +17,7 @@ const TOKEN: usize = 8;
 
 /// The per-process secret: from std's randomly keyed hasher, which draws
 /// its keys from the operating system.
-fn secret() -> u64 {
+pub(crate) fn secret() -> u64 {
     static SECRET: OnceLock<u64> = OnceLock::new();
     *SECRET.get_or_init(|| std::collections::hash_map::RandomState::new().hash_one(0x6d65_6d6c_6162_u64))
 }
@@ -39,6 +39,15 @@ pub fn picked(value: u64, every: u64) -> bool {
 /// The secret's own offset into `len` bytes (for the damaged copy).
 pub fn secret_offset(len: usize) -> usize {
     (mix(secret().rotate_left(17) ^ len as u64) % len.max(1) as u64) as usize
+}
+
+/// The secret's pick of one of `len` items, salted (by a round number, so
+/// each round picks anew); `len` 0 picks nothing.
+pub fn secret_pick(len: usize, salt: u64) -> usize {
+    if len == 0 {
+        return usize::MAX;
+    }
+    (mix(secret().rotate_left(31) ^ mix(salt)) % len as u64) as usize
 }
 
 /// Keys of the sampled partitions a shard's live generation holds.

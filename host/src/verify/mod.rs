@@ -8,6 +8,7 @@ use std::path::Path;
 use memlab_sdk::{FlushRecord, RowView};
 
 use crate::router::{sort_key, token};
+use crate::seam::ledger::{self, Tally};
 use crate::seam::{self, SeamError};
 use crate::segment::{self, LoadedSegment, SegmentError};
 use crate::workload::{Op, Stream};
@@ -31,6 +32,10 @@ pub enum VerifyError {
     Record { segment: String, detail: String },
     #[error("verify: {segment} read back {found} rows but its metadata says {expected}")]
     RowCount { segment: String, expected: u64, found: u64 },
+    #[error(
+        "verify: {segment} does not hold what the host handed its serializer: {handed} rows were handed over, {found} read back, and their keys, timestamps or bytes differ from the host's tally"
+    )]
+    Tally { segment: String, handed: u64, found: u64 },
     #[error(
         "verify: the segments do not hold the stream's final state: {missing} keys missing, {extra} unexpected, {different} with the wrong row (expected {expected} keys, digest {expected_digest:032x}; found {found} keys, digest {found_digest:032x}){first}"
     )]
@@ -131,67 +136,118 @@ pub struct Spot<'a> {
     pub writer: Option<&'a crate::flush::SerializerFactory>,
 }
 
+/// What one read-back of a run's segments holds them to.
+#[derive(Clone, Copy)]
+pub struct ReadBack<'a> {
+    /// The spot checks.
+    pub spot: Spot<'a>,
+    /// Keys (by the ledger's hash) to look for in the newest generation.
+    pub watch: &'a HashSet<u64>,
+    /// The host's tally of what each segment was handed, by (generation,
+    /// part): each segment read back must hold exactly that, in key order.
+    pub tallies: Option<&'a HashMap<(u64, usize), Tally>>,
+    /// Whether to build the final state (FNV-1a 128, for the record's
+    /// digest and the comparison with the stream).
+    pub state: bool,
+    /// Salts the secret's pick of the segment whose damaged copies are read.
+    pub round: u64,
+}
+
+/// What a read-back found.
+#[derive(Debug, Default)]
+pub struct ReadBackFound {
+    /// The final state (empty unless asked for).
+    pub state: State,
+    /// Rows read, older versions included.
+    pub rows: u64,
+    /// The watched keys the newest generation's segments hold.
+    pub held: Vec<u64>,
+    /// Segments read back whole.
+    pub segments: u64,
+    /// Of them, those held to the host's tally of what they were handed.
+    pub tallied: u64,
+}
+
 /// Reads every segment in `dir` back through its serializer's reader,
 /// with the spot checks of `spot`.
 pub fn read_back(dir: &Path, open: &ReaderFactory<'_>, spot: Spot<'_>) -> Result<(State, u64), VerifyError> {
-    read_back_watching(dir, open, &HashSet::new(), spot).map(|(state, rows, _)| (state, rows))
+    let watch = HashSet::new();
+    let found = read_back_all(dir, open, ReadBack { spot, watch: &watch, tallies: None, state: true, round: 0 })?;
+    Ok((found.state, found.rows))
 }
 
-/// `read_back`, in the same pass naming the keys of `watch` (by hash)
-/// that the newest generation's segments hold: what the live memtables
-/// held when the writes ended, since the drain flushed them last.
-pub fn read_back_watching(dir: &Path, open: &ReaderFactory<'_>, watch: &HashSet<u128>, spot: Spot<'_>) -> Result<(State, u64, Vec<u128>), VerifyError> {
-    let mut state = State::new();
-    let mut seen: Vec<(u64, u128)> = Vec::new();
+/// Reads every segment in `dir` back whole, each held to its tally where
+/// one is given; the damaged copies are of a segment the secret picks.
+pub fn read_back_all(dir: &Path, open: &ReaderFactory<'_>, how: ReadBack<'_>) -> Result<ReadBackFound, VerifyError> {
+    let mut found = ReadBackFound::default();
+    let mut seen: Vec<(u64, u64)> = Vec::new();
     let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
+    let target = seam::secret_pick(metas.len(), how.round);
     let mut newest = 0;
-    let mut rows_read = 0u64;
-    let mut largest: Option<(usize, std::path::PathBuf, spot::Picks)> = None;
-    for meta_path in metas {
-        let loaded = segment::load(&meta_path)?;
+    let mut chosen: Option<(std::path::PathBuf, spot::Picks)> = None;
+    for (i, meta_path) in metas.iter().enumerate() {
+        let loaded = segment::load(meta_path)?;
         let generation = loaded.meta.generation;
         newest = newest.max(generation);
         let name = meta_path.display().to_string();
-        let mut reader = open(&loaded).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
-        let mut found = 0u64;
-        let mut picks = spot::Picks::new(spot.every);
         let plugin = |source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) };
+        let mut reader = open(&loaded).map_err(plugin)?;
+        let mut picks = spot::Picks::new(how.spot.every);
+        let (mut tally, mut last, mut rows) = (Tally::default(), Vec::new(), 0u64);
         loop {
-            let batch = reader.next(1 << 20).map_err(|source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) })?;
+            let batch = reader.next(1 << 20).map_err(plugin)?;
             if batch.is_empty() {
                 break;
             }
             for raw in batch.iter() {
                 let record = FlushRecord::decode(raw).map_err(|e| VerifyError::Record { segment: name.clone(), detail: e.to_string() })?;
-                let key = hash128(record.key);
+                if rows > 0 && record.key <= last.as_slice() {
+                    return Err(VerifyError::Record {
+                        segment: name.clone(),
+                        detail: format!("key {} is not above the one before it", seam::show_key(record.key)),
+                    });
+                }
+                last.clear();
+                last.extend_from_slice(record.key);
+                let key = ledger::hash(record.key);
+                tally.add(key, record.row.timestamp, ledger::hash(record.row.as_bytes()));
                 picks.see(record.key, key, raw);
-                if watch.contains(&key) {
+                if how.watch.contains(&key) {
                     seen.push((generation, key));
                 }
-                keep_newest(&mut state, key, &record.row);
-                found += 1;
+                if how.state {
+                    keep_newest(&mut found.state, hash128(record.key), &record.row);
+                }
+                rows += 1;
             }
         }
-        if found != loaded.meta.rows {
-            return Err(VerifyError::RowCount { segment: name, expected: loaded.meta.rows, found });
+        if rows != loaded.meta.rows {
+            return Err(VerifyError::RowCount { segment: name, expected: loaded.meta.rows, found: rows });
+        }
+        if let Some(want) = how.tallies.and_then(|t| t.get(&(generation, loaded.meta.part))) {
+            if *want != tally {
+                return Err(VerifyError::Tally { segment: name, handed: want.rows, found: rows });
+            }
+            found.tallied += 1;
         }
         picks.check(&mut reader).map_err(plugin)?;
-        if largest.as_ref().is_none_or(|(len, _, _)| loaded.data.len() > *len) {
-            largest = Some((loaded.data.len(), meta_path.clone(), picks));
+        if i == target {
+            chosen = Some((meta_path.clone(), picks));
         }
-        rows_read += found;
+        found.rows += rows;
+        found.segments += 1;
     }
-    if let Some((_, meta_path, picks)) = largest.filter(|_| spot.every > 0) {
+    if let Some((meta_path, picks)) = chosen.filter(|_| how.spot.every > 0) {
         let name = meta_path.display().to_string();
         let loaded = segment::load(&meta_path)?;
         let plugin = |source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) };
         spot::damaged_copies(&loaded, &picks, open, &name).map_err(plugin)?;
-        if let Some(writer) = spot.writer {
+        if let Some(writer) = how.spot.writer {
             spot::foreign_keys(&loaded, &picks, writer, open).map_err(plugin)?;
         }
     }
-    let held = seen.into_iter().filter(|&(g, _)| g == newest).map(|(_, key)| key).collect();
-    Ok((state, rows_read, held))
+    found.held = seen.into_iter().filter(|&(g, _)| g == newest).map(|(_, key)| key).collect();
+    Ok(found)
 }
 
 /// Compares the two states key by key.
@@ -269,6 +325,9 @@ pub enum Recheck {
     /// The record predates the stable digest: only the checksums and the
     /// read-back were checked.
     ReadBack(u64),
+    /// The run did not compare this round's final state (its record says
+    /// so): the segments were read back and every checksum holds.
+    NotVerified(u64),
     /// Damage, a reader's error, or a state that differs from the record.
     Broken(String),
 }
@@ -281,7 +340,9 @@ pub fn recheck(dir: &Path, recorded: Option<&Verified>, schema: u32, open: &Read
         Ok(read) => read,
         Err(e) => return Recheck::Broken(e.to_string()),
     };
-    let Some(recorded) = recorded else { return Recheck::Broken("the record says it was never verified".into()) };
+    // A round the run did not verify has nothing to hold it to but its
+    // checksums and row counts, which the read-back just checked.
+    let Some(recorded) = recorded else { return Recheck::NotVerified(rows) };
     // Whatever the schema, the counts it recorded must be what the
     // segments hold: segments swapped in from another run differ there.
     if found.len() as u64 != recorded.keys || rows != recorded.rows_read {

@@ -1,7 +1,7 @@
 //! Spot checks of a serializer at verify time, beyond reading every
 //! segment in order: keys picked by the per-process secret are read back
 //! by key (`reader.get`), present and absent, and one damaged copy of the
-//! largest segment must be reported damaged. A format that answers `get`
+//! segment the secret picks must be reported damaged. A format that answers `get`
 //! wrongly, or whose checksum skips some of its data, is caught in the
 //! run it is measured in (serializer contract 3 and 5).
 
@@ -32,11 +32,11 @@ impl Picks {
     }
 
     /// Sees one record of the in-order pass (its key, its hash, its bytes).
-    pub(super) fn see(&mut self, key: &[u8], hash: u128, record: &[u8]) {
+    pub(super) fn see(&mut self, key: &[u8], hash: u64, record: &[u8]) {
         if self.absent.last().is_some_and(|a| a.as_slice() == key) {
             self.absent.pop();
         }
-        if !seam::picked(hash as u64, self.every) {
+        if !seam::picked(hash, self.every) {
             return;
         }
         self.present.push((key.to_vec(), record.to_vec()));

@@ -7,7 +7,7 @@
 use memlab::bench;
 use memlab::check::{CheckOptions, check};
 use memlab::config::BenchConfig;
-use memlab::record::FailureClass::{Budget, Contract};
+use memlab::record::FailureClass::{self, Budget, Contract, Verification};
 
 use crate::support::{hostile_plugin, liar_plugin, options, scratch, strict_host};
 
@@ -309,4 +309,98 @@ fn a_default_described_but_not_used_is_refused_before_the_bench() {
     let err = bench::preflight(&strict_host(), &config, None).expect_err("refused");
     let text = err.to_string();
     assert!(text.contains("variant `lies`") && text.contains(&alloc) && text.contains("allocator.describe") && text.contains("pad = 0"), "{text}");
+}
+
+/// Round 3's classes: lies a read-back of one round misses (a coin drawn
+/// from the timestamps' order, a lie gated on racing writers, hollow rows,
+/// rewritten row bytes) and scans cut at a partition's end. Every round is
+/// held to the host's ledger and every segment read back, so each fails
+/// the variant in whichever round it lies, and the variant publishes
+/// nothing; the honest control is published.
+#[test]
+fn round_three_liars_fail_in_any_round_and_publish_nothing() {
+    let (hostile, alloc, flush) = (hostile_plugin(), liar_plugin("liar-alloc"), liar_plugin("liar-flush"));
+    let lies: [(&str, &str, &str, &str, &str, &str, &str, (FailureClass, &str, &str)); 5] = [
+        ("coin cursor", &hostile, r#"{ mode = "coin-cursor" }"#, "per-row", "{}", "lean", "{}", (Contract, "memtable", "the host's ledger")),
+        ("racing drop", &hostile, r#"{ mode = "racing-drop" }"#, "per-row", "{}", "lean", "{}", (Contract, "memtable", "the host's ledger")),
+        ("hollow rows", "btree", "{}", &alloc, r#"{ mode = "hollow" }"#, "lean", "{}", (Contract, "allocator", "not the bytes the host stored")),
+        ("scans cut at the partition", &hostile, r#"{ mode = "partition-scan" }"#, "per-row", "{}", "lean", "{}", (Contract, "memtable", "a scan from")),
+        (
+            "rewritten rows",
+            "btree",
+            "{}",
+            "per-row",
+            "{}",
+            &flush,
+            r#"{ mode = "wrong-row" }"#,
+            (Verification, "serializer", "does not hold what the host handed"),
+        ),
+    ];
+    let mut config = String::from(
+        r#"
+[bench]
+call_deadline_ms = 5000
+verify_rounds = "first"
+repeats = 3
+
+[workload]
+seed = 11
+ops = 6000
+threads = 2
+rows_per_batch = { dist = "uniform", min = 5, max = 10 }
+partitions = { count = 2000 }
+clustering = { rows = { dist = "uniform", min = 1, max = 40 } }
+
+[workload.mix]
+insert = 90
+scan = 10
+scan_limit = 20
+"#,
+    );
+    let variants = lies.iter().map(|l| (l.0, l.1, l.2, l.3, l.4, l.5, l.6)).chain([("honest", "btree", "{}", "per-row", "{}", "lean", "{}")]);
+    for (name, memtable, mparams, allocator, aparams, serializer, sparams) in variants {
+        config.push_str(&format!(
+            "\n[[variant]]\nname = {name:?}\nmemtable = {memtable:?}\nmemtable_params = {mparams}\nallocator = {allocator:?}\nallocator_params = {aparams}\nserializer = {serializer:?}\nserializer_params = {sparams}\nshards = 8\nmemtable_space = \"4MiB\"\nverify_sample = 1\n"
+        ));
+    }
+    let config = BenchConfig::parse("round-3.toml", &config).expect("config");
+    let result = bench::run(&strict_host(), &config, &options(scratch("round-3-bench")), |_| {}).expect("bench");
+    let verdicts = memlab::record::verdict::verdicts(&result);
+    let comparison = memlab::report::comparison(&result);
+    for (name, .., (class, liar, words)) in &lies {
+        let runs: Vec<_> = result.variants.iter().filter(|v| v.variant.name == *name).collect();
+        let failure = runs.iter().find_map(|r| r.failure()).unwrap_or_else(|| panic!("`{name}` passed every round"));
+        assert_eq!(failure.class, *class, "{name}: {failure}");
+        assert!(failure.message.contains(words), "{name}: {failure}");
+        let lied = match *liar {
+            "memtable" => &runs[0].variant.memtable,
+            "allocator" => &runs[0].variant.allocator,
+            _ => &runs[0].variant.serializer,
+        };
+        assert_eq!(failure.plugin.as_ref(), Some(lied), "{name}: {failure:?}");
+        // Nothing of it is published: no verdict, FAILED in the verdict block.
+        assert!(verdicts.iter().any(|(n, v)| n == name && v.is_none()), "{name} kept a verdict");
+        assert!(comparison.lines().any(|l| l.contains(name) && l.contains("FAILED")), "{name}:\n{comparison}");
+    }
+    let honest: Vec<_> = result.variants.iter().filter(|v| v.variant.name == "honest").collect();
+    assert_eq!(honest.len(), 3);
+    for run in &honest {
+        assert_eq!(run.failure(), None);
+        let checked = run.checked.expect("every round is checked");
+        assert!(checked.ledger_rows > 0 && checked.segments > 0 && checked.tallied == checked.segments, "{checked:?}");
+        assert_eq!(checked.final_state, run.repeat == 1, "{checked:?}");
+    }
+}
+
+/// A plugin's name and version are printable ASCII without confusables.
+#[test]
+fn an_identity_with_a_hidden_character_is_refused() {
+    use memlab::seam::Kind;
+    let described = |name: &str, version: &str| memlab_sdk::Description { name: name.into(), version: version.into(), params: Vec::new() };
+    assert!(memlab::plugin::check_identity(Kind::Memtable, "x", &described("my-table_2.b", "0.1.0")).is_ok());
+    for (name, version) in [("btree\u{200b}", "0.1.0"), ("tab\tle", "1"), ("", "1"), ("ok", "1 0"), ("ok", "")] {
+        let err = memlab::plugin::check_identity(Kind::Memtable, "x", &described(name, version)).expect_err("refused");
+        assert!(matches!(err, memlab::seam::SeamError::Contract { .. }), "{err}");
+        assert!(!err.to_string().chars().any(|c| c.is_control() || c == '\u{200b}'), "shown escaped: {err}");
+    }
 }

@@ -18,7 +18,12 @@
 //! `get-miss` (answers every point read "absent"), `short-scan` (a scan
 //! returns at most half its limit), `drop-bench-keys` (loses keys shaped
 //! like a bench's, and only those), `create-loop` (never returns from
-//! `create`).
+//! `create`), `coin-cursor` (leaves 1 key in 4 out of its cursor, and
+//! counts `entries` from the cursor, in an instance whose first two
+//! timestamps draw the coin: a lie a read-back of one round misses),
+//! `racing-drop` (the same, once it has seen a timestamp older than its
+//! newest: only racing client threads send one), `partition-scan` (a
+//! scan stops at the end of its start's partition).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -54,6 +59,14 @@ enum Mode {
     DropBenchKeys,
     /// Never returns from `create`.
     CreateLoop,
+    /// Leaves 1 key in 4 out of its cursor where its first two
+    /// timestamps draw the coin (1 in 4 instances).
+    CoinCursor,
+    /// Leaves 1 key in 4 out of its cursor once timestamps arrived out
+    /// of order.
+    RacingDrop,
+    /// A scan stops at its start partition's last row.
+    PartitionScan,
 }
 
 /// Whether `key` looks like a router sort key, as only a bench sends.
@@ -87,6 +100,10 @@ pub struct Hostile {
     entries: BTreeMap<Vec<u8>, (u64, u64)>,
     /// The cursor's order, taken at the freeze.
     frozen: Vec<(Vec<u8>, u64, u64)>,
+    /// The first timestamp, the newest so far, and whether to lie.
+    first: Option<u64>,
+    newest: u64,
+    lying: bool,
 }
 
 /// Recursion that only wasm's own stack can stop: `limit` is not known at
@@ -151,6 +168,9 @@ impl Memtable for Hostile {
             "short-scan" => Mode::ShortScan,
             "drop-bench-keys" => Mode::DropBenchKeys,
             "create-loop" => Mode::CreateLoop,
+            "coin-cursor" => Mode::CoinCursor,
+            "racing-drop" => Mode::RacingDrop,
+            "partition-scan" => Mode::PartitionScan,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         if mode == Mode::CreateLoop {
@@ -160,11 +180,18 @@ impl Memtable for Hostile {
             }
         }
         let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
-        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new(), frozen: Vec::new() })
+        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new(), frozen: Vec::new(), first: None, newest: 0, lying: false })
     }
 
     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
         self.inserts += 1;
+        match (self.mode, self.first) {
+            (Mode::CoinCursor, None) => self.first = Some(entry.timestamp),
+            (Mode::CoinCursor, Some(first)) if self.inserts == 2 => self.lying = (first ^ entry.timestamp).count_ones().is_multiple_of(4),
+            (Mode::RacingDrop, _) if entry.timestamp < self.newest => self.lying = true,
+            _ => {}
+        }
+        self.newest = self.newest.max(entry.timestamp);
         if self.inserts > self.after {
             self.misbehave();
         }
@@ -217,7 +244,7 @@ impl Memtable for Hostile {
             _ => limit,
         };
         for (k, &(timestamp, reference)) in self.entries.range(start.to_vec()..).take(limit) {
-            if end.is_some_and(|end| k.as_slice() >= end) {
+            if end.is_some_and(|end| k.as_slice() >= end) || (self.mode == Mode::PartitionScan && !k.starts_with(start)) {
                 break;
             }
             out.push_with(|buf| Entry { key: k, timestamp, reference }.encode(buf));
@@ -230,6 +257,13 @@ impl Memtable for Hostile {
             Mode::Unsorted => self.frozen.reverse(),
             // Entries 65,536 and 65,537 of the cursor change places.
             Mode::SwapPast if self.frozen.len() > 65_537 => self.frozen.swap(65_536, 65_537),
+            Mode::CoinCursor | Mode::RacingDrop if self.lying => {
+                let mut i = 0;
+                self.frozen.retain(|_| {
+                    i += 1;
+                    i % 4 != 0
+                });
+            }
             _ => {}
         }
     }
@@ -261,7 +295,9 @@ impl Memtable for Hostile {
         // A B-tree node's share per entry, besides the key and the 16
         // bytes of timestamp and ref.
         let index: u64 = self.entries.keys().map(|k| k.len() as u64 + 16 + 32).sum();
-        let mut stats = vec![Stat::Entries.with(self.entries.len() as u64), Stat::IndexBytes.with(if self.mode == Mode::IndexLie { 1 } else { index })];
+        // A liar that dropped keys from its cursor counts what it returns.
+        let entries = if self.lying { self.frozen.len() } else { self.entries.len() };
+        let mut stats = vec![Stat::Entries.with(entries as u64), Stat::IndexBytes.with(if self.mode == Mode::IndexLie { 1 } else { index })];
         if self.mode == Mode::StatsFlood {
             stats.extend((0..1000).map(|i| (format!("flood-{i}"), i)));
         }

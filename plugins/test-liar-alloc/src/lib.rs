@@ -3,7 +3,9 @@
 //! (after `after` rows it keeps rows without reserving them: the budget
 //! cheat), `alias` (every 10,000th row gets the previous row's ref),
 //! `halve-used` (reports half its `bytes-used`), `default-lie` (describes
-//! a default for `pad` that it does not use). Built like the bundled
+//! a default for `pad` that it does not use), `hollow` (every 4th row
+//! loses its last value byte: the row's key and timestamp still load
+//! right). Built like the bundled
 //! plugins but never bundled: the trust tests prove memlab catches each.
 
 use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
@@ -30,6 +32,8 @@ enum Mode {
     /// Its `pad` parameter (bytes reserved per row) defaults to 64 but
     /// is described as `0` when not configured: a default it never uses.
     DefaultLie,
+    /// Keeps every 4th row without its last byte's value.
+    Hollow,
 }
 
 /// `pad` as `default-lie` takes it: unset, it pads 64 and shows 0.
@@ -84,7 +88,14 @@ impl Liar {
             self.reservations += 1;
         }
         self.used += cost;
-        self.rows.push(row.into());
+        let mut kept: Box<[u8]> = row.into();
+        if self.mode == Mode::Hollow
+            && index % 4 == 3
+            && let Some(last) = kept.last_mut()
+        {
+            *last ^= 0x20;
+        }
+        self.rows.push(kept);
         if self.mode == Mode::HiddenCopies && index >= self.after {
             self.hidden.extend((0..3).map(|_| Box::<[u8]>::from(row)));
         }
@@ -112,6 +123,7 @@ impl Allocator for Liar {
             "hidden-copies" => Mode::HiddenCopies,
             "grow-in-create" => Mode::GrowInCreate,
             "default-lie" => Mode::DefaultLie,
+            "hollow" => Mode::Hollow,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;

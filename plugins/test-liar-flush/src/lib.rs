@@ -9,7 +9,9 @@
 //! `grow-in-create` (honest, but grows 32 MiB in `create`, where a flush's
 //! memory growth used not to be counted from), `key-from-row` (keeps only
 //! a key's 8-byte token and rebuilds the rest from the row, as the router
-//! would: smaller segments, wrong for any other key).
+//! would: smaller segments, wrong for any other key), `wrong-row` (every
+//! 100th row is written with its last byte changed; its checksum and
+//! metadata agree with what it wrote).
 //! Never bundled: the trust tests prove memlab catches each.
 
 use std::collections::BTreeMap;
@@ -27,6 +29,7 @@ enum Mode {
     GetAbsent,
     GrowInCreate,
     KeyFromRow,
+    WrongRow,
 }
 
 /// The key a router would build for `row` after the token `head`: the
@@ -56,6 +59,7 @@ fn mode(params: &mut Params) -> Result<Mode, Error> {
         "get-absent" => Mode::GetAbsent,
         "grow-in-create" => Mode::GrowInCreate,
         "key-from-row" => Mode::KeyFromRow,
+        "wrong-row" => Mode::WrongRow,
         other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
     })
 }
@@ -106,6 +110,12 @@ impl Serializer for LiarWriter {
         out.extend_from_slice(key);
         out.extend_from_slice(&(row.as_bytes().len() as u32).to_le_bytes());
         out.extend_from_slice(row.as_bytes());
+        if self.mode == Mode::WrongRow
+            && self.meta.rows() % 100 == 1
+            && let Some(last) = out.last_mut()
+        {
+            *last ^= 0x20;
+        }
         self.body.extend_from_slice(&out[start..]);
         Ok(())
     }
