@@ -15,7 +15,7 @@ mod strategies;
 mod tally;
 mod variant;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,6 +126,7 @@ pub fn run_saving(
     let wasm = config.variants.iter().any(|v| v.runtime == crate::config::Runtime::Wasm);
     let calibration = breakdown::calibrate(host, wasm);
     let bench = variant::Bench { host, config, stream: &stream, expected: expected.as_ref(), options, calibration };
+    let idle = idle_params(host, config);
     let started = Instant::now();
     let max = rounds.max();
     'runs: for repeat in 1..=max {
@@ -135,6 +136,18 @@ pub fn run_saving(
                 record.stop = Some(Stop { rounds: repeat, reason: StopReason::Interrupted });
                 break 'runs;
             }
+            // A variant that failed a round publishes nothing: its later
+            // rounds would only cost time.
+            if let Some(failed) = record.variants.iter().find(|r| r.variant.name == variant.name && r.failure().is_some()) {
+                progress(&format!(
+                    "variant {}/{}: {}: skipped, it failed round {} and publishes nothing",
+                    i + 1,
+                    config.variants.len(),
+                    variant.name,
+                    failed.repeat
+                ));
+                continue;
+            }
             let of = if max > 1 { format!(" (round {repeat}, at most {max})") } else { String::new() };
             progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
             // Numbered: two names that sanitize alike keep their own folders.
@@ -142,6 +155,7 @@ pub fn run_saving(
             let dir = options.run_dir.join(&folder);
             let mut result = variant::run_variant(&bench, variant, &dir, repeat);
             result.repeat = repeat;
+            result.no_effect = Some(idle[i].clone());
             if options.interrupted() {
                 result.fail(Failure::interrupted());
             }
@@ -164,6 +178,34 @@ pub fn run_saving(
     record.provenance = Provenance::collect(host, config, &record.variants);
     finished(&record);
     Ok(record)
+}
+
+/// A strategy as probed: its kind, plugin and parameters.
+type Probed = (Kind, String, Vec<(String, String)>);
+
+/// Each variant's described parameters that change nothing on check's
+/// bench-shaped workload, probed once per strategy and parameters.
+fn idle_params(host: &Arc<PluginHost>, config: &BenchConfig) -> Vec<Vec<crate::record::NoEffect>> {
+    let mut seen: HashMap<Probed, Vec<(String, String)>> = HashMap::new();
+    config
+        .variants
+        .iter()
+        .map(|v| {
+            let kinds = [
+                (Kind::Memtable, &v.memtable, &v.memtable_params),
+                (Kind::Allocator, &v.allocator, &v.allocator_params),
+                (Kind::Serializer, &v.serializer, &v.serializer_params),
+            ];
+            kinds
+                .into_iter()
+                .flat_map(|(kind, plugin, configured)| {
+                    let params = crate::config::params(configured);
+                    let idle = seen.entry((kind, plugin.clone(), params.clone())).or_insert_with(|| crate::check::without_effect(host, kind, plugin, &params));
+                    idle.iter().map(move |(param, tried)| crate::record::NoEffect { kind, param: param.clone(), tried: tried.clone() }).collect::<Vec<_>>()
+                })
+                .collect()
+        })
+        .collect()
 }
 
 fn sanitize(name: &str) -> String {

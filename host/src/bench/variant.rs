@@ -266,10 +266,16 @@ impl<'a> VariantRun<'a> {
                         result.fail(failure);
                     }
                 }
-                Err(e) => result.fail(Failure {
-                    message: format!("{} (memtable `{}`, allocator `{}`, serializer `{}`)", e, variant.memtable, variant.allocator, variant.serializer),
-                    ..Failure::from(&e)
-                }),
+                Err(e) => {
+                    // A segment that is not what its serializer was handed is the serializer's.
+                    let serializer = matches!(e, verify::VerifyError::Tally { .. }).then(|| variant.serializer.clone());
+                    let failure = Failure::from(&e);
+                    result.fail(Failure {
+                        message: format!("{} (memtable `{}`, allocator `{}`, serializer `{}`)", e, variant.memtable, variant.allocator, variant.serializer),
+                        plugin: serializer.or(failure.plugin.clone()),
+                        ..failure
+                    });
+                }
             }
         }
         with_sha256(result)

@@ -1,17 +1,17 @@
 //! Types contract 7: `describe()` lists every parameter as applied,
 //! defaults included. A plugin created again with exactly what it
 //! described must describe the same and behave the same on one fixed
-//! workload (the same answers, counters, memory and bytes written); one
-//! that describes a default it does not use shows a difference.
+//! workload of the generator's rows, shaped as a bench sends them (the
+//! same answers, counters, memory and bytes written); one that describes
+//! a default it does not use shows a difference.
 
 use std::sync::Arc;
 
-use memlab_sdk::{Cell, Description, Entry, Packed, encode_row};
+use memlab_sdk::{Description, Entry, Packed};
 
-use super::{Property, ShardSubject, key};
+use super::{Property, ShardSubject};
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::Kind;
-use crate::workload::SplitMix;
 
 const NAME: &str = "defaults";
 
@@ -22,16 +22,14 @@ fn described(d: &Description) -> Vec<(String, String)> {
     params
 }
 
-/// Rows of a fixed workload, with their entries' keys.
-fn workload() -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut rng = SplitMix::new(&[0xdefa_u64]);
-    let mut rows: Vec<(Vec<u8>, Vec<u8>)> = (0..2_000u64)
-        .map(|i| {
-            let k = key(&mut rng);
-            let value = vec![b'd'; rng.below(300) as usize];
-            let mut row = Vec::new();
-            encode_row(&mut row, &k[..k.len().min(8)], &k[k.len().min(8)..k.len().min(200)], i + 1, false, [Cell { column: 0, value: &value }]);
-            (k, row)
+/// Rows of a fixed workload of generator rows under router sort keys,
+/// with their keys and timestamps, in key order.
+fn workload() -> Vec<(Vec<u8>, Vec<u8>, u64)> {
+    let mut source = super::bench_like::BenchLike::new(0xdefa_0001);
+    let mut rows: Vec<(Vec<u8>, Vec<u8>, u64)> = (0..2_000)
+        .map(|_| {
+            let row = source.next_row();
+            (row.key, row.bytes, row.timestamp)
         })
         .collect();
     rows.sort();
@@ -47,17 +45,29 @@ fn shard_trace(subject: &ShardSubject<'_>, params: &[(String, String)]) -> Resul
     let own = if subject.kind() == Kind::Allocator { a } else { m };
     for batch in workload().chunks(50) {
         let mut rows = Packed::new();
-        batch.iter().for_each(|(_, r)| rows.push(r));
+        batch.iter().for_each(|(_, r, _)| rows.push(r));
         let refs = shard.store_rows(&mut rows).map_err(|e| e.to_string())?;
         let mut entries = Packed::new();
-        for ((k, _), r) in batch.iter().zip(refs) {
-            entries.push_with(|buf| Entry { key: k, timestamp: 1, reference: r }.encode(buf));
+        for ((k, _, timestamp), r) in batch.iter().zip(refs) {
+            entries.push_with(|buf| Entry { key: k, timestamp: *timestamp, reference: r }.encode(buf));
         }
         shard.insert(&mut entries).map_err(|e| e.to_string())?;
     }
     let (ms, al) = shard.stats().map_err(|e| e.to_string())?;
     let stats = if subject.kind() == Kind::Allocator { al } else { ms };
-    Ok(format!("describes {:?}; counters {stats:?}; memory {} bytes", described(&own), shard.guest_memory_bytes()))
+    Ok(format!("describes {:?}; {}", described(&own), behaviour(&format!("counters {stats:?}; memory {} bytes", shard.guest_memory_bytes()))))
+}
+
+/// Marks where a trace's behaviour starts, after what it described.
+const BEHAVIOUR: &str = "behaves: ";
+
+fn behaviour(text: &str) -> String {
+    format!("{BEHAVIOUR}{text}")
+}
+
+/// A trace's behaviour alone, without its description.
+fn behaviour_of(trace: &str) -> &str {
+    trace.split_once(BEHAVIOUR).map_or(trace, |(_, b)| b)
 }
 
 /// Creates the shard's plugin as configured, then with what it described.
@@ -77,13 +87,17 @@ fn serializer_trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, 
     let mut data = Vec::new();
     for batch in workload().chunks(100) {
         let mut p = Packed::new();
-        batch.iter().for_each(|(k, r)| p.push_with(|buf| memlab_sdk::encode_flush_record(buf, k, r)));
+        batch.iter().for_each(|(k, r, _)| p.push_with(|buf| memlab_sdk::encode_flush_record(buf, k, r)));
         data.extend(w.write(p).map_err(|e| e.to_string())?);
     }
     let (tail, finished) = w.finish().map_err(|e| e.to_string())?;
     data.extend(tail);
     let digest = crate::verify::key_hash(&[data.as_slice(), &finished.index].concat());
-    Ok(format!("describes {:?}; wrote {} data and {} index bytes, digest {digest:032x}", described(&own), data.len(), finished.index.len()))
+    Ok(format!(
+        "describes {:?}; {}",
+        described(&own),
+        behaviour(&format!("wrote {} data and {} index bytes, digest {digest:032x}", data.len(), finished.index.len()))
+    ))
 }
 
 /// Creates the serializer as configured, then with what it described.
@@ -127,4 +141,76 @@ fn compare(params: &[(String, String)], configured: Result<String, String>, expl
         (Err(e), _) => Property::fail(NAME, e),
         (_, Err(e)) => Property::fail(NAME, format!("refused what it described ({}): {e}", shown.join(", "))),
     }
+}
+
+/// Values to try instead of `value`, where it is a number or a boolean.
+fn changed(value: &str) -> Vec<String> {
+    if let Ok(b) = value.parse::<bool>() {
+        return vec![(!b).to_string()];
+    }
+    if let Ok(n) = value.parse::<u64>() {
+        return [n.checked_mul(2).unwrap_or(n / 2), n / 2, n + 1].into_iter().filter(|&m| m != n).map(|m| m.to_string()).collect();
+    }
+    match value.parse::<f64>() {
+        Ok(x) if x.is_finite() && x != 0.0 => vec![(x * 2.0).to_string(), (x / 2.0).to_string()],
+        _ => Vec::new(),
+    }
+}
+
+/// The parameters `plugin` describes whose change (a number doubled or
+/// halved, a boolean flipped) changes nothing it does on the fixed
+/// workload of generator rows: "has no effect here". Not a failure: some
+/// parameters matter only at sizes a check does not reach. Each entry is
+/// `name` and the value tried.
+pub(crate) fn without_effect(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[(String, String)]) -> Vec<(String, String)> {
+    host.load_as(plugin, kind).map(|loaded| without_effect_of(host, &loaded, params)).unwrap_or_default()
+}
+
+fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(String, String)]) -> Vec<(String, String)> {
+    let kind = loaded.kind;
+    let options = super::CheckOptions::new(params.to_vec(), 0);
+    let trace = |params: &[(String, String)]| -> Option<String> {
+        match kind {
+            Kind::Serializer => serializer_trace(host, loaded, params).ok(),
+            _ => ShardSubject::new(host, loaded, &options).ok().and_then(|subject| shard_trace(&subject, params).ok()),
+        }
+    };
+    let described = match kind {
+        Kind::Serializer => host.serializer(loaded, params, 0).and_then(|mut w| w.describe()).ok(),
+        _ => ShardSubject::new(host, loaded, &options)
+            .ok()
+            .and_then(|subject| subject.shard(params).and_then(|mut s| s.describe()).ok())
+            .map(|(m, a)| if kind == Kind::Allocator { a } else { m }),
+    };
+    let (Some(described), Some(base)) = (described.map(|d| self::described(&d)), trace(params)) else { return Vec::new() };
+    let mut idle = Vec::new();
+    for (i, (name, value)) in described.iter().enumerate() {
+        // The first change the plugin accepts decides.
+        for other in changed(value) {
+            let mut tried = described.clone();
+            tried[i].1.clone_from(&other);
+            let Some(now) = trace(&tried) else { continue };
+            if behaviour_of(&now) == behaviour_of(&base) {
+                idle.push((name.clone(), other));
+            }
+            break;
+        }
+    }
+    idle
+}
+
+/// `without_effect` as check shows it: a property that always holds.
+pub(super) fn effect_property(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Property {
+    let idle = without_effect_of(host, plugin, params);
+    if idle.is_empty() {
+        return Property::pass("params-effect", "every number or boolean it describes changes what it does on generator rows");
+    }
+    let shown: Vec<String> = idle.iter().map(|(k, v)| format!("`{k}` (tried {v})")).collect();
+    Property::pass(
+        "params-effect",
+        format!(
+            "has no effect here: {}: changing it changed nothing on the bench-shaped workload (not a failure: it may matter only at a bench's size)",
+            shown.join(", ")
+        ),
+    )
 }

@@ -8,6 +8,7 @@ mod bench_like;
 mod defaults;
 
 pub(crate) use defaults::holds as defaults_hold;
+pub(crate) use defaults::without_effect;
 mod memtable;
 mod serializer;
 
@@ -224,6 +225,7 @@ impl<'a> ShardSubject<'a> {
         vec![
             describe_result(self.plugin, self.params, described),
             defaults::shard(self),
+            defaults::effect_property(self.host, self.plugin, self.params),
             unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ())),
         ]
     }

@@ -140,6 +140,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
     vec![
         describe_result(plugin, &options.params, host.serializer(plugin, &options.params, 0).and_then(|mut w| w.describe())),
         super::defaults::serializer(host, plugin, &options.params),
+        super::defaults::effect_property(host, plugin, &options.params),
         unknown_param_result(host.serializer(plugin, &unknown_params(&options.params), 0).map(|_| ())),
         Property::of("round-trip", rounds(options, PER_ROUND, |seed, ops| round_trip(host, plugin, &options.params, seed, ops))),
         Property::of("corruption", corruption(host, plugin, &options.params, options.seed)),

@@ -31,9 +31,9 @@ use crate::pool::MemoryPool;
 use crate::seam::{self, LoadError, SeamError};
 
 /// The WIT package this host speaks; plugins must match it.
-pub const WIT_PACKAGE: &str = "memlab:strategy@0.5.0";
+pub const WIT_PACKAGE: &str = "memlab:strategy@0.6.0";
 const WIT_NAMESPACE: &str = "memlab:strategy";
-const WIT_VERSION: &str = "0.5.0";
+const WIT_VERSION: &str = "0.6.0";
 
 /// The full name of one of the package's interfaces, as components name it.
 fn interface_name(interface: &str) -> String {

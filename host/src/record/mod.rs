@@ -150,6 +150,11 @@ pub struct VariantResult {
     /// the config left it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_verified: Option<String>,
+    /// Described parameters whose change made no difference on check's
+    /// bench-shaped workload ("has no effect here": not a failure).
+    /// (None in records before the probe.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_effect: Option<Vec<NoEffect>>,
     /// What the host checked of this run on its own account (every round
     /// of a verifying variant; none in records before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,6 +169,17 @@ pub struct VariantResult {
     /// into `outcome`; never written.
     #[serde(default, rename = "failure", skip_serializing)]
     pub(crate) legacy_failure: Option<String>,
+}
+
+/// A described parameter that changed nothing when changed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NoEffect {
+    /// The strategy's kind.
+    pub kind: Kind,
+    /// The parameter.
+    pub param: String,
+    /// The value tried instead of the one applied.
+    pub tried: String,
 }
 
 /// What the host checked of one run beside the final state: every flush

@@ -12,6 +12,7 @@ pub mod figures;
 pub mod html;
 pub mod sweep;
 mod verdict;
+mod verified;
 
 use figures::FIGURES;
 
@@ -351,8 +352,11 @@ fn run_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
             ),
         ),
         ("Stream fingerprint", v.fingerprint.clone()),
-        ("Verified", verified_line(v, c.verify)),
+        ("Verified", verified::verified_line(v, c.verify)),
     ];
+    if let Some(idle) = &v.no_effect {
+        rows.push(("Parameters", verified::idle_line(idle)));
+    }
     let r = &v.resources;
     let mut resources = format!("cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB", r.user_cpu.as_secs_f64(), r.system_cpu.as_secs_f64(), mib(r.peak_rss));
     // Runs saved before the start was recorded have none.
@@ -685,27 +689,5 @@ mod tests {
         assert_eq!(thousands(-235.2), "-235");
         assert_eq!(thousands(-1_000.0), "-1,000");
         assert_eq!(thousands(0.0), "0");
-    }
-}
-
-/// What the host checked of a run: the flushes against its ledger, the
-/// segments read back, and the final state against the stream.
-fn verified_line(v: &VariantResult, verify: bool) -> String {
-    let final_state = v.verified.map_or_else(
-        || match &v.not_verified {
-            Some(why) => format!("final state not compared this round: {why}"),
-            None if verify => "no".into(),
-            None => "skipped (verify = false)".into(),
-        },
-        |x| format!("{} keys, digest {:032x}, {} rows read back", thousands(x.keys as f64), x.digest, thousands(x.rows_read as f64)),
-    );
-    match v.checked {
-        Some(k) => format!(
-            "{final_state}; every flush held to the host's ledger ({} rows), {} segments read back whole, {} of them held to what their serializer was handed",
-            thousands(k.ledger_rows as f64),
-            k.segments,
-            k.tallied
-        ),
-        None => final_state,
     }
 }

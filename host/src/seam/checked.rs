@@ -25,6 +25,13 @@ pub fn memory_allowance(baseline: u64, reserved: u64, largest_batch: u64, load_g
     baseline + reserved + reserved / 4 + 2 * largest_batch + load_growth + MEMORY_SLACK_BYTES
 }
 
+/// Bytes of framing an allocator keeps per row at the least, beyond the
+/// row's own bytes: where the row starts and how long it is, a `u32`
+/// length at the least (allocator contract 3). Reservations and
+/// `bytes-used` are held to the rows' bytes plus this per row, so framing
+/// kept unreserved (a hidden length prefix) is caught at the call.
+pub const FRAMING_PER_ROW: u64 = 4;
+
 /// What the host saw go into a shard, to hold its stats to.
 #[derive(Debug, Default, Clone, Copy)]
 struct Observed {
@@ -34,6 +41,13 @@ struct Observed {
     largest_batch: u64,
     /// Linear memory the allocator grew while answering loads.
     load_growth: u64,
+}
+
+impl Observed {
+    /// The rows' bytes with the least framing a store keeps per row.
+    fn framed_bytes(&self) -> u64 {
+        self.row_bytes.saturating_add(self.rows.saturating_mul(FRAMING_PER_ROW))
+    }
 }
 
 /// Bytes a packed batch takes across the boundary: data plus end offsets.
@@ -183,8 +197,12 @@ impl Shard {
         self.observed.largest_batch = self.observed.largest_batch.max(packed_bytes(rows));
         // At the call, not at the flush: what it holds is reserved now.
         let reserved = self.runtime.reserved_bytes();
-        if self.holds_rows && reserved < self.observed.row_bytes {
-            let detail = format!("it holds {} bytes of rows but has reserved only {reserved} bytes from the pool", self.observed.row_bytes);
+        let held = self.observed.framed_bytes();
+        if self.holds_rows && reserved < held {
+            let detail = format!(
+                "it holds {} rows of {} bytes ({held} with {FRAMING_PER_ROW} bytes of framing each, the least a store keeps) but has reserved only {reserved} bytes from the pool",
+                self.observed.rows, self.observed.row_bytes
+            );
             return Err(SeamError::Budget { plugin: self.allocator.clone(), operation: OP, shard: self.shard, detail });
         }
         self.check_allocator_memory(OP)?;
@@ -386,8 +404,16 @@ impl Shard {
         if used > reserved {
             return fail(Side::Allocator, format!("`bytes-used` = {used} exceeds `bytes-reserved` = {reserved}"));
         }
-        if self.holds_rows && used < self.observed.row_bytes {
-            return fail(Side::Allocator, format!("`bytes-used` = {used}, but it holds {} rows of {} bytes", self.observed.rows, self.observed.row_bytes));
+        if self.holds_rows && used < self.observed.framed_bytes() {
+            return fail(
+                Side::Allocator,
+                format!(
+                    "`bytes-used` = {used}, but it holds {} rows of {} bytes, {} with {FRAMING_PER_ROW} bytes of framing each",
+                    self.observed.rows,
+                    self.observed.row_bytes,
+                    self.observed.framed_bytes()
+                ),
+            );
         }
         if waste != reserved - used {
             return fail(Side::Allocator, format!("`waste` = {waste}, but `bytes-reserved` - `bytes-used` = {}", reserved - used));

@@ -40,7 +40,7 @@ use std::fmt;
 
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
-pub use checked::{MEMORY_SLACK_BYTES, Reader, Serializer, Shard, check_description, memory_allowance, show_key};
+pub use checked::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, Reader, Serializer, Shard, check_description, memory_allowance, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
 pub use op::Op;
 

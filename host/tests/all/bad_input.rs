@@ -183,6 +183,23 @@ fn verify_rereads_kept_segments_and_finds_damage() {
     assert!(!ok && text.contains("FAIL  v (repeat 1)") && text.contains(data.file_name().and_then(|n| n.to_str()).expect("name")), "{text}");
 }
 
+/// A healthy run passes `memlab verify`, whatever it verified: rounds
+/// whose final state the run did not compare (`verify_rounds = "first"`)
+/// are read back, said to be unverified, and do not fail it.
+#[test]
+fn verify_passes_a_healthy_run_whose_later_rounds_were_not_compared() {
+    let dir = scratch("bad-input-verify-first");
+    let config = config(&dir, "first.toml", "name = \"first\"\nverify_rounds = \"first\"\nrepeats = 2", "ops = 300");
+    let out = dir.join("runs");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--keep-segments", "--quiet", "--no-intervals"]);
+    assert!(ok, "{text}");
+    let run = std::fs::read_dir(&out).expect("runs").flatten().map(|e| e.path()).find(|p| p.join("run.json").exists()).expect("a run");
+    let (ok, text) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(ok, "a healthy run failed verify: {text}");
+    assert!(text.contains("OK    v (repeat 1): ") && text.contains("keys, digest"), "{text}");
+    assert!(text.contains("OK    v (repeat 2): ") && text.contains("its final state was not verified at run time"), "{text}");
+}
+
 /// Starts `memlab args...` in the workspace, for a test that signals it.
 fn spawn(args: &[&str]) -> std::process::Child {
     command(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("memlab starts")

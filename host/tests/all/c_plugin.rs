@@ -29,7 +29,7 @@ fn the_c_memtable_passes_check_and_benches_beside_vector() {
     let wasm = wasm.to_str().expect("utf-8 path");
 
     let check = memlab(&["check", wasm, "--ops", "20000", "--size", "50000"]);
-    assert!(check.status.success() && text(&check).contains("6 of 6 properties passed"), "{}", text(&check));
+    assert!(check.status.success() && text(&check).contains("7 of 7 properties passed"), "{}", text(&check));
 
     let config = dir.join("bench.toml");
     let variant = |name: &str, memtable: &str| {

@@ -51,7 +51,7 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
             assert!(String::from_utf8_lossy(&check.stderr).contains("memlab-test: this build script ran"), "{}", String::from_utf8_lossy(&check.stderr));
         }
         let text = String::from_utf8_lossy(&check.stdout);
-        assert!(check.status.success() && text.contains("6 of 6 properties passed"), "{kind}: {text}{}", String::from_utf8_lossy(&check.stderr));
+        assert!(check.status.success() && text.contains("7 of 7 properties passed"), "{kind}: {text}{}", String::from_utf8_lossy(&check.stderr));
         // The second command, from the parent folder as the README has it:
         // the config names the crate as "." (its own folder) and holds its
         // workload inline, so it needs no absolute path.

@@ -311,6 +311,10 @@ fn a_default_described_but_not_used_is_refused_before_the_bench() {
     assert!(text.contains("variant `lies`") && text.contains(&alloc) && text.contains("allocator.describe") && text.contains("pad = 0"), "{text}");
 }
 
+/// A lie: its name, memtable, allocator and serializer with their
+/// parameters, and how it must fail (class, the plugin's kind, words).
+type Lie<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, &'a str, &'a str, (FailureClass, &'a str, &'a str));
+
 /// Round 3's classes: lies a read-back of one round misses (a coin drawn
 /// from the timestamps' order, a lie gated on racing writers, hollow rows,
 /// rewritten row bytes) and scans cut at a partition's end. Every round is
@@ -320,7 +324,8 @@ fn a_default_described_but_not_used_is_refused_before_the_bench() {
 #[test]
 fn round_three_liars_fail_in_any_round_and_publish_nothing() {
     let (hostile, alloc, flush) = (hostile_plugin(), liar_plugin("liar-alloc"), liar_plugin("liar-flush"));
-    let lies: [(&str, &str, &str, &str, &str, &str, &str, (FailureClass, &str, &str)); 5] = [
+    let lies: [Lie<'_>; 6] = [
+        ("framing unreserved", "btree", "{}", &alloc, r#"{ mode = "bare-reserve" }"#, "lean", "{}", (Budget, "allocator", "bytes of framing each")),
         ("coin cursor", &hostile, r#"{ mode = "coin-cursor" }"#, "per-row", "{}", "lean", "{}", (Contract, "memtable", "the host's ledger")),
         ("racing drop", &hostile, r#"{ mode = "racing-drop" }"#, "per-row", "{}", "lean", "{}", (Contract, "memtable", "the host's ledger")),
         ("hollow rows", "btree", "{}", &alloc, r#"{ mode = "hollow" }"#, "lean", "{}", (Contract, "allocator", "not the bytes the host stored")),
@@ -357,7 +362,9 @@ scan = 10
 scan_limit = 20
 "#,
     );
-    let variants = lies.iter().map(|l| (l.0, l.1, l.2, l.3, l.4, l.5, l.6)).chain([("honest", "btree", "{}", "per-row", "{}", "lean", "{}")]);
+    // The honest control first: the baseline every liar would be paired with.
+    let honest = [("honest", "btree", "{}", "per-row", "{}", "lean", "{}"), ("idle parameter", &hostile, "{ after = 7 }", "per-row", "{}", "lean", "{}")];
+    let variants = honest.into_iter().chain(lies.iter().map(|l| (l.0, l.1, l.2, l.3, l.4, l.5, l.6)));
     for (name, memtable, mparams, allocator, aparams, serializer, sparams) in variants {
         config.push_str(&format!(
             "\n[[variant]]\nname = {name:?}\nmemtable = {memtable:?}\nmemtable_params = {mparams}\nallocator = {allocator:?}\nallocator_params = {aparams}\nserializer = {serializer:?}\nserializer_params = {sparams}\nshards = 8\nmemtable_space = \"4MiB\"\nverify_sample = 1\n"
@@ -389,7 +396,13 @@ scan_limit = 20
         let checked = run.checked.expect("every round is checked");
         assert!(checked.ledger_rows > 0 && checked.segments > 0 && checked.tallied == checked.segments, "{checked:?}");
         assert_eq!(checked.final_state, run.repeat == 1, "{checked:?}");
+        assert_eq!(run.no_effect.as_deref(), Some(&[][..]), "{:?}", run.no_effect);
     }
+    // `after` does nothing in the hostile memtable's honest mode: flagged, not failed.
+    let idle = result.variants.iter().find(|v| v.variant.name == "idle parameter").expect("ran");
+    assert_eq!(idle.failure(), None);
+    assert!(idle.no_effect.iter().flatten().any(|n| n.kind == memlab::seam::Kind::Memtable && n.param == "after"), "{:?}", idle.no_effect);
+    assert!(memlab::report::summary(idle).contains("has no effect here: memtable `after`"), "{}", memlab::report::summary(idle));
 }
 
 /// A plugin's name and version are printable ASCII without confusables.
@@ -403,4 +416,29 @@ fn an_identity_with_a_hidden_character_is_refused() {
         assert!(matches!(err, memlab::seam::SeamError::Contract { .. }), "{err}");
         assert!(!err.to_string().chars().any(|c| c.is_control() || c == '\u{200b}'), "shown escaped: {err}");
     }
+}
+
+/// Check's bench-shaped rounds race their client threads (a key may
+/// arrive older than the newest seen) and draw the shard count from 1 to
+/// 64, so lies gated on either fail check: a memtable that drops keys
+/// once timestamps arrive out of order, and one that drops them only
+/// when its keys span one shard of a count no shipped config uses.
+#[test]
+fn liars_gated_on_racing_or_the_shard_count_fail_check() {
+    let hostile = hostile_plugin();
+    let text = failures(&hostile, &[("mode", "racing-drop")], 20_000);
+    assert!(text.contains("FAIL"), "racing-drop: {text}");
+    // Seeded, so deterministic: 200,000 ops are ten rounds, five of them
+    // bench-shaped, each drawing its own shard count.
+    let report = check(
+        &strict_host(),
+        &hostile,
+        CheckOptions { ops: 200_000, size: 20_000, flips: 10, ..CheckOptions::new(vec![("mode".into(), "span-drop".into())], 7) },
+    )
+    .expect("check runs");
+    assert!(!report.passed(), "span-drop passed check:\n{}", report.render());
+    // Its honest mode shows `after` as a parameter with no effect, and passes.
+    let honest = check(&strict_host(), &hostile, CheckOptions { ops: 20_000, size: 20_000, flips: 10, ..CheckOptions::new(Vec::new(), 7) }).expect("check");
+    assert!(honest.passed(), "{}", honest.render());
+    assert!(honest.render().contains("has no effect here: `after`"), "{}", honest.render());
 }

@@ -30,7 +30,8 @@ impl Allocator for HeapAllocator {
         let cost = bytes.len() as u64 + OVERHEAD;
         pool.reserve(cost)?;
         self.reserved += cost;
-        self.used += bytes.len() as u64;
+        // What it keeps per row is used: the fat pointer and the header.
+        self.used += cost;
         self.rows.push(bytes.into());
         Ok(self.rows.len() as u64 - 1)
     }
@@ -40,7 +41,7 @@ impl Allocator for HeapAllocator {
         reserve_rows(pool, rows, &mut self.costs, |row, costs| costs.push(row.as_bytes().len() as u64 + OVERHEAD))?;
         self.reserved += self.costs.iter().sum::<u64>();
         for record in rows.iter() {
-            self.used += record.len() as u64;
+            self.used += record.len() as u64 + OVERHEAD;
             self.rows.push(record.into());
             refs.push(self.rows.len() as u64 - 1);
         }

@@ -21,9 +21,11 @@
 //! `create`), `coin-cursor` (leaves 1 key in 4 out of its cursor, and
 //! counts `entries` from the cursor, in an instance whose first two
 //! timestamps draw the coin: a lie a read-back of one round misses),
-//! `racing-drop` (the same, once it has seen a timestamp older than its
-//! newest: only racing client threads send one), `partition-scan` (a
-//! scan stops at the end of its start's partition).
+//! `racing-drop` (the same, once a bench-shaped key arrived with a
+//! timestamp older than its newest: only racing client threads send one), `partition-scan` (a
+//! scan stops at the end of its start's partition), `span-drop` (the
+//! same drop, when its keys' tokens span one shard of 3 to 6 or 12 to
+//! 20, counts no shipped config uses: a lie gated on the shard count).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -67,6 +69,9 @@ enum Mode {
     RacingDrop,
     /// A scan stops at its start partition's last row.
     PartitionScan,
+    /// Leaves 1 key in 4 out of its cursor when its keys' tokens span
+    /// what one shard of 3-6 or 12-20 owns: a lie gated on the shard count.
+    SpanDrop,
 }
 
 /// Whether `key` looks like a router sort key, as only a bench sends.
@@ -171,6 +176,7 @@ impl Memtable for Hostile {
             "coin-cursor" => Mode::CoinCursor,
             "racing-drop" => Mode::RacingDrop,
             "partition-scan" => Mode::PartitionScan,
+            "span-drop" => Mode::SpanDrop,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         if mode == Mode::CreateLoop {
@@ -188,7 +194,7 @@ impl Memtable for Hostile {
         match (self.mode, self.first) {
             (Mode::CoinCursor, None) => self.first = Some(entry.timestamp),
             (Mode::CoinCursor, Some(first)) if self.inserts == 2 => self.lying = (first ^ entry.timestamp).count_ones().is_multiple_of(4),
-            (Mode::RacingDrop, _) if entry.timestamp < self.newest => self.lying = true,
+            (Mode::RacingDrop, _) if bench_shaped(entry.key) && entry.timestamp < self.newest => self.lying = true,
             _ => {}
         }
         self.newest = self.newest.max(entry.timestamp);
@@ -198,7 +204,9 @@ impl Memtable for Hostile {
         if self.mode == Mode::Slow {
             // Work the optimizer cannot drop: the hash feeds `inserts`.
             let mut h = 0xcbf2_9ce4_8422_2325u64;
-            for _ in 0..100 {
+            // Slow enough to stay several times slower under a debug host
+            // and a loaded machine (the rounds test decides on it).
+            for _ in 0..1000 {
                 for &b in entry.key {
                     h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
                 }
@@ -252,12 +260,21 @@ impl Memtable for Hostile {
     }
 
     fn freeze(&mut self) {
+        if self.mode == Mode::SpanDrop {
+            let token = |k: &[u8]| k.get(..8).and_then(|t| <[u8; 8]>::try_from(t).ok()).map(u64::from_be_bytes);
+            let tokens: Vec<u64> = self.entries.keys().filter(|k| bench_shaped(k)).filter_map(|k| token(k)).collect();
+            if let (Some(lo), Some(hi)) = (tokens.iter().min(), tokens.iter().max()) {
+                let shards = u64::MAX / (hi - lo).max(1);
+                // Counts no shipped config uses (they use 1, 8 and 32).
+                self.lying = tokens.len() > 100 && ((3..=6).contains(&shards) || (12..=20).contains(&shards));
+            }
+        }
         self.frozen = self.entries.iter().map(|(k, &(timestamp, reference))| (k.clone(), timestamp, reference)).collect();
         match self.mode {
             Mode::Unsorted => self.frozen.reverse(),
             // Entries 65,536 and 65,537 of the cursor change places.
             Mode::SwapPast if self.frozen.len() > 65_537 => self.frozen.swap(65_536, 65_537),
-            Mode::CoinCursor | Mode::RacingDrop if self.lying => {
+            Mode::CoinCursor | Mode::RacingDrop | Mode::SpanDrop if self.lying => {
                 let mut i = 0;
                 self.frozen.retain(|_| {
                     i += 1;

@@ -5,7 +5,8 @@
 //! `halve-used` (reports half its `bytes-used`), `default-lie` (describes
 //! a default for `pad` that it does not use), `hollow` (every 4th row
 //! loses its last value byte: the row's key and timestamp still load
-//! right). Built like the bundled
+//! right), `bare-reserve` (reserves only the rows' bytes, its framing
+//! unreserved). Built like the bundled
 //! plugins but never bundled: the trust tests prove memlab catches each.
 
 use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
@@ -34,6 +35,10 @@ enum Mode {
     DefaultLie,
     /// Keeps every 4th row without its last byte's value.
     Hollow,
+    /// Reserves (and counts as used) only each row's bytes, though it
+    /// keeps a 16-byte pointer and length beside each: framing hidden in
+    /// the memory slack.
+    BareReserve,
 }
 
 /// `pad` as `default-lie` takes it: unset, it pads 64 and shows 0.
@@ -80,7 +85,7 @@ impl Liar {
             self.after = index + 1;
             return Err(Error::PoolFull);
         }
-        let cost = row.len() as u64 + OVERHEAD + self.pad;
+        let cost = if self.mode == Mode::BareReserve { row.len() as u64 } else { row.len() as u64 + OVERHEAD + self.pad };
         if !(self.mode == Mode::StopReserving && index >= self.after) {
             let asked = if self.mode == Mode::UnderReserve && index >= self.after { cost / 2 } else { cost };
             pool.reserve(asked)?;
@@ -124,6 +129,7 @@ impl Allocator for Liar {
             "grow-in-create" => Mode::GrowInCreate,
             "default-lie" => Mode::DefaultLie,
             "hollow" => Mode::Hollow,
+            "bare-reserve" => Mode::BareReserve,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;

@@ -1,0 +1,37 @@
+//! What the host checked of a run, as its summary says it: the flushes
+//! against the ledger, the segments read back, the final state, and the
+//! parameters that changed nothing.
+
+use super::thousands;
+use crate::record::VariantResult;
+
+/// What the host checked of a run: the flushes against its ledger, the
+/// segments read back, and the final state against the stream.
+pub(super) fn verified_line(v: &VariantResult, verify: bool) -> String {
+    let final_state = v.verified.map_or_else(
+        || match &v.not_verified {
+            Some(why) => format!("final state not compared this round: {why}"),
+            None if verify => "no".into(),
+            None => "skipped (verify = false)".into(),
+        },
+        |x| format!("{} keys, digest {:032x}, {} rows read back", thousands(x.keys as f64), x.digest, thousands(x.rows_read as f64)),
+    );
+    match v.checked {
+        Some(k) => format!(
+            "{final_state}; every flush held to the host's ledger ({} rows), {} segments read back whole, {} of them held to what their serializer was handed",
+            thousands(k.ledger_rows as f64),
+            k.segments,
+            k.tallied
+        ),
+        None => final_state,
+    }
+}
+
+/// The parameters that changed nothing on check's bench-shaped workload.
+pub(super) fn idle_line(idle: &[crate::record::NoEffect]) -> String {
+    if idle.is_empty() {
+        return "each described number or boolean changes what its plugin does (probed on check's bench-shaped workload)".into();
+    }
+    let shown: Vec<String> = idle.iter().map(|n| format!("{} `{}` (tried {})", n.kind, n.param, n.tried)).collect();
+    format!("has no effect here: {} (changing it changed nothing on check's bench-shaped workload; it may matter only at a bench's size)", shown.join(", "))
+}
