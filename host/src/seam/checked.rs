@@ -5,7 +5,7 @@
 
 use memlab_sdk::{Description, Entry, Finished, Packed, Stat, Stats};
 
-use super::ledger::{Ledger, Settled};
+use super::ledger::{Ledger, Noted, Settled};
 use super::sample::Sample;
 use super::watch::during;
 use super::{Boundary, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
@@ -173,6 +173,12 @@ impl Shard {
         self.boundary.bytes_in += bytes_in;
     }
 
+    /// Whether this shard keeps the host's ledger (then a writer may hash
+    /// its batch ahead, outside the lock: `Noted`).
+    pub fn has_ledger(&self) -> bool {
+        self.ledger.is_some()
+    }
+
     /// Stores rows in the allocator; one ref per row. The batch is lent
     /// and comes back unchanged.
     pub fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, SeamError> {
@@ -206,21 +212,29 @@ impl Shard {
             return Err(SeamError::Budget { plugin: self.allocator.clone(), operation: OP, shard: self.shard, detail });
         }
         self.check_allocator_memory(OP)?;
-        if let Some(ledger) = &mut self.ledger {
-            ledger.stored(rows);
-        }
         Ok(refs)
     }
 
     /// Inserts entries into the memtable; lent as in `store_rows`.
     pub fn insert(&mut self, entries: &mut Packed) -> Result<(), SeamError> {
+        self.insert_noted(entries, None)
+    }
+
+    /// `insert`, the ledger noting `noted`: the batch, rows and entries,
+    /// hashed ahead by the writer outside the shard's lock. A shard with
+    /// a ledger must be given it (without, the rows' hashes are missing
+    /// and the flush fails loudly).
+    pub fn insert_noted(&mut self, entries: &mut Packed, noted: Option<&Noted>) -> Result<(), SeamError> {
         self.count(packed_bytes(entries));
         during(Op::MemtableInsert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, Op::MemtableInsert, f))?;
         if let Some(sample) = &mut self.sample {
             sample.inserted(entries);
         }
         if let Some(ledger) = &mut self.ledger {
-            ledger.inserted(entries);
+            match noted {
+                Some(noted) => ledger.noted(noted),
+                None => ledger.inserted(entries),
+            }
         }
         Ok(())
     }

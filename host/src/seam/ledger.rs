@@ -78,13 +78,32 @@ struct ScanSeen {
     returned: Vec<(Vec<u8>, u64)>,
 }
 
+/// A client batch hashed for the ledger before its shard's lock is
+/// taken: (key, timestamp, row) hashes, entry by entry.
+#[derive(Debug, Default)]
+pub struct Noted(Vec<(u64, u64, u64)>);
+
+impl Noted {
+    /// Hashes `entries` and their `rows` (entry i holds row i).
+    pub fn of(rows: &Packed, entries: &Packed) -> Self {
+        let lines = entries
+            .iter()
+            .zip(rows.iter())
+            .filter_map(|(record, row)| Entry::decode(record).ok().map(|e| (hash(e.key), e.timestamp, hash(row))))
+            .collect();
+        Noted(lines)
+    }
+
+    /// Batches noted one after another, as one.
+    pub fn concat(batches: impl IntoIterator<Item = Noted>) -> Self {
+        Noted(batches.into_iter().flat_map(|b| b.0).collect())
+    }
+}
+
 /// What the host handed one shard's generation.
 #[derive(Debug, Default)]
 pub struct Ledger {
     lines: Vec<Line>,
-    /// Row hashes of the last `store-rows`, paired with the next insert's
-    /// entries in order (entry i holds row i's ref).
-    pending: Vec<u64>,
     scans: Vec<ScanSeen>,
     /// One scan start in this many is kept (0: none).
     scan_every: u64,
@@ -97,22 +116,20 @@ impl Ledger {
         Ledger { scan_every, ..Ledger::default() }
     }
 
-    /// Notes the rows given to the allocator.
-    pub fn stored(&mut self, rows: &Packed) {
-        self.pending.clear();
-        self.pending.extend(rows.iter().map(hash));
+    /// Notes entries the memtable accepted without their rows (a caller
+    /// that did not hash its batch ahead): no row bytes to hold them to,
+    /// so the flush fails them loudly.
+    pub fn inserted(&mut self, entries: &Packed) {
+        let base = self.lines.len() as u64;
+        let lines = entries.iter().filter_map(|r| Entry::decode(r).ok()).enumerate();
+        self.lines.extend(lines.map(|(i, e)| Line { key: hash(e.key), timestamp: e.timestamp, row: 0, seq: base + i as u64 }));
     }
 
-    /// Notes the entries the memtable accepted, each with its row.
-    pub fn inserted(&mut self, entries: &Packed) {
-        for (i, record) in entries.iter().enumerate() {
-            // The host built the batch: every entry decodes.
-            let Ok(entry) = Entry::decode(record) else { continue };
-            let row = self.pending.get(i).copied().unwrap_or(0);
-            let seq = self.lines.len() as u64;
-            self.lines.push(Line { key: hash(entry.key), timestamp: entry.timestamp, row, seq });
-        }
-        self.pending.clear();
+    /// Notes a batch hashed ahead (`Noted::of`, outside the shard's lock),
+    /// once the memtable accepted it.
+    pub fn noted(&mut self, batch: &Noted) {
+        let base = self.lines.len() as u64;
+        self.lines.extend(batch.0.iter().enumerate().map(|(i, &(key, timestamp, row))| Line { key, timestamp, row, seq: base + i as u64 }));
     }
 
     /// Keeps a scan from a sampled start, with what it returned.
@@ -132,7 +149,8 @@ impl Ledger {
 
     /// Settles the ledger for the flush: each key's history in order.
     pub fn settle(mut self) -> Settled {
-        self.lines.sort_by_key(|l| (l.key, l.seq));
+        // `seq` makes every line's sort key unique: an unstable sort keeps order.
+        self.lines.sort_unstable_by_key(|l| (l.key, l.seq));
         self.scans.sort_by(|a, b| a.start.cmp(&b.start));
         let mut expected = Tally::default();
         let mut winners = Vec::new();
@@ -327,7 +345,7 @@ fn diff(want: &[(u64, u64, u64)], mut seen: Vec<(u64, u64, u64)>) -> (u64, u64, 
 
 #[cfg(test)]
 mod tests {
-    use super::{Ledger, Mismatch};
+    use super::{Ledger, Mismatch, Noted};
     use memlab_sdk::{Entry, Packed};
 
     fn key(token: u8, i: u8) -> Vec<u8> {
@@ -354,8 +372,7 @@ mod tests {
     fn ledger() -> Ledger {
         let mut l = Ledger::new(1);
         let batch: Vec<(Vec<u8>, u64)> = [(0, 5), (1, 5), (2, 5), (3, 5), (1, 5)].iter().map(|&(i, t)| (key(7, i), t)).collect();
-        l.stored(&rows(&[b"r0", b"r1", b"r2", b"r3", b"r1b"]));
-        l.inserted(&entries(&batch));
+        l.noted(&Noted::of(&rows(&[b"r0", b"r1", b"r2", b"r3", b"r1b"]), &entries(&batch)));
         l
     }
 
@@ -386,14 +403,12 @@ mod tests {
         let mut l = Ledger::new(1);
         // Partition 7 holds keys 0 and 1; partition 8, inserted before the scan, key 0.
         let first: Vec<(Vec<u8>, u64)> = vec![(key(7, 0), 1), (key(7, 1), 1), (key(8, 0), 1)];
-        l.stored(&rows(&[b"a", b"b", b"c"]));
-        l.inserted(&entries(&first));
+        l.noted(&Noted::of(&rows(&[b"a", b"b", b"c"]), &entries(&first)));
         let start = [[7u8; 8].as_slice(), b"p\0\0"].concat();
         // Stopped at its partition's end: key(8, 0) is missing.
         l.scanned(&start, None, 50, &entries(&first[..2]));
         // Inserted after the scan: not owed to it.
-        l.stored(&rows(&[b"d"]));
-        l.inserted(&entries(&[(key(8, 1), 2)]));
+        l.noted(&Noted::of(&rows(&[b"d"]), &entries(&[(key(8, 1), 2)])));
         let all: [(u8, u64, &[u8]); 3] = [(0, 1, b"a"), (1, 1, b"b"), (0, 1, b"c")];
         let settled = l.settle();
         let mut audit = settled.audit();

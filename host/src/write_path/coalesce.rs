@@ -211,6 +211,8 @@ impl WritePath {
         for (_, b, _, _) in &jobs {
             b.rows.iter().for_each(|r| rows.push(r));
         }
+        // Hashed for the ledger before the lock, job by job in the order written.
+        let noted = self.ledgered.then(|| crate::seam::ledger::Noted::concat(jobs.iter().map(|(_, b, _, _)| crate::seam::ledger::Noted::of(&b.rows, &b.entries))));
         let result = (|| -> Result<(), SeamError> {
             let mut slot = self.lock(shard);
             let (live, calls) = slot.timed()?;
@@ -225,7 +227,7 @@ impl WritePath {
                 at += n;
                 b.entries.iter().for_each(|e| entries.push(e));
             }
-            live.insert(&mut entries)?;
+            live.insert_noted(&mut entries, noted.as_ref())?;
             clock.inserted(calls, entries.data_len());
             Ok(())
         })();

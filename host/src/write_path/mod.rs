@@ -20,6 +20,7 @@ pub use metrics::{CallTimes, WriteCounters, WriteMetrics};
 
 use crate::pool::MemoryPool;
 use crate::router::{RoutedBatch, Router, sort_key, token};
+use crate::seam::ledger::Noted;
 use crate::seam::{SeamError, Shard};
 use generation::Generations;
 
@@ -102,6 +103,8 @@ pub struct WritePath {
     coalescing: Coalescing,
     clients: usize,
     groups: Vec<coalesce::Group>,
+    /// Whether the shards keep the host's ledger (all or none do).
+    ledgered: bool,
 }
 
 impl WritePath {
@@ -112,6 +115,7 @@ impl WritePath {
             .map(|i| factory(i).map(|shard| Mutex::new(ShardSlot { live: Some(shard), calls: CallTimes::default() })))
             .collect::<Result<Vec<_>, _>>()?;
         let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
+        let ledgered = shards.first().is_some_and(|s| s.lock().unwrap_or_else(|p| p.into_inner()).live.as_ref().is_some_and(Shard::has_ledger));
         let groups = (0..router.shards()).map(|_| coalesce::Group::default()).collect();
         let metrics = Arc::new(WriteMetrics::default());
         Ok(WritePath {
@@ -127,6 +131,7 @@ impl WritePath {
             coalescing,
             clients: clients.max(1),
             groups,
+            ledgered,
         })
     }
 
@@ -320,13 +325,16 @@ impl WritePath {
 impl WritePath {
     /// One client batch in one store and one insert call.
     fn write_alone(&self, batch: &mut RoutedBatch) -> Result<(), SeamError> {
+        // Hashed for the ledger before the lock: the lock is held only
+        // to append what was hashed.
+        let noted = self.ledgered.then(|| Noted::of(&batch.rows, &batch.entries));
         let mut slot = self.lock(batch.shard);
         let (live, calls) = slot.timed()?;
         let mut clock = CallClock::start();
         let refs = live.store_rows(&mut batch.rows)?;
         clock.stored(calls, batch.rows.data_len());
         batch.set_refs(&refs);
-        live.insert(&mut batch.entries)?;
+        live.insert_noted(&mut batch.entries, noted.as_ref())?;
         clock.inserted(calls, batch.entries.data_len());
         Ok(())
     }
