@@ -212,7 +212,8 @@ impl WritePath {
             b.rows.iter().for_each(|r| rows.push(r));
         }
         // Hashed for the ledger before the lock, job by job in the order written.
-        let noted = self.ledgered.then(|| crate::seam::ledger::Noted::concat(jobs.iter().map(|(_, b, _, _)| crate::seam::ledger::Noted::of(&b.rows, &b.entries))));
+        let noted =
+            self.ledgered.then(|| crate::seam::ledger::Noted::concat(jobs.iter().map(|(_, b, _, _)| crate::seam::ledger::Noted::of(&b.rows, &b.entries))));
         let result = (|| -> Result<(), SeamError> {
             let mut slot = self.lock(shard);
             let (live, calls) = slot.timed()?;
