@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod flush;
 pub mod fuzz;
+pub mod input;
 pub mod model;
 pub mod native;
 pub mod plugin;

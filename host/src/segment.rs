@@ -21,6 +21,20 @@ pub enum SegmentError {
     Checksum { path: String, what: &'static str, expected: u32, found: u32 },
     #[error("{path}: {what} is {found} bytes, expected {expected}")]
     Length { path: String, what: &'static str, expected: u64, found: u64 },
+    /// Not a regular file, or larger than its kind may be.
+    #[error("{0}")]
+    Refused(crate::input::ReadError),
+}
+
+/// The largest segment metadata file memlab reads.
+const MAX_META_BYTES: u64 = 1 << 20;
+
+fn refused(e: crate::input::ReadError) -> SegmentError {
+    match e {
+        crate::input::ReadError::Io { path, source } => SegmentError::Io { path, source },
+        crate::input::ReadError::Length { path, what, expected, found } => SegmentError::Length { path, what, expected, found },
+        other => SegmentError::Refused(other),
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SegmentError + '_ {
@@ -184,14 +198,12 @@ pub struct LoadedSegment {
 
 /// Reads a segment by its metadata file and checks lengths and CRC32s.
 pub fn load(meta_path: &Path) -> Result<LoadedSegment, SegmentError> {
-    let raw = std::fs::read(meta_path).map_err(io(meta_path))?;
+    let raw = crate::input::read(meta_path, MAX_META_BYTES, "segment metadata file").map_err(refused)?;
     let meta = parse_meta(&raw).map_err(|detail| SegmentError::Meta { path: meta_path.display().to_string(), detail })?;
     let read_checked = |ext: &str, what: &'static str, len: u64, crc: u32| {
         let path = meta_path.with_extension(ext);
-        let bytes = std::fs::read(&path).map_err(io(&path))?;
-        if bytes.len() as u64 != len {
-            return Err(SegmentError::Length { path: path.display().to_string(), what, expected: len, found: bytes.len() as u64 });
-        }
+        // Exactly the length the metadata promises, and never more.
+        let bytes = crate::input::read_len(&path, len, what).map_err(refused)?;
         let found = crc32fast::hash(&bytes);
         if found != crc {
             return Err(SegmentError::Checksum { path: path.display().to_string(), what, expected: crc, found });

@@ -450,6 +450,17 @@ fn recorded_serializer(run_dir: &Path, v: &crate::record::VariantResult) -> Resu
     let recorded = v.plugins.iter().find(|p| p.kind == Kind::Serializer).map(|p| p.sha256.clone()).unwrap_or_default();
     let kept = run_dir.join(KEPT_COMPONENTS).join(format!("{recorded}.wasm"));
     if recorded.len() == 64 && recorded.bytes().all(|b| b.is_ascii_hexdigit()) && kept.is_file() {
+        // Picked by name, held by content: a swapped file is refused.
+        let bytes = crate::seam::read_bounded(&kept, plugin::MAX_PLUGIN_BYTES, "kept component")
+            .map_err(|e| CliError::Verify(format!("variant `{}`: {}: {e}", v.variant.name, kept.display())))?;
+        let found = plugin::sha256_hex(&bytes);
+        if found != recorded.to_ascii_lowercase() {
+            return Err(CliError::Verify(format!(
+                "variant `{}`: {} has sha256 {found}, but the record names {recorded}: it is not the component the run kept",
+                v.variant.name,
+                kept.display()
+            )));
+        }
         return Ok(kept.display().to_string());
     }
     Err(CliError::Verify(format!(
@@ -841,7 +852,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Componentize { input, output } => {
-            let bytes = std::fs::read(&input).map_err(io(&input))?;
+            let bytes = crate::seam::read_bounded(&input, plugin::MAX_PLUGIN_BYTES, "plugin file").map_err(io(&input))?;
             let component = plugin::to_component(&input.display().to_string(), &bytes)?;
             let host = PluginHost::new(EngineSettings { cache_dir: None, ..EngineSettings::default() })?;
             let checked = host.load_bytes(&input.display().to_string(), plugin::Source::File(input.display().to_string()), &component)?;

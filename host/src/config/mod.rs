@@ -563,14 +563,14 @@ pub const MAX_TEXT_BYTES: u64 = 16 << 20;
 /// A file's text, at most `MAX_TEXT_BYTES`; invalid UTF-8 is named by
 /// line and byte.
 pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
-    use std::io::Read;
     let file = path.display().to_string();
-    let read = |source| ConfigError::Read { file: file.clone(), source };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path).and_then(|f| f.take(MAX_TEXT_BYTES + 1).read_to_end(&mut bytes)).map_err(read)?;
-    if bytes.len() as u64 > MAX_TEXT_BYTES {
-        return Err(ConfigError::Invalid { file, message: format!("larger than the {} MiB a config or profile may be", MAX_TEXT_BYTES >> 20) });
-    }
+    let bytes = crate::input::read(path, MAX_TEXT_BYTES, "config or profile").map_err(|e| match e {
+        crate::input::ReadError::Io { source, .. } => ConfigError::Read { file: file.clone(), source },
+        crate::input::ReadError::TooLarge { .. } => {
+            ConfigError::Invalid { file: file.clone(), message: format!("larger than the {} MiB a config or profile may be", MAX_TEXT_BYTES >> 20) }
+        }
+        other => ConfigError::Invalid { file: file.clone(), message: other.reason() },
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();

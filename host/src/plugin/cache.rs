@@ -22,6 +22,9 @@ pub(super) fn default_dir() -> Option<PathBuf> {
 }
 
 /// Compiles `bytes`, or loads the cached compilation; the flag says which.
+/// The largest compile-cache entry memlab reads (a compiled component).
+const MAX_CACHE_ENTRY_BYTES: u64 = 2 << 30;
+
 pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &str, bytes: &[u8]) -> Result<(Component, bool), String> {
     let Some(dir) = dir else {
         return Component::new(engine, bytes).map(|c| (c, false)).map_err(|e| format!("{e:#}"));
@@ -29,7 +32,7 @@ pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &st
     let mut hasher = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let path = dir.join(format!("{sha256}-{:016x}.cwasm", hasher.finish()));
-    if let Ok(file) = std::fs::read(&path) {
+    if let Ok(file) = crate::input::read(&path, MAX_CACHE_ENTRY_BYTES, "compile cache entry") {
         if let Some(component) = verified(&file, sha256).and_then(|payload| deserialize(engine, payload).ok()) {
             return Ok((component, true));
         }

@@ -190,6 +190,11 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
     }
 }
 
+/// The sha256 of `bytes`, as records name components.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

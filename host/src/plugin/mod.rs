@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use cache::verified as verified_cache_payload;
-pub use load::{Plugin, Source, to_component};
+pub use load::{MAX_PLUGIN_BYTES, Plugin, Source, sha256_hex, to_component};
 pub use probe::AbiProbe;
 pub use store::Limits;
 

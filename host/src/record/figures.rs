@@ -117,7 +117,8 @@ impl Resources {
     /// Memory the run added beyond its memtable budget: the overhead of
     /// the write path, flush and sandbox (negative when under budget).
     pub fn beyond_budget(&self, budget: u64) -> i64 {
-        self.peak_rss as i64 - self.start_rss as i64 - budget as i64
+        // In i128: a record's numbers may be anything.
+        (i128::from(self.peak_rss) - i128::from(self.start_rss) - i128::from(budget)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 }
 

@@ -283,6 +283,8 @@ impl VariantResult {
     }
 }
 
+mod bounds;
+
 /// Beside `run.json`: the variants finished since it was last written.
 const VARIANTS_DIR: &str = "variants";
 
@@ -295,16 +297,34 @@ impl BenchResult {
             ParseError::Newer(found) => RecordError::NewerSchema { path: shown, found },
             ParseError::Json(detail) => RecordError::Malformed { path: shown, detail },
         })?;
-        record.take_later_variants(&path.with_file_name(VARIANTS_DIR));
+        // Only memlab's own `run.json` has a `variants/` beside it: a
+        // folder beside any other file (a shared temporary directory) is
+        // not taken into it.
+        if path.file_name().is_some_and(|n| n == "run.json") {
+            record.take_later_variants(&path.with_file_name(VARIANTS_DIR))?;
+        }
         Ok(record)
     }
 
     /// Appends the variants saved one by one (`save_variant`) after this
     /// record was last written whole: a run that ended early keeps them.
-    fn take_later_variants(&mut self, dir: &Path) {
+    /// Each must be a variant this record's config names, as configured;
+    /// a damaged or foreign one is an error naming it, never dropped.
+    fn take_later_variants(&mut self, dir: &Path) -> Result<(), RecordError> {
         let mut index = self.variants.len();
-        while let Ok(bytes) = crate::seam::read_bounded(&dir.join(format!("{index:06}.json")), 64 << 20, "variant record") {
-            let Ok(variant) = serde_json::from_slice::<VariantResult>(&bytes) else { break };
+        loop {
+            let file = dir.join(format!("{index:06}.json"));
+            if std::fs::symlink_metadata(&file).is_err() {
+                return Ok(());
+            }
+            let shown = file.display().to_string();
+            let bytes =
+                crate::seam::read_bounded(&file, 64 << 20, "variant record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
+            let variant = serde_json::from_slice::<VariantResult>(&bytes).map_err(|e| RecordError::Malformed { path: shown.clone(), detail: e.to_string() })?;
+            if !self.config.variants.contains(&variant.variant) {
+                let detail = format!("variant `{}` is not one this record's config ran, as configured", variant.variant.name);
+                return Err(RecordError::Malformed { path: shown, detail });
+            }
             self.variants.push(variant);
             index += 1;
         }
@@ -341,6 +361,8 @@ impl BenchResult {
         if version.schema > SCHEMA_VERSION {
             return Err(ParseError::Newer(version.schema));
         }
+        let walked: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        bounds::check(&walked).map_err(ParseError::Json)?;
         // Straight from the bytes: a `serde_json::Value` would round the
         // u128 digests to floats.
         let mut record: BenchResult = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;

@@ -78,7 +78,7 @@ pub fn why(groups: &[(&str, Vec<&VariantResult>)], winner: &str, other: &str) ->
     let per_row = |name: &str| {
         let (_, runs) = groups.iter().find(|(n, _)| *n == name)?;
         let t = of(runs)?;
-        let rows: u64 = super::ok(runs).into_iter().filter(|v| !v.time.is_empty()).map(|v| v.rows).sum();
+        let rows = super::total(super::ok(runs).into_iter().filter(|v| !v.time.is_empty()).map(|v| v.rows));
         (rows > 0).then_some((t, rows as f64))
     };
     let ((w, w_rows), (o, o_rows)) = (per_row(winner)?, per_row(other)?);

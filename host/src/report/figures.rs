@@ -63,7 +63,7 @@ fn positive(x: f64) -> Option<f64> {
 }
 
 fn raw_bytes(v: &VariantResult) -> u64 {
-    v.flushes.iter().map(|f| f.raw_bytes).sum()
+    super::total(v.flushes.iter().map(|f| f.raw_bytes))
 }
 
 use Better::{Higher, Lower, Neither};

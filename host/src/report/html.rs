@@ -201,19 +201,29 @@ fn flames_section(result: &BenchResult, dir: Option<&Path>) -> String {
     )
 }
 
+/// The largest flame graph a report embeds.
+const MAX_SVG_BYTES: u64 = 64 << 20;
+
 fn figure(p: &ProfileFigures, dir: Option<&Path>) -> String {
+    // A record's paths are untrusted: only a file inside the run's own
+    // directory is embedded, and only a plain relative name is linked.
     let image = dir
-        .and_then(|d| std::fs::read(d.join(&p.svg)).ok())
+        .and_then(|d| crate::input::inside(d, &p.svg).ok())
+        .and_then(|path| crate::input::read(&path, MAX_SVG_BYTES, "flame graph").ok())
         .map(|svg| format!("<img alt=\"flame graph of {}\" src=\"data:image/svg+xml;base64,{}\"/>", esc(&p.variant), base64(&svg)));
+    let linked = |name: &str, what: &str| match crate::input::link(name) {
+        Some(name) => format!("<a href=\"{}\">{what}</a>", esc(name)),
+        None => format!("{what} (not linked: its name is not a relative file name)"),
+    };
     format!(
-        "<figure><figcaption><b>{}</b>: {} ({} samples every {} µs; {}) &#183; <a href=\"{}\">interactive SVG</a> &#183; <a href=\"{}\">folded stacks</a></figcaption>{}</figure>",
+        "<figure><figcaption><b>{}</b>: {} ({} samples every {} µs; {}) &#183; {} &#183; {}</figcaption>{}</figure>",
         esc(&p.variant),
         esc(p.source.describe()),
         p.samples,
         p.interval_us,
         esc(&p.cost()),
-        esc(&p.svg),
-        esc(&p.folded),
+        linked(&p.svg, "interactive SVG"),
+        linked(&p.folded, "folded stacks"),
         image.unwrap_or_else(|| "<p class=\"r\">(the SVG is not beside this report)</p>".into())
     )
 }

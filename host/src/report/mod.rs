@@ -74,16 +74,16 @@ impl Rates {
     /// Derives the rates.
     pub fn of(v: &VariantResult) -> Self {
         let secs = v.elapsed.as_secs_f64().max(1e-9);
-        let flush_wall: Duration = v.flushes.iter().map(|f| f.wall).sum();
-        let flush_rows: u64 = v.flushes.iter().map(|f| f.rows).sum();
+        let flush_wall = total_time(v.flushes.iter().map(|f| f.wall));
+        let flush_rows = total(v.flushes.iter().map(|f| f.rows));
         Rates {
             ops: v.ops as f64 / secs,
             partitions: v.partitions as f64 / secs,
             rows: v.rows as f64 / secs,
             flushed_rows: flush_rows as f64 / flush_wall.as_secs_f64().max(1e-9),
             flush_wall,
-            flush_cpu: v.flushes.iter().map(|f| f.cpu).sum(),
-            flush_bytes: v.flushes.iter().map(|f| f.bytes).sum(),
+            flush_cpu: total_time(v.flushes.iter().map(|f| f.cpu)),
+            flush_bytes: total(v.flushes.iter().map(|f| f.bytes)),
             flush_rows,
         }
     }
@@ -192,7 +192,7 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
             format!(
                 "{} of {} (lock wait {:.1} ms)",
                 thousands(v.counters.contended as f64),
-                thousands((v.counters.contended + v.counters.uncontended) as f64),
+                thousands(v.counters.contended as f64 + v.counters.uncontended as f64),
                 v.counters.lock_wait_ns as f64 / 1e6
             ),
         ),
@@ -218,7 +218,7 @@ pub(crate) fn serializer_heap_per_flush(v: &VariantResult) -> Option<f64> {
 
 fn per_flush(v: &VariantResult, get: fn(&crate::record::FlushFigures) -> Option<u64>) -> Option<f64> {
     let measured: Vec<u64> = v.flushes.iter().filter_map(get).collect();
-    (!measured.is_empty() && measured.len() == v.flushes.len()).then(|| measured.iter().sum::<u64>() as f64 / measured.len() as f64)
+    (!measured.is_empty() && measured.len() == v.flushes.len()).then(|| total(measured.iter().copied()) as f64 / measured.len() as f64)
 }
 
 /// The SDK's count per flush, as the plugin reported it.
@@ -248,7 +248,7 @@ fn allocated_line(v: &VariantResult) -> String {
 
 /// Flushes, the allocator, reads, the memtable index and the boundary.
 fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
-    let raw: u64 = v.flushes.iter().map(|f| f.raw_bytes).sum();
+    let raw = total(v.flushes.iter().map(|f| f.raw_bytes));
     let mut rows = vec![
         (
             "Flushes",
@@ -462,6 +462,17 @@ fn beyond_budget_mib(v: &VariantResult) -> f64 {
     v.resources.beyond_budget(v.variant.memtable_space) as f64 / (1024.0 * 1024.0)
 }
 
+/// A record's counts summed without overflow: a record is untrusted, and
+/// a crafted one may hold any number.
+pub(crate) fn total(counts: impl Iterator<Item = u64>) -> u64 {
+    counts.fold(0, u64::saturating_add)
+}
+
+/// `total` for durations.
+pub(crate) fn total_time(times: impl Iterator<Item = Duration>) -> Duration {
+    times.fold(Duration::ZERO, Duration::saturating_add)
+}
+
 pub(crate) fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {
     // One failed round fails the variant: none of its rounds is shown.
     if crate::record::verdict::failed_run(runs).is_some() {
@@ -570,7 +581,7 @@ fn short_verdict(v: &crate::record::verdict::Verdict) -> String {
 /// Rows per second of CPU on the threads' own clocks (clients and
 /// flushes): what a busy neighbour moves less than wall time.
 fn rows_per_cpu_second(v: &VariantResult) -> f64 {
-    v.rows as f64 / (v.client_cpu + Rates::of(v).flush_cpu).as_secs_f64().max(1e-9)
+    v.rows as f64 / v.client_cpu.saturating_add(Rates::of(v).flush_cpu).as_secs_f64().max(1e-9)
 }
 
 /// How a run's variants are matched with a baseline's.

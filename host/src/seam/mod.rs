@@ -23,14 +23,12 @@ pub fn write_whole(path: &std::path::Path, partial: &std::path::Path, bytes: &[u
 
 /// Reads a file of at most `limit` bytes: an input larger than that (or
 /// endless, like `/dev/zero`) is refused by name, never read whole.
-pub fn read_bounded(path: &std::path::Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!("larger than the {} MiB a {what} may be", limit >> 20)));
-    }
-    Ok(bytes)
+pub fn read_bounded(path: &std::path::Path, limit: u64, what: &'static str) -> std::io::Result<Vec<u8>> {
+    crate::input::read(path, limit, what).map_err(|e| match e {
+        crate::input::ReadError::Io { source, .. } => source,
+        crate::input::ReadError::TooLarge { .. } => std::io::Error::other(format!("larger than the {} MiB a {what} may be", limit >> 20)),
+        other => std::io::Error::other(other.reason()),
+    })
 }
 
 pub use sample::{picked, secret_offset, secret_pick};

@@ -141,10 +141,16 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The largest stream file memlab reads (it is held in memory whole).
+pub const MAX_STREAM_BYTES: u64 = 4 << 30;
+
 impl StreamFile {
-    /// Reads and checks a whole stream file.
+    /// Reads and checks a whole stream file, of at most `MAX_STREAM_BYTES`.
     pub fn read(path: &Path) -> Result<StreamFile, StreamFileError> {
-        let data = std::fs::read(path).map_err(|source| StreamFileError::Io { path: path.display().to_string(), source })?;
+        let data = crate::input::read(path, MAX_STREAM_BYTES, "stream file").map_err(|e| match e {
+            crate::input::ReadError::Io { source, .. } => StreamFileError::Io { path: path.display().to_string(), source },
+            other => StreamFileError::Io { path: path.display().to_string(), source: std::io::Error::other(other.to_string()) },
+        })?;
         StreamFile::parse(path, data)
     }
 

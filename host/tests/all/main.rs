@@ -24,3 +24,4 @@ mod serializers;
 mod streams;
 mod support;
 mod trust;
+mod untrusted;

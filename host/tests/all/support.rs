@@ -61,3 +61,19 @@ pub fn hostile_plugin() -> String {
 pub fn liar_plugin(name: &str) -> String {
     std::path::Path::new(env!("MEMLAB_TEST_PLUGINS")).join(format!("{name}.wasm")).display().to_string()
 }
+
+/// `memlab args...`, to run in the workspace with the tests' cache.
+pub fn command(args: &[&str]) -> std::process::Command {
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_memlab"));
+    command.args(args).current_dir(workspace).env("MEMLAB_CACHE_DIR", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache"));
+    command
+}
+
+/// Runs `memlab args...`; (success, stdout + stderr). A panic fails the test.
+pub fn memlab(args: &[&str]) -> (bool, String) {
+    let out = command(args).output().expect("memlab runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("panicked"), "memlab {args:?} panicked:\n{text}");
+    (out.status.success(), text)
+}

@@ -1,0 +1,143 @@
+//! The one way memlab reads a file it did not just write: a record, a
+//! run directory's files, a config, a profile, a stream, a segment, a
+//! component, a cache entry. Such a file is untrusted input: it may be a
+//! FIFO that never ends a read, `/dev/zero`, a link out of its directory,
+//! or far larger than its kind allows. Here it is refused, naming the
+//! file and the limit, before it is read whole.
+
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// Why an untrusted file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// A FIFO, a device, a directory: nothing memlab reads.
+    #[error("{path}: not a regular file, so it is not read as a {what}")]
+    NotRegular { path: String, what: &'static str },
+    /// Larger than its kind may be.
+    #[error("{path}: larger than the {limit} bytes a {what} may be")]
+    TooLarge { path: String, what: &'static str, limit: u64 },
+    /// Not the length its metadata promised.
+    #[error("{path}: {found} bytes, but its {what} should have {expected}")]
+    Length { path: String, what: &'static str, expected: u64, found: u64 },
+    /// The operating system's error.
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+}
+
+impl ReadError {
+    /// The error without its path, for a message that names the file itself.
+    pub fn reason(&self) -> String {
+        match self {
+            ReadError::NotRegular { what, .. } => format!("not a regular file, so it is not read as a {what}"),
+            ReadError::TooLarge { what, limit, .. } => format!("larger than the {limit} bytes a {what} may be"),
+            ReadError::Length { what, expected, found, .. } => format!("{found} bytes, but its {what} should have {expected}"),
+            ReadError::Io { source, .. } => source.to_string(),
+        }
+    }
+}
+
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Opens `path` for reading if it is a regular file: opened without
+/// blocking (a FIFO with no writer would otherwise hang the open), then
+/// checked on the opened file itself, so a swap after the check is no
+/// race.
+fn open_regular(path: &Path, what: &'static str) -> Result<(std::fs::File, u64), ReadError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| ReadError::Io { path: shown(path), source };
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular { path: shown(path), what });
+    }
+    Ok((file, meta.len()))
+}
+
+/// Reads a regular file of at most `limit` bytes whole; a larger one is
+/// refused before it is read.
+pub fn read(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let (file, len) = open_regular(path, what)?;
+    let too_large = || ReadError::TooLarge { path: shown(path), what, limit };
+    if len > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    // Bounded again: the file may grow while it is read.
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|source| ReadError::Io { path: shown(path), source })?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// Reads a regular file that must hold exactly `len` bytes (what its
+/// metadata promised), reading no more than that.
+pub fn read_len(path: &Path, len: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let (file, found) = open_regular(path, what)?;
+    if found != len {
+        return Err(ReadError::Length { path: shown(path), what, expected: len, found });
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(len).read_to_end(&mut bytes).map_err(|source| ReadError::Io { path: shown(path), source })?;
+    if bytes.len() as u64 != len {
+        return Err(ReadError::Length { path: shown(path), what, expected: len, found: bytes.len() as u64 });
+    }
+    Ok(bytes)
+}
+
+/// A path a record names, resolved inside the record's own directory:
+/// a relative name of plain components (no root, no `..`), whose target,
+/// links followed, is still under `dir`. Anything else is refused.
+pub fn inside(dir: &Path, named: &str) -> Result<PathBuf, String> {
+    let relative = Path::new(named);
+    if named.is_empty() || !relative.components().all(|c| matches!(c, Component::Normal(_))) {
+        return Err(format!("`{named}` is not a relative name inside the run's directory (no root, no `..`)"));
+    }
+    let joined = dir.join(relative);
+    let (Ok(base), Ok(target)) = (dir.canonicalize(), joined.canonicalize()) else {
+        return Err(format!("`{named}` is not in the run's directory"));
+    };
+    if !target.starts_with(&base) {
+        return Err(format!("`{named}` leads out of the run's directory"));
+    }
+    Ok(joined)
+}
+
+/// A name a report may link to: a relative file name of letters, digits,
+/// `-`, `_`, `.` and `/`, with no `..` and no scheme (`javascript:`),
+/// or nothing.
+pub fn link(named: &str) -> Option<&str> {
+    let plain = named.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
+    let relative = Path::new(named).components().all(|c| matches!(c, Component::Normal(_)));
+    (plain && relative && !named.is_empty()).then_some(named)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ReadError, inside, link, read, read_len};
+
+    #[test]
+    fn what_is_not_a_bounded_regular_file_is_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("memlab-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("f");
+        std::fs::write(&file, b"12345").expect("write");
+        assert_eq!(read(&file, 5, "test").expect("read"), b"12345");
+        assert!(matches!(read(&file, 4, "test"), Err(ReadError::TooLarge { limit: 4, .. })));
+        assert!(matches!(read(&dir, 4, "test"), Err(ReadError::NotRegular { .. })));
+        assert!(matches!(read(std::path::Path::new("/dev/zero"), 4, "test"), Err(ReadError::NotRegular { .. })));
+        assert!(matches!(read_len(&file, 4, "test"), Err(ReadError::Length { expected: 4, found: 5, .. })));
+        assert!(inside(&dir, "f").is_ok());
+        for bad in ["/etc/passwd", "../f", "", "a/../../f"] {
+            assert!(inside(&dir, bad).is_err(), "{bad}");
+        }
+        assert_eq!(link("profiles/a.svg"), Some("profiles/a.svg"));
+        for bad in ["javascript:alert(1)", "/etc/passwd", "../x", "a b", "http://x"] {
+            assert_eq!(link(bad), None, "{bad}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,205 @@
+//! A record or a run directory handed to you is untrusted input (issue
+//! 33): crafted records and run directories through the binary, each
+//! refused with a clear error or handled without loss, never a panic, a
+//! hang or a file read from outside the run.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{command, liar_plugin, memlab, scratch};
+
+/// The golden digest, a u128 that `Value` cannot hold as a number: kept as
+/// a string while a test edits the record, a number again when written.
+const DIGEST: &str = "3688707562352453122090555679473947891";
+
+/// The golden record, as JSON.
+fn golden() -> Value {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/run.json")).expect("golden record");
+    serde_json::from_str(&text.replace(DIGEST, &format!("\"{DIGEST}\""))).expect("json")
+}
+
+/// `record` as a record's text.
+fn text_of(record: &Value) -> String {
+    serde_json::to_string(record).expect("json").replace(&format!("\"{DIGEST}\""), DIGEST)
+}
+
+/// `record` written as `dir/run.json`.
+fn write_run(dir: &Path, record: &Value) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("dir");
+    let path = dir.join("run.json");
+    std::fs::write(&path, text_of(record)).expect("write");
+    path
+}
+
+/// Every number of `v` set to `int` (floats to 1e300), nanos kept valid.
+fn extreme(v: &mut Value, key: &str, int: u64) {
+    match v {
+        Value::Number(n) if n.is_u64() || n.is_i64() => *v = if key == "nanos" { 999_999_999u64.into() } else { int.into() },
+        Value::Number(_) => *v = serde_json::json!(1e300),
+        Value::Array(items) => items.iter_mut().for_each(|i| extreme(i, key, int)),
+        Value::Object(map) => map.iter_mut().for_each(|(k, i)| extreme(i, k, int)),
+        _ => {}
+    }
+}
+
+/// Runs memlab, ending it if it takes longer than `limit`: (finished, success, output).
+fn bounded(args: &[&str], limit: Duration) -> (bool, bool, String) {
+    let mut child = command(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("memlab starts");
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if child.try_wait().expect("wait").is_some() {
+            let out = child.wait_with_output().expect("output");
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert!(!text.contains("panicked"), "memlab {args:?} panicked:\n{text}");
+            return (true, out.status.success(), text);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    (false, false, String::new())
+}
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let made = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Every number at the largest a record may hold (2^53) is shown without
+/// a panic; one above it is refused, named by its field.
+#[test]
+fn a_record_whose_every_number_is_extreme_is_shown_or_refused_without_a_panic() {
+    let dir = scratch("untrusted-extreme");
+    for (int, name) in [(1u64 << 53, "largest"), (u64::MAX, "beyond")] {
+        let mut record = golden();
+        extreme(&mut record, "", int);
+        // Kept readable: the schema number, so the record is parsed at all.
+        record["schema"] = 3.into();
+        let run = write_run(&dir.join(name), &record);
+        let run = run.to_str().expect("path");
+        let html = dir.join(format!("{name}.html"));
+        for args in [vec!["show", run], vec!["show", run, "--html", html.to_str().expect("path")], vec!["show", run, "-b", run]] {
+            let (finished, ok, text) = bounded(&args, Duration::from_secs(60));
+            assert!(finished, "memlab {args:?} did not finish");
+            if int > 1 << 53 {
+                assert!(!ok && text.contains("above the 2^53"), "{args:?}: {text}");
+            } else {
+                assert!(ok, "{args:?}: {text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_record_cannot_embed_or_link_a_file_outside_its_run() {
+    let dir = scratch("untrusted-paths");
+    let mut record = golden();
+    let name = record["variants"][0]["variant"]["name"].clone();
+    let profile = |svg: &str, folded: &str| serde_json::json!({ "variant": name, "source": "guest", "folded": folded, "svg": svg, "samples": 1, "interval_us": 1, "sampling_ns": 0, "client_ns": 1, "rate_ratio": 1.0 });
+    let fifo = dir.join("run").join("fifo.svg");
+    std::fs::create_dir_all(dir.join("run")).expect("dir");
+    mkfifo(&fifo);
+    record["profiles"] = serde_json::json!([
+        profile("/etc/passwd", "javascript:alert(1)"),
+        profile("../../../../etc/passwd", "http://example.invalid/x"),
+        profile("fifo.svg", "fifo.folded"),
+    ]);
+    let run = write_run(&dir.join("run"), &record);
+    let html = dir.join("report.html");
+    let (finished, ok, text) = bounded(&["show", run.to_str().expect("path"), "--html", html.to_str().expect("path")], Duration::from_secs(60));
+    assert!(finished, "show --html hung on a FIFO the record names");
+    assert!(ok, "{text}");
+    let page = std::fs::read_to_string(&html).expect("report");
+    assert!(!page.contains("root:"), "a file outside the run was embedded");
+    let passwd = std::fs::read("/etc/passwd").unwrap_or_default();
+    assert!(passwd.is_empty() || !page.contains(&base64_prefix(&passwd)), "/etc/passwd embedded as base64");
+    assert!(!page.contains("javascript:") && !page.contains("href=\"http") && !page.contains("href=\"/etc"), "a scheme or absolute link");
+}
+
+/// The first 24 base64 characters of `bytes`, as a report would embed them.
+fn base64_prefix(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    bytes
+        .chunks(3)
+        .take(6)
+        .flat_map(|c| {
+            let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+            (0..4).map(move |i| TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char)
+        })
+        .collect()
+}
+
+/// A small run with its segments kept, with the serializer a file (the
+/// liar in its honest mode), so the run keeps its component.
+fn kept_run(dir: &Path) -> PathBuf {
+    let flush = liar_plugin("liar-flush");
+    let config = dir.join("kept.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[workload]\nseed = 3\nops = 300\npartitions = {{ count = 500 }}\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = {flush:?}\n"
+        ),
+    )
+    .expect("config");
+    let out = dir.join("runs");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--keep-segments", "--quiet", "--no-intervals"]);
+    assert!(ok, "{text}");
+    std::fs::read_dir(&out).expect("runs").flatten().map(|e| e.path()).find(|p| p.join("run.json").exists()).expect("a run")
+}
+
+#[test]
+fn verify_refuses_a_fifo_or_an_endless_file_for_a_segment_and_a_swapped_component() {
+    let dir = scratch("untrusted-verify");
+    let run = kept_run(&dir);
+    let (ok, text) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(ok, "{text}");
+    let segments = run.join("01-v-1");
+    let data = std::fs::read_dir(&segments).expect("segments").flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "data")).expect("data");
+    let saved = std::fs::read(&data).expect("data");
+    mkfifo(&data);
+    let (finished, ok, text) = bounded(&["verify", run.to_str().expect("path")], Duration::from_secs(60));
+    assert!(finished, "verify hung on a FIFO");
+    assert!(!ok && text.contains("not a regular file") && text.contains(data.file_name().and_then(|n| n.to_str()).expect("name")), "{text}");
+    std::fs::remove_file(&data).expect("rm fifo");
+    std::os::unix::fs::symlink("/dev/zero", &data).expect("symlink");
+    let (finished, ok, text) = bounded(&["verify", run.to_str().expect("path")], Duration::from_secs(60));
+    assert!(finished && !ok && text.contains("not a regular file"), "{text}");
+    std::fs::remove_file(&data).expect("rm link");
+    std::fs::write(&data, saved).expect("restore");
+    // A kept component swapped for other bytes is refused by its sha256.
+    let component = std::fs::read_dir(run.join("components")).expect("components").flatten().map(|e| e.path()).next().expect("a kept component");
+    let mut bytes = std::fs::read(&component).expect("component");
+    bytes.push(0);
+    std::fs::write(&component, bytes).expect("swap");
+    let (ok, text) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(!ok && text.contains("sha256") && text.contains("not the component the run kept"), "{text}");
+}
+
+#[test]
+fn variants_beside_a_record_are_taken_only_for_its_own_run_json_and_never_dropped() {
+    let dir = scratch("untrusted-variants");
+    let record = golden();
+    let count = record["variants"].as_array().map_or(0, Vec::len);
+    let mut foreign = record["variants"][0].clone();
+    foreign["variant"]["name"] = "planted".into();
+    // Beside a record not named run.json: a shared temporary directory.
+    std::fs::create_dir_all(dir.join("tmp/variants")).expect("dir");
+    std::fs::write(dir.join("tmp/other.json"), text_of(&record)).expect("write");
+    std::fs::write(dir.join(format!("tmp/variants/{count:06}.json")), text_of(&record["variants"][0])).expect("write");
+    let (ok, text) = memlab(&["show", dir.join("tmp/other.json").to_str().expect("path")]);
+    assert!(ok, "{text}");
+    assert_eq!(text.matches("Results: ").count(), count, "variants/ taken into a record not named run.json:\n{text}");
+    // Beside run.json: a variant its config never ran is refused by name.
+    let run = write_run(&dir.join("run"), &record);
+    std::fs::create_dir_all(dir.join("run/variants")).expect("dir");
+    let planted = dir.join(format!("run/variants/{count:06}.json"));
+    std::fs::write(&planted, text_of(&foreign)).expect("write");
+    let (ok, text) = memlab(&["show", run.to_str().expect("path")]);
+    assert!(!ok && text.contains(&format!("{count:06}.json")) && text.contains("planted"), "{text}");
+    // A damaged one is an error naming it, not a silent end.
+    std::fs::write(&planted, "{ not json").expect("write");
+    let (ok, text) = memlab(&["show", run.to_str().expect("path")]);
+    assert!(!ok && text.contains(&format!("{count:06}.json")), "{text}");
+}
