@@ -58,6 +58,7 @@ fn bounded(args: &[&str], limit: Duration) -> (bool, bool, String) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.kill();
+    let _ = child.wait();
     (false, false, String::new())
 }
 
