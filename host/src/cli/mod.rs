@@ -117,12 +117,13 @@ enum Command {
         #[arg(short, long)]
         baseline: Option<PathBuf>,
         /// With -b: match variants by name (the default) or by position.
-        #[arg(long, value_enum, default_value_t = MatchBy::Name)]
+        #[arg(long, value_enum, default_value_t = MatchBy::Name, requires = "baseline")]
         by: MatchBy,
         /// With -b: pair the run's variant RUN with the baseline's BASE
-        /// (`--pair RUN=BASE`, repeatable); overrides --by.
-        #[arg(long, value_parser = pair)]
-        pair: Vec<(String, String)>,
+        /// (`--pair RUN=BASE`, repeatable; names may hold `=` themselves:
+        /// the split that names a variant on each side is taken); overrides --by.
+        #[arg(long, requires = "baseline")]
+        pair: Vec<String>,
         /// Also write the run's HTML report here.
         #[arg(long)]
         html: Option<PathBuf>,
@@ -323,11 +324,18 @@ enum MatchBy {
     Position,
 }
 
-/// `--pair RUN=BASE`.
-fn pair(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
-        _ => Err(format!("`{text}`: write the run's variant, `=`, then the baseline's, e.g. `--pair \"trie x32=trie\"`")),
+/// `--pair RUN=BASE`, split where the run's variant and the baseline's
+/// are both names: a name may hold `=` itself.
+fn pair(text: &str, run: &BenchResult, base: &BenchResult) -> Result<(String, String), CliError> {
+    let named = |r: &BenchResult, n: &str| r.variants.iter().any(|v| v.variant.name == n);
+    let splits: Vec<(&str, &str)> =
+        text.match_indices('=').map(|(i, _)| (&text[..i], &text[i + 1..])).filter(|(a, b)| named(run, a) && named(base, b)).collect();
+    match splits.as_slice() {
+        [(a, b)] => Ok((a.to_string(), b.to_string())),
+        [] => Err(CliError::Points(format!(
+            "--pair `{text}`: no split at a `=` names a variant of the run on its left and one of the baseline on its right, e.g. `--pair \"trie x32=trie\"`"
+        ))),
+        _ => Err(CliError::Points(format!("--pair `{text}`: more than one split at a `=` names variants on both sides; rename one of them"))),
     }
 }
 
@@ -802,7 +810,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 Some(path) => {
                     let base = read_run(&path)?;
                     let pairing = match (pair.is_empty(), by) {
-                        (false, _) => report::Pairing::Explicit(pair),
+                        (false, _) => report::Pairing::Explicit(pair.iter().map(|p| self::pair(p, &result, &base)).collect::<Result<_, _>>()?),
                         (true, MatchBy::Name) => report::Pairing::ByName,
                         (true, MatchBy::Position) => report::Pairing::ByPosition,
                     };

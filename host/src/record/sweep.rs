@@ -43,6 +43,12 @@ pub enum SweepError {
     /// The same point twice.
     #[error("{first} and {other} both hold the point {over} = {value}: show one of them")]
     Twice { first: String, other: String, over: String, value: String },
+    /// Points whose plugins are not the same components.
+    #[error("{first} and {other} ran different components for {detail}: the points are not one experiment")]
+    Plugins { first: String, other: String, detail: String },
+    /// Points that should share a stream and do not.
+    #[error("{first} and {other} ran different streams (fingerprints {a} and {b}), though the sweep over `{over}` does not change the stream")]
+    PointStreams { first: String, other: String, over: String, a: String, b: String },
     /// A point whose variants did not all see one stream.
     #[error("{source_}: its variants ran different streams (fingerprints {a} and {b}); the point cannot be compared")]
     Streams { source_: String, a: String, b: String },
@@ -67,6 +73,9 @@ pub fn merge(records: Vec<(String, BenchResult)>) -> Result<Sweep, SweepError> {
             let sweeps = format!("over `{}`, id {:.12}; over `{}`, id {:.12}", into.over, into.id, s.over, s.id);
             return Err(SweepError::Different { first, other: source, sweeps });
         }
+        if let Some(first) = into.points.first() {
+            same_experiment(first, &source, &result, &s.over)?;
+        }
         if let Some(twice) = into.points.iter().find(|p| p.value == s.value) {
             return Err(SweepError::Twice { first: twice.source.clone(), other: source, over: s.over, value: s.value });
         }
@@ -76,6 +85,31 @@ pub fn merge(records: Vec<(String, BenchResult)>) -> Result<Sweep, SweepError> {
     let values = sweep.values.clone();
     sweep.points.sort_by_key(|p| values.iter().position(|v| *v == p.value).unwrap_or(usize::MAX));
     Ok(sweep)
+}
+
+/// (variant, kind) → sha256 of every plugin a record ran.
+fn components(r: &BenchResult) -> std::collections::BTreeMap<(String, String), String> {
+    r.variants.iter().flat_map(|v| v.plugins.iter().map(|p| ((v.variant.name.clone(), p.kind.to_string()), p.sha256.clone()))).collect()
+}
+
+/// A point must have run the first point's components, and, unless the
+/// sweep changes the stream (threads, rows per batch), its stream.
+fn same_experiment(first: &Point, source: &str, result: &BenchResult, over: &str) -> Result<(), SweepError> {
+    let (theirs, ours) = (components(&first.result), components(result));
+    for ((variant, kind), a) in &theirs {
+        if let Some(b) = ours.get(&(variant.clone(), kind.clone())).filter(|b| *b != a) {
+            let detail = format!("variant `{variant}`'s {kind} (sha256 {a:.12} and {b:.12})");
+            return Err(SweepError::Plugins { first: first.source.clone(), other: source.to_string(), detail });
+        }
+    }
+    let stream = |r: &BenchResult| r.variants.iter().find(|v| v.failure().is_none()).map(|v| v.fingerprint.clone());
+    if !matches!(over, "threads" | "rows_per_batch")
+        && let (Some(a), Some(b)) = (stream(&first.result), stream(result))
+        && a != b
+    {
+        return Err(SweepError::PointStreams { first: first.source.clone(), other: source.to_string(), over: over.to_string(), a, b });
+    }
+    Ok(())
 }
 
 impl Sweep {

@@ -429,7 +429,7 @@ mod tests {
         let mut lines: Vec<super::Line> = (0..10_000u64)
             .map(|seq| {
                 rng = super::mix(rng.wrapping_add(seq));
-                super::Line { key: rng % 3000 * 0x9e37_79b9_7f4a_7c15, timestamp: 0, row: 0, seq }
+                super::Line { key: (rng % 3000).wrapping_mul(0x9e37_79b9_7f4a_7c15), timestamp: 0, row: 0, seq }
             })
             .collect();
         let sorted = super::by_key(lines.clone());

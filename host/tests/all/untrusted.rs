@@ -204,3 +204,64 @@ fn variants_beside_a_record_are_taken_only_for_its_own_run_json_and_never_droppe
     let (ok, text) = memlab(&["show", run.to_str().expect("path")]);
     assert!(!ok && text.contains(&format!("{count:06}.json")), "{text}");
 }
+
+/// A tiny sweep config with `sweep` as its `[sweep]` table.
+fn sweep_config(dir: &Path, name: &str, sweep: &str) -> PathBuf {
+    let text = format!(
+        "[bench]\nname = \"s\"\n\n[workload]\nseed = 5\nops = 300\npartitions = {{ count = 200 }}\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nmemtable_space = \"1MiB\"\n\n[sweep]\n{sweep}\n"
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+/// A sweep is refused whole before its first point runs: a value only
+/// the second point's plugin refuses, two values that would share a
+/// folder; and a refused sweep leaves no directory behind.
+#[test]
+fn a_sweep_fails_before_its_first_point_and_leaves_nothing() {
+    let dir = scratch("untrusted-sweeps");
+    let cases = [
+        ("param.toml", "over = \"allocator.chunk_size\"\nvalues = [65536, 1]", "allocator.chunk_size = 1"),
+        ("folders.toml", "over = \"memtable_space\"\nvalues = [\"1 MiB\", \"1\\tMiB\"]", "would share the folder"),
+    ];
+    for (name, sweep, expected) in cases {
+        let config = sweep_config(&dir, name, sweep);
+        let out = dir.join(format!("out-{name}"));
+        let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", out.to_str().expect("path"), "--quiet", "--no-intervals"]);
+        assert!(!ok && text.contains(expected), "{name}: {text}");
+        assert!(!text.contains("=== sweep point 1"), "{name}: a point ran before the sweep was refused:\n{text}");
+        let left: Vec<_> = std::fs::read_dir(&out).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        assert!(left.is_empty(), "{name}: a refused sweep left {left:?}");
+    }
+}
+
+/// Flags that would do nothing are errors, and a pair names variants
+/// whatever their names hold.
+#[test]
+fn pairing_flags_need_a_baseline_and_take_any_variant_name() {
+    let dir = scratch("untrusted-pairing");
+    let mut record = golden();
+    for v in record["variants"].as_array_mut().expect("variants") {
+        if v["variant"]["name"] == "btree" {
+            v["variant"]["name"] = "a=b".into();
+        }
+    }
+    for v in record["config"]["variant"].as_array_mut().expect("variants") {
+        if v["name"] == "btree" {
+            v["name"] = "a=b".into();
+        }
+    }
+    let run = write_run(&dir.join("run"), &record);
+    let run = run.to_str().expect("path");
+    for flag in [vec!["--pair", "x=y"], vec!["--by", "position"]] {
+        let mut args = vec!["show", run];
+        args.extend(flag.iter().copied());
+        let (ok, text) = memlab(&args);
+        assert!(!ok && text.contains("--baseline"), "{args:?}: {text}");
+    }
+    let (ok, text) = memlab(&["show", run, "-b", run, "--pair", "a=b=a=b"]);
+    assert!(ok && text.contains("a=b"), "{text}");
+    let (ok, text) = memlab(&["show", run, "-b", run, "--pair", "nope=a=b"]);
+    assert!(!ok && text.contains("--pair `nope=a=b`"), "{text}");
+}
