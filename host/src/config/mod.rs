@@ -198,7 +198,7 @@ pub enum Runtime {
 }
 
 /// A parameter value as TOML writes it; plugins receive it as a string.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ParamValue {
     /// A string.
@@ -209,6 +209,39 @@ pub enum ParamValue {
     Float(f64),
     /// A boolean.
     Bool(bool),
+}
+
+impl<'de> Deserialize<'de> for ParamValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = ParamValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, an integer, a float or a boolean")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ParamValue, E> {
+                Ok(ParamValue::Text(v.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ParamValue, E> {
+                Ok(ParamValue::Integer(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ParamValue, E> {
+                i64::try_from(v).map(ParamValue::Integer).map_err(|_| E::custom(format!("the integer {v} is too large: TOML integers go up to {}", i64::MAX)))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<ParamValue, E> {
+                // An integer past i64 reaches here as a float, rounded: it
+                // is refused, never run as a number the user did not write.
+                if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_776e18 {
+                    return Err(E::custom(format!("an integer of about {v:e} is too large: TOML integers go up to {}", i64::MAX)));
+                }
+                Ok(ParamValue::Float(v))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<ParamValue, E> {
+                Ok(ParamValue::Bool(v))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 impl fmt::Display for ParamValue {
@@ -383,8 +416,10 @@ impl BenchConfig {
                 format!("`bench.name` = {name:?} names the run's directory: use letters, digits, `-`, `_` and `.` only, not starting with `.`"),
             ));
         }
-        let workload_table = toml::from_str::<toml::Table>(text).ok().and_then(|t| t.get("workload").and_then(toml::Value::as_table).cloned());
-        if workload_table.as_ref().is_some_and(|w| w.contains_key("stream") && (w.contains_key("ops") || w.contains_key("duration"))) {
+        // From the table already parsed: parsing the text again cost a
+        // third of a large config's check.
+        let w = &raw.workload.rest;
+        if w.contains_key("stream") && (w.contains_key("ops") || w.contains_key("duration")) {
             return Err(at(
                 "stream",
                 "`workload.stream` replays a stream file whole: `ops` and `duration` beside it would be ignored, so they are refused".into(),
@@ -397,19 +432,22 @@ impl BenchConfig {
         let kinds = [(Kind::Memtable, &raw.memtable), (Kind::Allocator, &raw.allocator), (Kind::Serializer, &raw.serializer)];
         for (kind, named) in kinds {
             for (name, n) in named.iter() {
-                let header = format!("[{kind}.{name}]");
-                let at = text.lines().position(|l| l.trim() == header).map(|n| format!("line {}: ", n + 1)).unwrap_or_default();
+                // Where the header is, looked up only for an error: a scan
+                // per configuration made checking quadratic.
+                let header = || format!("[{kind}.{name}]");
+                let at = || text.lines().position(|l| l.trim() == header()).map(|n| format!("line {}: ", n + 1)).unwrap_or_default();
                 if n.plugin.is_some() == n.inherits.is_some() {
-                    return Err(invalid(format!("{at}`{header}` needs exactly one of `plugin` and `inherits`")));
+                    return Err(invalid(format!("{}`{}` needs exactly one of `plugin` and `inherits`", at(), header())));
                 }
                 if kind != Kind::Memtable && n.shards.is_some() {
-                    return Err(invalid(format!("{at}`{header}`: `shards` belongs to memtable configurations")));
+                    return Err(invalid(format!("{}`{}`: `shards` belongs to memtable configurations", at(), header())));
                 }
             }
         }
         let mut variants = Vec::with_capacity(raw.variants.len());
+        let mut names = std::collections::HashSet::new();
         for v in raw.variants {
-            if variants.iter().any(|w: &Variant| w.name == v.name) {
+            if !names.insert(v.name.clone()) {
                 let second = text.match_indices(&format!("name = {:?}", v.name)).nth(1).map(|(at, _)| format!("{}: ", line_of(text, at))).unwrap_or_default();
                 return Err(invalid(format!("{second}two variants are named `{}`", v.name)));
             }
@@ -504,14 +542,16 @@ fn resolve(text: &str, kind: Kind, named: &BTreeMap<String, Named>, name: &toml:
         return Ok(Resolved { plugin: name.get_ref().clone(), params: BTreeMap::new(), shards: None });
     };
     let mut chain = vec![name.get_ref().clone()];
+    // Beside the chain, for a lookup per link: a long chain stays linear.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::from([name.get_ref().as_str()]);
     let mut layers = vec![current];
     while let Some(parent) = &current.inherits {
-        let at = line_of(text, parent.span().start);
+        let at = || line_of(text, parent.span().start);
         current = named
             .get(parent.get_ref())
-            .ok_or_else(|| format!("{at}: `inherits = \"{}\"` names no `[{kind}.{}]` configuration", parent.get_ref(), parent.get_ref()))?;
-        if chain.contains(parent.get_ref()) {
-            return Err(format!("{at}: `[{kind}.*]` configurations inherit in a cycle: {} -> {}", chain.join(" -> "), parent.get_ref()));
+            .ok_or_else(|| format!("{}: `inherits = \"{}\"` names no `[{kind}.{}]` configuration", at(), parent.get_ref(), parent.get_ref()))?;
+        if !seen.insert(parent.get_ref().as_str()) {
+            return Err(format!("{}: `[{kind}.*]` configurations inherit in a cycle: {} -> {}", at(), chain.join(" -> "), parent.get_ref()));
         }
         chain.push(parent.get_ref().clone());
         layers.push(current);
