@@ -303,3 +303,18 @@ fn an_integer_past_i64_is_refused_with_its_line_and_digits() {
     assert!(!ok && text.contains("9223372036854775809 is too large") && text.contains("line "), "{text}");
     assert!(!text.contains("9223372036854776000"), "{text}");
 }
+
+/// A malformed `coalescing` names what it may be, not serde's internals.
+#[test]
+fn a_malformed_coalescing_says_what_it_may_be() {
+    let dir = scratch("untrusted-coalescing");
+    for (value, expected) in [("{ window = 10, x = 1 }", "not `x`"), ("{ }", "names no window"), ("\"batch\"", "coalescing `batch` is none of")] {
+        let text = format!(
+            "[workload]\nops = 100\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\ncoalescing = {value}\n"
+        );
+        let config = dir.join("c.toml");
+        std::fs::write(&config, text).expect("config");
+        let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", dir.join("out").to_str().expect("path")]);
+        assert!(!ok && text.contains(expected) && text.contains("line 9") && !text.contains("wanted exactly"), "{value}: {text}");
+    }
+}
