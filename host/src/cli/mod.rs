@@ -30,6 +30,7 @@ pub(crate) fn emit(out: &mut impl std::io::Write, text: &str, newline: bool) {
 }
 
 mod sweep;
+mod verify;
 
 /// Try out the write path of an LSM engine, with its strategies as
 /// sandboxed WebAssembly components.
@@ -424,7 +425,7 @@ fn described_version(host: &Arc<PluginHost>, plugin: &Arc<plugin::Plugin>) -> Re
 /// Where a run keeps the components of its plugins that are not bundled,
 /// by sha256: `memlab verify` reads segments back with these bytes, never
 /// with a file or a crate the record names.
-const KEPT_COMPONENTS: &str = "components";
+pub(super) const KEPT_COMPONENTS: &str = "components";
 
 /// Copies every non-bundled plugin's component into the run's directory.
 fn keep_components(host: &Arc<PluginHost>, config: &BenchConfig, run_dir: &Path) -> Result<(), CliError> {
@@ -440,77 +441,6 @@ fn keep_components(host: &Arc<PluginHost>, config: &BenchConfig, run_dir: &Path)
             let path = dir.join(format!("{}.wasm", plugin.sha256));
             std::fs::write(&path, &plugin.component).map_err(io(&path))?;
         }
-    }
-    Ok(())
-}
-
-/// The serializer a recorded variant's segments are read back with: the
-/// bundled one by name, else the component the run kept, by the sha256
-/// the record names. Never a file or crate the record points at: a
-/// read-only re-check runs no code a record names outside the sandbox,
-/// and no other bytes than the run's.
-fn recorded_serializer(run_dir: &Path, v: &crate::record::VariantResult) -> Result<String, CliError> {
-    use crate::seam::Kind;
-    let name = &v.variant.serializer;
-    if v.variant.runtime == crate::record::Runtime::Native || registry::find_kind(name, Kind::Serializer).is_some() {
-        return Ok(name.clone());
-    }
-    let recorded = v.plugins.iter().find(|p| p.kind == Kind::Serializer).map(|p| p.sha256.clone()).unwrap_or_default();
-    let kept = run_dir.join(KEPT_COMPONENTS).join(format!("{recorded}.wasm"));
-    if recorded.len() == 64 && recorded.bytes().all(|b| b.is_ascii_hexdigit()) && kept.is_file() {
-        // Picked by name, held by content: a swapped file is refused.
-        let bytes = crate::seam::read_bounded(&kept, plugin::MAX_PLUGIN_BYTES, "kept component")
-            .map_err(|e| CliError::Verify(format!("variant `{}`: {}: {e}", v.variant.name, kept.display())))?;
-        let found = plugin::sha256_hex(&bytes);
-        if found != recorded.to_ascii_lowercase() {
-            return Err(CliError::Verify(format!(
-                "variant `{}`: {} has sha256 {found}, but the record names {recorded}: it is not the component the run kept",
-                v.variant.name,
-                kept.display()
-            )));
-        }
-        return Ok(kept.display().to_string());
-    }
-    Err(CliError::Verify(format!(
-        "variant `{}`: its serializer `{name}` is not bundled and the run kept no component with its sha256 ({}); memlab verify never loads or builds a plugin the record names from elsewhere",
-        v.variant.name,
-        if recorded.is_empty() { "none recorded" } else { &recorded }
-    )))
-}
-
-/// `memlab verify`: every variant's kept segments against its record.
-fn verify(run: &Path) -> Result<(), CliError> {
-    let json = run_json(run);
-    let run_dir = json.parent().unwrap_or(Path::new("."));
-    let record = BenchResult::load(&json)?;
-    let host = PluginHost::new(EngineSettings { instance_slots: 0, ..EngineSettings::default() })?;
-    let (mut broken, mut checked) = (0, 0);
-    for v in &record.variants {
-        let label = format!("{} (repeat {})", v.variant.name, v.repeat);
-        let Some(folder) = v.segments.as_deref().filter(|_| v.failure().is_none()) else {
-            sayln!("  -     {label}: no segments kept (run the bench with --keep-segments)");
-            continue;
-        };
-        let serializer = recorded_serializer(run_dir, v)?;
-        let open = bench::reader(&host, v.variant.runtime.into(), &serializer, v.variant.serializer_args())?;
-        checked += 1;
-        match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, open.as_ref()) {
-            crate::verify::Recheck::Holds(x) => sayln!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
-            crate::verify::Recheck::ReadBack(rows) => {
-                sayln!("  OK    {label}: {rows} rows read back, every checksum holds (a schema-{} record: no comparable digest)", record.schema)
-            }
-            crate::verify::Recheck::NotVerified(rows) => {
-                let why = v.not_verified.as_deref().map_or_else(|| "its record holds no verified state".to_string(), str::to_string);
-                sayln!("  OK    {label}: {rows} rows read back, every checksum holds; its final state was not verified at run time ({why})")
-            }
-            crate::verify::Recheck::Broken(why) => {
-                broken += 1;
-                sayln!("  FAIL  {label}: {why}");
-            }
-        }
-    }
-    if broken > 0 {
-        return Err(CliError::VerifyFailed { broken, checked });
     }
     Ok(())
 }
@@ -780,7 +710,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             sayln!("{}: {} ops of profile `{}` over {} threads, fingerprint {fingerprint}", output.display(), ops, profile.name, profile.threads);
             Ok(())
         }
-        Command::Verify { run_dir } => verify(&run_dir),
+        Command::Verify { run_dir } => verify::verify(&run_dir),
         Command::Show { runs, baseline, html, by, pair } => {
             // One run: a path that is no directory, or a directory with a run.json.
             let single = runs.len() == 1 && (!runs[0].is_dir() || run_json(&runs[0]).is_file());

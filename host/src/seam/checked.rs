@@ -10,45 +10,7 @@ use super::sample::Sample;
 use super::watch::during;
 use super::{Boundary, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
 
-/// Linear memory an allocator may hold beyond what it held once created,
-/// what it reserved from the pool, twice the largest batch it was asked to
-/// store (the canonical ABI copies a call's arguments into the guest's own
-/// heap) and what it grew while answering loads (its answers are built in
-/// that heap too): a quarter of its reservations (the heap's bookkeeping
-/// and growth steps) plus 4 MiB.
-pub const MEMORY_SLACK_BYTES: u64 = 4 << 20;
-
-/// The allowance for an allocator that holds `baseline` bytes once
-/// created, reserved `reserved` bytes, was given batches of at most
-/// `largest_batch` bytes to store, and grew `load_growth` bytes in loads.
-pub fn memory_allowance(baseline: u64, reserved: u64, largest_batch: u64, load_growth: u64) -> u64 {
-    baseline + reserved + reserved / 4 + 2 * largest_batch + load_growth + MEMORY_SLACK_BYTES
-}
-
-/// Bytes of framing an allocator keeps per row at the least, beyond the
-/// row's own bytes: where the row starts and how long it is, a `u32`
-/// length at the least (allocator contract 3). Reservations and
-/// `bytes-used` are held to the rows' bytes plus this per row, so framing
-/// kept unreserved (a hidden length prefix) is caught at the call.
-pub const FRAMING_PER_ROW: u64 = 4;
-
-/// What the host saw go into a shard, to hold its stats to.
-#[derive(Debug, Default, Clone, Copy)]
-struct Observed {
-    rows: u64,
-    row_bytes: u64,
-    /// The largest batch given to the allocator to store, in bytes.
-    largest_batch: u64,
-    /// Linear memory the allocator grew while answering loads.
-    load_growth: u64,
-}
-
-impl Observed {
-    /// The rows' bytes with the least framing a store keeps per row.
-    fn framed_bytes(&self) -> u64 {
-        self.row_bytes.saturating_add(self.rows.saturating_mul(FRAMING_PER_ROW))
-    }
-}
+use super::budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, Observed, memory_allowance};
 
 /// Bytes a packed batch takes across the boundary: data plus end offsets.
 fn packed_bytes(p: &Packed) -> u64 {

@@ -4,6 +4,7 @@
 //! either one, count the boundary traffic and enforce the contract checks,
 //! so both runtimes are metered and held to the contract the same way.
 
+mod budget;
 mod checked;
 mod error;
 pub mod ledger;
@@ -38,7 +39,8 @@ use std::fmt;
 
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
-pub use checked::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, Reader, Serializer, Shard, check_description, memory_allowance, show_key};
+pub use budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, memory_allowance};
+pub use checked::{Reader, Serializer, Shard, check_description, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
 pub use op::Op;
 
