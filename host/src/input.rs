@@ -73,6 +73,27 @@ pub fn read(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, Read
     Ok(bytes)
 }
 
+/// Reads a file that may be gzip-compressed (a record kept as
+/// `run.json.gz`): its first bytes say so, not its name. Both the file and
+/// what it inflates to are held to `limit`, so a small bomb is refused
+/// as too large, not inflated until memory runs out.
+pub fn read_inflated(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let bytes = read(path, limit, what)?;
+    if !bytes.starts_with(&GZIP_MAGIC) {
+        return Ok(bytes);
+    }
+    let mut inflated = Vec::new();
+    let decoder = flate2::read::MultiGzDecoder::new(bytes.as_slice());
+    decoder.take(limit + 1).read_to_end(&mut inflated).map_err(|source| ReadError::Io { path: shown(path), source })?;
+    if inflated.len() as u64 > limit {
+        return Err(ReadError::TooLarge { path: shown(path), what, limit });
+    }
+    Ok(inflated)
+}
+
+/// The first two bytes of every gzip member (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
 /// Reads a regular file that must hold exactly `len` bytes (what its
 /// metadata promised), reading no more than that.
 pub fn read_len(path: &Path, len: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
@@ -117,7 +138,24 @@ pub fn link(named: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ReadError, inside, link, read, read_len};
+    use super::{ReadError, inside, link, read, read_inflated, read_len};
+
+    #[test]
+    fn a_gzip_file_is_inflated_within_the_limit_and_a_bomb_is_refused() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("memlab-input-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("r.gz");
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(&[b'x'; 4096]).expect("compress");
+        std::fs::write(&file, encoder.finish().expect("compress")).expect("write");
+        assert_eq!(read_inflated(&file, 4096, "test").expect("inflated"), vec![b'x'; 4096]);
+        // Under 100 bytes on disk, 4 KiB inflated: over a 1 KiB limit.
+        assert!(matches!(read_inflated(&file, 1024, "test"), Err(ReadError::TooLarge { limit: 1024, .. })));
+        std::fs::write(&file, b"plain").expect("write");
+        assert_eq!(read_inflated(&file, 5, "test").expect("plain"), b"plain");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn what_is_not_a_bounded_regular_file_is_refused_by_name() {

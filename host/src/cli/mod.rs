@@ -307,9 +307,10 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
     move |source| CliError::Io { path: path.display().to_string(), source }
 }
 
-/// A run named by its directory or by its `run.json`: the record's path.
+/// A run named by its directory or by its record: the record's path
+/// (`run.json`, or `run.json.gz` kept compressed).
 fn run_json(path: &Path) -> PathBuf {
-    if path.is_dir() { path.join("run.json") } else { path.to_path_buf() }
+    crate::record::file_in(path)
 }
 
 fn read_run(path: &Path) -> Result<BenchResult, CliError> {

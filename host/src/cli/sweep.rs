@@ -107,9 +107,9 @@ fn records_in(path: &Path) -> Result<Vec<(String, crate::record::BenchResult)>, 
         return Ok(vec![(path.display().to_string(), read_run(path)?)]);
     }
     let listing = std::fs::read_dir(path).map_err(io(path))?;
-    let mut dirs: Vec<PathBuf> = listing.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("run.json").is_file()).collect();
+    let mut dirs: Vec<PathBuf> = listing.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| crate::record::is_run_dir(p)).collect();
     if dirs.is_empty() {
-        return Err(CliError::Points(format!("{}: no run.json there, nor in its folders", path.display())));
+        return Err(CliError::Points(format!("{}: no run.json (or run.json.gz) there, nor in its folders", path.display())));
     }
     dirs.sort();
     dirs.iter().map(|d| Ok((d.display().to_string(), read_run(d)?))).collect()

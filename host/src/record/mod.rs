@@ -288,11 +288,32 @@ mod bounds;
 /// Beside `run.json`: the variants finished since it was last written.
 const VARIANTS_DIR: &str = "variants";
 
+/// The record's name in its run directory, as memlab writes it.
+pub const RUN_FILE: &str = "run.json";
+/// The same record kept compressed (`gzip run.json`), read as it is.
+pub const RUN_FILE_GZ: &str = "run.json.gz";
+
+/// The record a run directory holds: `run.json`, else `run.json.gz`;
+/// a path that is no directory is taken as the record itself.
+pub fn file_in(path: &Path) -> std::path::PathBuf {
+    if !path.is_dir() {
+        return path.to_path_buf();
+    }
+    let plain = path.join(RUN_FILE);
+    let compressed = path.join(RUN_FILE_GZ);
+    if !plain.exists() && compressed.exists() { compressed } else { plain }
+}
+
+/// Whether a directory holds a record, plain or compressed.
+pub fn is_run_dir(path: &Path) -> bool {
+    path.join(RUN_FILE).is_file() || path.join(RUN_FILE_GZ).is_file()
+}
+
 impl BenchResult {
     /// Reads a run record, upgrading older schemas.
     pub fn load(path: &Path) -> Result<BenchResult, RecordError> {
         let shown = path.display().to_string();
-        let bytes = crate::seam::read_bounded(path, 1 << 30, "run record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
+        let bytes = crate::input::read_inflated(path, 1 << 30, "run record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.reason() })?;
         let mut record = Self::parse(&bytes).map_err(|e| match e {
             ParseError::Newer(found) => RecordError::NewerSchema { path: shown, found },
             ParseError::Json(detail) => RecordError::Malformed { path: shown, detail },
@@ -300,7 +321,7 @@ impl BenchResult {
         // Only memlab's own `run.json` has a `variants/` beside it: a
         // folder beside any other file (a shared temporary directory) is
         // not taken into it.
-        if path.file_name().is_some_and(|n| n == "run.json") {
+        if path.file_name().is_some_and(|n| n == RUN_FILE || n == RUN_FILE_GZ) {
             record.take_later_variants(&path.with_file_name(VARIANTS_DIR))?;
         }
         Ok(record)

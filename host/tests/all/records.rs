@@ -1,6 +1,6 @@
-//! Run records: every run recorded under `benches/runs/` still reads (old
-//! schemas upgraded) and renders as `memlab show` prints it; a record
-//! round-trips through `save` and `load`.
+//! Run records: a record of every schema memlab has written still reads
+//! (old schemas upgraded, `testdata/records/`) and renders as `memlab
+//! show` prints it; a record round-trips through `save` and `load`.
 
 use std::path::{Path, PathBuf};
 
@@ -9,39 +9,47 @@ use memlab::report;
 
 use crate::support::scratch;
 
-fn recorded_runs(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("benches/runs is readable").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            recorded_runs(&path, found);
-        } else if path.file_name().is_some_and(|n| n == "run.json") {
-            found.push(path);
-        }
-    }
+/// One small record per schema memlab has written, upgraded on load.
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/records").join(name)
 }
 
 #[test]
-fn every_recorded_run_still_reads_and_renders() {
-    let mut runs = Vec::new();
-    recorded_runs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs"), &mut runs);
-    assert!(runs.len() >= 10, "found only {} recorded runs", runs.len());
-    let mut old_schema = 0;
-    for path in &runs {
-        let result = BenchResult::load(path).unwrap_or_else(|e| panic!("{e}"));
-        old_schema += usize::from(result.schema < SCHEMA_VERSION);
-        assert!(!result.variants.is_empty(), "{}", path.display());
+fn a_record_of_every_schema_still_reads_and_renders() {
+    let mut schemas = Vec::new();
+    for name in ["schema-1.json", "schema-1-twins.json.gz", "schema-2.json", "schema-3.json"] {
+        let result = BenchResult::load(&fixture(name)).unwrap_or_else(|e| panic!("{e}"));
+        schemas.push(result.schema);
+        assert!(!result.variants.is_empty(), "{name}");
         for v in &result.variants {
             assert!(!report::summary(v).is_empty());
         }
         assert!(!report::comparison(&result).is_empty());
     }
-    assert!(old_schema > 0, "no schema-1 record was upgraded");
+    assert_eq!(schemas, [1, 1, 2, 3]);
+    assert_eq!(SCHEMA_VERSION, 3, "a new schema gets a fixture of its own here");
+}
+
+/// The repository is code: the runs it keeps are the ones the README
+/// and `docs/` cite, compressed, within 5 MB in all.
+#[test]
+fn the_recorded_runs_stay_within_five_megabytes() {
+    fn total(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .expect("readable")
+            .flatten()
+            .map(|e| if e.path().is_dir() { total(&e.path()) } else { e.metadata().map_or(0, |m| m.len()) })
+            .sum()
+    }
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs");
+    let bytes = total(&runs);
+    assert!(bytes <= 5_000_000, "benches/runs holds {bytes} bytes: keep only the cited runs (older ones stay in git history)");
 }
 
 #[test]
 fn a_failure_survives_the_upgrade_from_schema_1() {
     let dir = scratch("records-upgrade");
-    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-11-30-rust-2c24g/default-4/run.json");
+    let recorded = fixture("schema-1.json");
     // Edit the text: a `serde_json::Value` would round the u128 digests.
     let text = std::fs::read_to_string(recorded).expect("default-4");
     let (first, rest) = text.split_at(text.find(r#""failure": null"#).expect("a schema-1 failure field") + 1);
@@ -70,16 +78,15 @@ fn a_newer_schema_is_named_not_misread() {
 
 #[test]
 fn the_fidelity_section_pairs_twins_and_flags_a_changed_ranking() {
-    // performance-5 ran four memtables as wasm and as native twins.
-    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-11-30-rust-2c24g/performance-5/run.json");
-    let result = BenchResult::load(&recorded).expect("performance-5");
+    // performance-5 ran four memtables as wasm and as native twins; its
+    // record is kept compressed, and read as it is.
+    let result = BenchResult::load(&fixture("schema-1-twins.json.gz")).expect("performance-5");
     let text = report::fidelity(&result);
     assert!(text.contains("skiplist x8, per-row, lean |      764,019 |    1,473,227 |        0.52"), "{text}");
     assert!(text.contains("CHANGED"), "skiplist vs trie flips between wasm and native: {text}");
     assert!(report::html::render(&result).contains("<h2>Fidelity</h2>"));
     // A run without twins has no section.
-    let default =
-        BenchResult::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-11-30-rust-2c24g/default-4/run.json")).expect("default-4");
+    let default = BenchResult::load(&fixture("schema-1.json")).expect("default-4");
     assert!(report::fidelity(&default).is_empty());
 }
 

@@ -167,7 +167,7 @@ fn check_page(result: &BenchResult, page: &Node) {
 fn a_recorded_report_opens_on_its_verdict_with_a_breakdown_and_flame_graphs() {
     for run in ["default-5", "memtables-2"] {
         let dir = recorded(run);
-        let result = BenchResult::load(&dir.join("run.json")).unwrap_or_else(|e| panic!("{run}: {e}"));
+        let result = BenchResult::load(&memlab::record::file_in(&dir)).unwrap_or_else(|e| panic!("{run}: {e}"));
         let page = parse(&report::html::render_in(&result, Some(&dir)));
         check_page(&result, &page);
         // A flame graph per variant, embedded, with what sampling cost.
@@ -180,7 +180,7 @@ fn a_recorded_report_opens_on_its_verdict_with_a_breakdown_and_flame_graphs() {
     }
     // memtables.toml: each wasm variant beside its native twin.
     let dir = recorded("memtables-2");
-    let result = BenchResult::load(&dir.join("run.json")).expect("record");
+    let result = BenchResult::load(&memlab::record::file_in(&dir)).expect("record");
     let page = parse(&report::html::render_in(&result, Some(&dir)));
     let pairs = page.find(|n| n.name == "div" && n.has_class("flames"));
     assert_eq!(pairs.len(), 4, "four memtables, each a pair");
@@ -290,7 +290,7 @@ fn a_profiling_engine_still_ends_a_call_at_its_deadline() {
 
 #[test]
 fn show_b_pairs_variants_by_name_by_position_or_as_told() {
-    let load = |name: &str| BenchResult::load(&recorded(name).join("run.json")).expect("record");
+    let load = |name: &str| BenchResult::load(&memlab::record::file_in(&recorded(name))).expect("record");
     let (run, base) = (load("default-5"), load("memtables-2"));
     // By name the two share nothing; by position the first goes with the first.
     assert!(report::pairs(&base, &run, &report::Pairing::ByName).expect("by name").is_empty());
@@ -314,8 +314,9 @@ fn recorded_sweep(name: &str) -> memlab::record::sweep::Sweep {
     let dir = recorded(name);
     let mut records = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("a recorded sweep") {
-        let json = entry.expect("entry").path().join("run.json");
-        if json.is_file() {
+        let point = entry.expect("entry").path();
+        let json = memlab::record::file_in(&point);
+        if point.is_dir() && json.is_file() {
             records.push((json.display().to_string(), BenchResult::load(&json).expect("a point's record")));
         }
     }

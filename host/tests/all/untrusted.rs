@@ -318,3 +318,37 @@ fn a_malformed_coalescing_says_what_it_may_be() {
         assert!(!ok && text.contains(expected) && text.contains("line 9") && !text.contains("wanted exactly"), "{value}: {text}");
     }
 }
+
+/// A record kept compressed (`run.json.gz`, as `benches/runs` keeps
+/// them) is shown and verified as it is; one that inflates past the
+/// record's limit is refused by name, not inflated until memory runs out.
+#[test]
+fn a_compressed_record_is_read_as_it_is_and_a_bomb_is_refused() {
+    use std::io::Write;
+    let dir = scratch("untrusted-gzip");
+    let run = kept_run(&dir);
+    let gzip = |bytes: &[u8]| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(bytes).expect("compress");
+        encoder.finish().expect("compress")
+    };
+    let json = run.join("run.json");
+    std::fs::write(run.join("run.json.gz"), gzip(&std::fs::read(&json).expect("record"))).expect("write");
+    std::fs::remove_file(&json).expect("rm");
+    let (ok, text) = memlab(&["show", run.to_str().expect("path")]);
+    assert!(ok && text.contains("Results: "), "{text}");
+    let (ok, text) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(ok && text.contains("OK"), "{text}");
+    // 1 GiB and a byte of zeros: about 1 MiB on disk.
+    let bomb = dir.join("bomb");
+    std::fs::create_dir_all(&bomb).expect("dir");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..1024 {
+        encoder.write_all(&zeros).expect("compress");
+    }
+    encoder.write_all(b"0").expect("compress");
+    std::fs::write(bomb.join("run.json.gz"), encoder.finish().expect("compress")).expect("write");
+    let (finished, ok, text) = bounded(&["show", bomb.to_str().expect("path")], Duration::from_secs(120));
+    assert!(finished && !ok && text.contains("run.json.gz") && text.contains("larger than"), "{text}");
+}
