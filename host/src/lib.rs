@@ -26,6 +26,7 @@ pub mod router;
 pub mod scaffold;
 pub mod seam;
 pub mod segment;
+pub mod session;
 pub mod verify;
 pub mod workload;
 pub mod write_path;

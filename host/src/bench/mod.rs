@@ -67,8 +67,9 @@ pub struct BenchOptions {
 pub struct Watchdog {
     /// How long a call may go without finishing.
     pub limit: Duration,
-    /// Called once with the variant and the failure; the CLI saves the
-    /// finished runs and exits, since the stuck thread cannot be stopped.
+    /// Called once with the variant and the failure; the session saves the
+    /// finished runs and its sink exits, since the stuck thread cannot be
+    /// stopped.
     pub on_stall: Arc<OnStall>,
 }
 

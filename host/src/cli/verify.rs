@@ -1,12 +1,14 @@
 //! `memlab verify`: a recorded run's kept segments read back through the
 //! serializer the run kept (held to its sha256), against the record.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{BenchResult, CliError, KEPT_COMPONENTS, run_json};
+use super::CliError;
 use crate::bench;
 use crate::plugin::{self, EngineSettings, PluginHost};
+use crate::record::BenchResult;
 use crate::registry;
+use crate::session::KEPT_COMPONENTS;
 
 /// The serializer a recorded variant's segments are read back with: the
 /// bundled one by name, else the component the run kept, by the sha256
@@ -42,9 +44,16 @@ fn recorded_serializer(run_dir: &Path, v: &crate::record::VariantResult) -> Resu
     )))
 }
 
+/// `memlab verify`'s arguments.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The run: its directory, or its `run.json`.
+    run_dir: PathBuf,
+}
+
 /// `memlab verify`: every variant's kept segments against its record.
-pub(super) fn verify(run: &Path) -> Result<(), CliError> {
-    let json = run_json(run);
+pub(super) fn run(args: &Args) -> Result<(), CliError> {
+    let json = crate::record::file_in(&args.run_dir);
     let run_dir = json.parent().unwrap_or(Path::new("."));
     let record = BenchResult::load(&json)?;
     let host = PluginHost::new(EngineSettings { instance_slots: 0, ..EngineSettings::default() })?;

@@ -21,6 +21,7 @@ mod scaffold;
 mod seeds;
 mod segments;
 mod serializers;
+mod session;
 mod streams;
 mod support;
 mod trust;
