@@ -1,0 +1,157 @@
+//! From the file as written to the config that runs: each table checked
+//! in turn (the bench, the named configurations, each variant, the
+//! sweep), every error placed at its line, in time linear in the text.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use super::named::{locate, resolve};
+use super::raw::{Named, RawConfig, RawVariant};
+use super::text::{key_at, line_of};
+use super::workload::resolve_workload;
+use super::{BenchConfig, BenchInfo, ConfigError, ParamValue, Sweep, Variant};
+use crate::seam::Kind;
+use crate::write_path::Coalescing;
+
+/// The text a config came from, for errors and paths.
+pub(super) struct Source<'a> {
+    pub(super) file: &'a str,
+    pub(super) text: &'a str,
+    pub(super) base: &'a Path,
+}
+
+impl Source<'_> {
+    fn invalid(&self, message: String) -> ConfigError {
+        ConfigError::Invalid { file: self.file.to_string(), message }
+    }
+
+    /// An error placed at the line that sets `key`.
+    fn at(&self, key: &str, message: String) -> ConfigError {
+        self.invalid(format!("{}{message}", key_at(self.text, key)))
+    }
+}
+
+pub(super) fn resolved(raw: RawConfig, src: &Source<'_>) -> Result<BenchConfig, ConfigError> {
+    bench(&raw.bench, src)?;
+    // From the table already parsed: parsing the text again cost a
+    // third of a large config's check.
+    let w = &raw.workload.rest;
+    if w.contains_key("stream") && (w.contains_key("ops") || w.contains_key("duration")) {
+        return Err(
+            src.at("stream", "`workload.stream` replays a stream file whole: `ops` and `duration` beside it would be ignored, so they are refused".into())
+        );
+    }
+    let workload = resolve_workload(src.file, src.text, src.base, raw.workload)?;
+    if raw.variants.is_empty() {
+        return Err(src.invalid("no `[[variant]]` to run".into()));
+    }
+    let kinds = [(Kind::Memtable, &raw.memtable), (Kind::Allocator, &raw.allocator), (Kind::Serializer, &raw.serializer)];
+    for (kind, named) in kinds {
+        configurations(kind, named, src)?;
+    }
+    let mut variants = Vec::with_capacity(raw.variants.len());
+    let mut names = HashSet::new();
+    for v in raw.variants {
+        if !names.insert(v.name.clone()) {
+            let second =
+                src.text.match_indices(&format!("name = {:?}", v.name)).nth(1).map(|(at, _)| format!("{}: ", line_of(src.text, at))).unwrap_or_default();
+            return Err(src.invalid(format!("{second}two variants are named `{}`", v.name)));
+        }
+        variants.push(variant(v, [&raw.memtable, &raw.allocator, &raw.serializer], src)?);
+    }
+    let mut config = BenchConfig { bench: raw.bench, workload, variants, sweep: None, point: None };
+    if let Some(sweep) = raw.sweep {
+        config.sweep = Some(Sweep::parse(sweep, &config, src.text).map_err(|e| src.at("over", e))?);
+    }
+    Ok(config)
+}
+
+/// `[bench]`'s values, each in its range.
+fn bench(b: &BenchInfo, src: &Source<'_>) -> Result<(), ConfigError> {
+    if !(b.interval > 0.0 && b.interval <= 3600.0) {
+        return Err(src.at("interval", format!("`bench.interval` {} must lie in (0, 3600] seconds", b.interval)));
+    }
+    if b.call_deadline_ms.is_some_and(|ms| !(1.0..=3_600_000.0).contains(&ms)) {
+        return Err(src.at("call_deadline_ms", "`bench.call_deadline_ms` must lie in 1..=3600000".into()));
+    }
+    if !(b.threshold > 0.0 && b.threshold <= 0.5) {
+        return Err(src.at("threshold", format!("`bench.threshold` = {} must lie in (0, 0.5] (0.02 is 2%)", b.threshold)));
+    }
+    if let Some(decide) = &b.decide {
+        decide.check().map_err(|(key, e)| src.at(key, e))?;
+    }
+    let name = &b.name;
+    if name.starts_with('.') || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        return Err(
+            src.at("name", format!("`bench.name` = {name:?} names the run's directory: use letters, digits, `-`, `_` and `.` only, not starting with `.`"))
+        );
+    }
+    Ok(())
+}
+
+/// Each `[KIND.NAME]` table: a plugin or `inherits`, and shards only on
+/// memtables.
+fn configurations(kind: Kind, named: &BTreeMap<String, Named>, src: &Source<'_>) -> Result<(), ConfigError> {
+    for (name, n) in named {
+        // Where the header is, looked up only for an error: a scan per
+        // configuration made checking quadratic.
+        let header = || format!("[{kind}.{name}]");
+        let at = || src.text.lines().position(|l| l.trim() == header()).map(|n| format!("line {}: ", n + 1)).unwrap_or_default();
+        if n.plugin.is_some() == n.inherits.is_some() {
+            return Err(src.invalid(format!("{}`{}` needs exactly one of `plugin` and `inherits`", at(), header())));
+        }
+        if kind != Kind::Memtable && n.shards.is_some() {
+            return Err(src.invalid(format!("{}`{}`: `shards` belongs to memtable configurations", at(), header())));
+        }
+    }
+    Ok(())
+}
+
+/// One `[[variant]]`, its named configurations resolved and its own
+/// parameters over theirs.
+fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 3], src: &Source<'_>) -> Result<Variant, ConfigError> {
+    if v.verify_sample > 1 << 20 {
+        return Err(src.at("verify_sample", format!("variant `{}`: `verify_sample` must lie in 0..=1048576 (one partition in that many; 0 = off)", v.name)));
+    }
+    if let Coalescing::Window(us) = v.coalescing
+        && !(1..=crate::write_path::MAX_FIXED_WINDOW_US).contains(&us)
+    {
+        let most = crate::write_path::MAX_FIXED_WINDOW_US;
+        return Err(src.at("coalescing", format!("variant `{}`: `coalescing = {{ window = {us} }}` must lie in 1..={most} µs", v.name)));
+    }
+    if v.cleanup_threshold.is_some_and(|t| !(0.01..=1.0).contains(&t)) {
+        return Err(src.at("cleanup_threshold", format!("variant `{}`: `cleanup_threshold` must lie in 0.01..=1 (a share of `memtable_space`)", v.name)));
+    }
+    let mut used = Vec::new();
+    let mut located = |kind: Kind, named: &BTreeMap<String, Named>, name: &toml::Spanned<String>| {
+        let mut r = resolve(src.text, kind, named, name, &mut used).map_err(|e| src.invalid(e))?;
+        r.plugin = locate(src.base, kind, &r.plugin).map_err(|e| src.invalid(format!("{}: {e}", line_of(src.text, name.span().start))))?;
+        Ok::<_, ConfigError>(r)
+    };
+    let memtable = located(Kind::Memtable, named[0], &v.memtable)?;
+    let allocator = located(Kind::Allocator, named[1], &v.allocator)?;
+    let serializer = located(Kind::Serializer, named[2], &v.serializer)?;
+    let merge = |mut base: BTreeMap<String, ParamValue>, over: BTreeMap<String, ParamValue>| {
+        base.extend(over);
+        base
+    };
+    Ok(Variant {
+        name: v.name,
+        memtable: memtable.plugin,
+        memtable_params: merge(memtable.params, v.memtable_params),
+        allocator: allocator.plugin,
+        allocator_params: merge(allocator.params, v.allocator_params),
+        serializer: serializer.plugin,
+        serializer_params: merge(serializer.params, v.serializer_params),
+        shards: v.shards.or(memtable.shards).unwrap_or(1),
+        memtable_space: v.memtable_space,
+        cleanup_threshold: v.cleanup_threshold,
+        flush_writers: v.flush_writers,
+        pool: v.pool,
+        coalescing: v.coalescing,
+        runtime: v.runtime,
+        verify: v.verify,
+        verify_sample: v.verify_sample,
+        configurations: used,
+    })
+}
