@@ -3,17 +3,18 @@
 //! the plugin, operation and shard of a failure, and enforces the
 //! contract checks the host can make on a result.
 
-use memlab_sdk::{Description, Entry, Finished, Packed, Stat, Stats};
+use memlab_sdk::{Description, Entry, Packed, Stat, Stats};
 
 use super::ledger::{Ledger, Noted, Settled};
 use super::sample::Sample;
 use super::watch::during;
-use super::{Boundary, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
+use super::{Boundary, Fault, Kind, Op, SeamError, ShardRuntime};
 
 use super::budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, Observed, memory_allowance};
+use super::describe::{bounded, show_key};
 
 /// Bytes a packed batch takes across the boundary: data plus end offsets.
-fn packed_bytes(p: &Packed) -> u64 {
+pub(super) fn packed_bytes(p: &Packed) -> u64 {
     (p.data_len() + 4 * p.len()) as u64
 }
 
@@ -425,152 +426,4 @@ impl Shard {
     pub fn boundary(&self) -> Boundary {
         self.boundary
     }
-}
-
-/// One segment's serializer, checked and metered.
-pub struct Serializer {
-    runtime: Box<dyn SerializerRuntime>,
-    name: String,
-    shard: usize,
-    boundary: Boundary,
-}
-
-impl Serializer {
-    /// Wraps a runtime's writer for the flush of `shard` (or part).
-    pub fn new(runtime: Box<dyn SerializerRuntime>, name: &str, shard: usize) -> Self {
-        Serializer { runtime, name: name.into(), shard, boundary: Boundary::default() }
-    }
-
-    fn fault(&self, operation: Op, fault: Fault) -> SeamError {
-        SeamError::from_fault(fault, &self.name, operation, self.shard)
-    }
-
-    /// The serializer's name, as configured.
-    pub fn plugin(&self) -> &str {
-        &self.name
-    }
-
-    /// Encodes flush records; returns bytes for the data file.
-    pub fn write(&mut self, records: Packed) -> Result<Vec<u8>, SeamError> {
-        self.boundary.calls += 1;
-        self.boundary.bytes_in += packed_bytes(&records);
-        let out = during(Op::WriterWrite, self.shard, || self.runtime.write(records)).map_err(|f| self.fault(Op::WriterWrite, f))?;
-        self.boundary.bytes_out += out.len() as u64;
-        Ok(out)
-    }
-
-    /// Ends the segment: the data file's tail, the index and the metadata.
-    pub fn finish(&mut self) -> Result<(Vec<u8>, Finished), SeamError> {
-        self.boundary.calls += 1;
-        let (tail, finished) = during(Op::WriterFinish, self.shard, || self.runtime.finish()).map_err(|f| self.fault(Op::WriterFinish, f))?;
-        self.boundary.bytes_out += (tail.len() + finished.index.len()) as u64;
-        Ok((tail, finished))
-    }
-
-    /// What ran.
-    pub fn describe(&mut self) -> Result<Description, SeamError> {
-        self.boundary.calls += 1;
-        self.runtime.describe().map_err(|f| self.fault(Op::WriterDescribe, f))
-    }
-
-    /// The serializer's own counters: reported by the plugin, shown apart.
-    pub fn stats(&mut self) -> Result<Stats, SeamError> {
-        self.boundary.calls += 1;
-        let stats = self.runtime.stats().map_err(|f| self.fault(Op::WriterStats, f))?;
-        bounded(&stats).map_err(|detail| SeamError::Contract { plugin: self.name.clone(), operation: Op::WriterStats, shard: self.shard, detail })?;
-        Ok(stats)
-    }
-
-    /// Linear memory (wasm) held; 0 for native twins.
-    pub fn guest_memory_bytes(&self) -> u64 {
-        self.runtime.guest_memory_bytes()
-    }
-
-    /// Linear memory before the writer's `create`, which its growth is
-    /// counted from; 0 for native twins.
-    pub fn memory_before_create(&self) -> u64 {
-        self.runtime.memory_before_create()
-    }
-
-    /// Boundary traffic so far.
-    pub fn boundary(&self) -> Boundary {
-        self.boundary
-    }
-}
-
-/// One segment's reader, checked.
-pub struct Reader {
-    runtime: Box<dyn ReaderRuntime>,
-    name: String,
-}
-
-impl Reader {
-    /// Wraps a runtime's reader of serializer `name`.
-    pub fn new(runtime: Box<dyn ReaderRuntime>, name: &str) -> Self {
-        Reader { runtime, name: name.into() }
-    }
-
-    /// The serializer's name, as configured.
-    pub fn plugin(&self) -> &str {
-        &self.name
-    }
-
-    /// The next flush records in written order; empty when done.
-    pub fn next(&mut self, max_bytes: u32) -> Result<Packed, SeamError> {
-        during(Op::ReaderNext, 0, || self.runtime.next(max_bytes)).map_err(|f| SeamError::from_fault(f, &self.name, Op::ReaderNext, 0))
-    }
-
-    /// Batched point reads: one record per key, empty for a miss.
-    pub fn get(&mut self, keys: Packed) -> Result<Packed, SeamError> {
-        const OP: Op = Op::ReaderGet;
-        let expected = keys.len();
-        let out = during(Op::ReaderGet, 0, || self.runtime.get(keys)).map_err(|f| SeamError::from_fault(f, &self.name, OP, 0))?;
-        if out.len() != expected {
-            let detail = format!("returned {} records for {expected} keys", out.len());
-            return Err(SeamError::Contract { plugin: self.name.clone(), operation: OP, shard: 0, detail });
-        }
-        Ok(out)
-    }
-}
-
-/// The most counters a plugin may report, and the longest name: every
-/// report lists them all, so a plugin must not flood it (types.wit).
-pub const MAX_STATS: usize = 64;
-/// See `MAX_STATS`.
-pub const MAX_STAT_NAME: usize = 64;
-
-/// A plugin's counters within `MAX_STATS` and `MAX_STAT_NAME`.
-fn bounded(stats: &Stats) -> Result<(), String> {
-    if stats.len() > MAX_STATS {
-        return Err(format!("reported {} counters; at most {MAX_STATS} are allowed", stats.len()));
-    }
-    match stats.iter().find(|(name, _)| name.len() > MAX_STAT_NAME) {
-        Some((name, _)) => Err(format!("a counter's name is {} bytes long; at most {MAX_STAT_NAME} are allowed", name.len())),
-        None => Ok(()),
-    }
-}
-
-/// A key as a message shows it: printable bytes as they are, others in
-/// hex, long keys cut.
-pub fn show_key(key: &[u8]) -> String {
-    let shown: String = key.iter().take(48).map(|&b| if b.is_ascii_graphic() || b == b' ' { (b as char).to_string() } else { format!("\\x{b:02x}") }).collect();
-    let more = if key.len() > 48 { format!("... ({} bytes)", key.len()) } else { String::new() };
-    format!("\"{shown}\"{more}")
-}
-
-/// `describe()` must echo every configured parameter with its configured
-/// value (numbers compared as numbers, so `064` may come back as `64`): a
-/// plugin that ignores a parameter would otherwise be published as if it
-/// had run with it.
-pub fn check_description(kind: Kind, plugin: &str, configured: &[(String, String)], described: &Description) -> Result<(), SeamError> {
-    let same = |a: &str, b: &str| a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
-    for (key, value) in configured {
-        let detail = match described.params.iter().find(|(k, _)| k == key) {
-            Some((_, applied)) if same(applied, value) => continue,
-            Some((_, applied)) => format!("parameter `{key}` was configured as `{value}`, but it says it applied `{applied}`"),
-            None => format!("parameter `{key}` = `{value}` was configured, but it does not list it as applied"),
-        };
-        return Err(SeamError::Contract { plugin: plugin.into(), operation: Op::describe(kind), shard: 0, detail });
-    }
-    Ok(())
 }

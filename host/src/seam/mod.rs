@@ -6,6 +6,8 @@
 
 mod budget;
 mod checked;
+mod checked_flush;
+mod describe;
 mod error;
 pub mod ledger;
 mod op;
@@ -40,7 +42,9 @@ use std::fmt;
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
 pub use budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, memory_allowance};
-pub use checked::{Reader, Serializer, Shard, check_description, show_key};
+pub use checked::Shard;
+pub use checked_flush::{Reader, Serializer};
+pub use describe::{check_description, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
 pub use op::Op;
 
