@@ -234,10 +234,12 @@ pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig, watchdog: Option<
     // returns is a stall, named, not a silent hang before the first variant.
     let current = std::sync::Mutex::new(0usize);
     let done = AtomicBool::new(false);
+    let board = crate::seam::watch::Board::new();
+    let _watched = board.enter();
     std::thread::scope(|scope| {
         if let Some(dog) = watchdog {
             scope.spawn(|| {
-                let mut watch = crate::seam::watch::Watch::default();
+                let mut watch = board.watch();
                 while !done.load(Ordering::Acquire) {
                     std::thread::sleep(Duration::from_millis(100));
                     if let Some(stall) = watch.stalled(dog.limit) {

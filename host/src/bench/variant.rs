@@ -131,8 +131,11 @@ impl<'a> VariantRun<'a> {
         let plan = self.plan();
         let switches = || self.path.switches();
         let warmup = live::WarmupWatch { rule: self.bench.config.bench.warmup, switches: &switches };
+        // This run's own board: the probe and the drain run on this thread.
+        let board = seam::watch::Board::new();
+        let _watched = board.enter();
         std::thread::scope(|scope| {
-            let watchdog = self.bench.options.watchdog.as_ref().map(|dog| scope.spawn(|| watch(dog, self.variant, &watched, failures)));
+            let watchdog = self.bench.options.watchdog.as_ref().map(|dog| scope.spawn(|| watch(dog, &board, self.variant, &watched, failures)));
             let flushers: Vec<_> = (0..self.variant.flush_writers)
                 .map(|_| {
                     let writer = FlushWriter {
@@ -143,15 +146,22 @@ impl<'a> VariantRun<'a> {
                         run_started,
                         log: self.bench.options.log_flushes,
                     };
-                    scope.spawn(move || writer.run(failures))
+                    let board = &board;
+                    scope.spawn(move || {
+                        let _watched = board.enter();
+                        writer.run(failures)
+                    })
                 })
                 .collect();
             let sampler = scope.spawn(|| live::sample(&live, &self.pool, self.interval(), &done, &self.display(), &warmup));
             let clients: Vec<_> = (0..threads)
                 .map(|t| {
                     scope.spawn({
-                        let (live, plan, start) = (&live, &plan, &start);
-                        move || self.client(t, live, plan, start, failures)
+                        let (live, plan, start, board) = (&live, &plan, &start, &board);
+                        move || {
+                            let _watched = board.enter();
+                            self.client(t, live, plan, start, failures)
+                        }
                     })
                 })
                 .collect();
@@ -341,8 +351,8 @@ fn join_flusher(f: std::thread::ScopedJoinHandle<'_, Vec<FlushReport>>, failures
 
 /// Watches the run's plugin calls until `watched`; a stall fails the run
 /// and is handed to the watchdog's `on_stall`.
-fn watch(dog: &super::Watchdog, variant: &Variant, watched: &AtomicBool, failures: &Failures) {
-    let mut watch = seam::watch::Watch::default();
+fn watch(dog: &super::Watchdog, board: &Arc<seam::watch::Board>, variant: &Variant, watched: &AtomicBool, failures: &Failures) {
+    let mut watch = board.watch();
     while !watched.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(100));
         if let Some(stall) = watch.stalled(dog.limit) {

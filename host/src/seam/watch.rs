@@ -1,57 +1,88 @@
-//! What each thread is calling across the seam, for the watchdog: a
-//! plugin call that never returns (with no deadline, wasm cannot be
-//! interrupted) is seen as a slot whose call stays the same while its
-//! count does not move. Two relaxed stores a call, on the thread's own
-//! cache line; the epoch deadline that could interrupt the call instead
-//! costs 5-11% of the row rate (`epoch-deadline-cost` run).
+//! What each thread of a bench is calling across the seam, for that
+//! bench's watchdog: a plugin call that never returns (with no deadline,
+//! wasm cannot be interrupted) is seen as a slot whose call stays the
+//! same while its count does not move. Two relaxed stores a call, on the
+//! thread's own slot; the epoch deadline that could interrupt the call
+//! instead costs 5-11% of the row rate (`epoch-deadline-cost` run).
+//!
+//! Each bench has a `Board` of its own and its threads `enter` it, so two
+//! benches in one process (a test binary) never see each other's calls;
+//! a thread that entered no board is not watched.
 
-use std::sync::Mutex;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::Op;
 
+#[derive(Debug, Default)]
 struct Slot {
     call: AtomicU8,
     shard: AtomicU32,
     done: AtomicU64,
 }
 
-const SLOTS: usize = 512;
-
-#[expect(clippy::declare_interior_mutable_const, reason = "the initializer of a static array of atomics")]
-const IDLE: Slot = Slot { call: AtomicU8::new(0), shard: AtomicU32::new(0), done: AtomicU64::new(0) };
-static TABLE: [Slot; SLOTS] = [IDLE; SLOTS];
-static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-/// A thread's slot, handed back when the thread ends.
-struct Owned(usize);
-
-impl Drop for Owned {
-    fn drop(&mut self) {
-        TABLE[self.0].call.store(0, Ordering::Relaxed);
-        FREE.lock().unwrap_or_else(|p| p.into_inner()).push(self.0);
-    }
+/// One bench's threads and what each is calling.
+#[derive(Debug, Default)]
+pub struct Board {
+    slots: Mutex<Vec<Arc<Slot>>>,
 }
 
 thread_local! {
-    static MINE: Owned = Owned(FREE.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_else(|| NEXT.fetch_add(1, Ordering::Relaxed) as usize % SLOTS));
+    /// The slot of the board this thread entered, if any.
+    static MINE: RefCell<Option<Arc<Slot>>> = const { RefCell::new(None) };
 }
 
-fn my_slot() -> &'static Slot {
-    &TABLE[MINE.with(|m| m.0)]
+/// While it lives, this thread's calls are on its board.
+#[derive(Debug)]
+pub struct Entered {
+    previous: Option<Arc<Slot>>,
 }
 
-/// Runs `f` as `call` on `shard`, visible to the watchdog meanwhile.
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        MINE.with(|m| *m.borrow_mut() = previous);
+    }
+}
+
+impl Board {
+    /// A board with no threads on it.
+    pub fn new() -> Arc<Board> {
+        Arc::default()
+    }
+
+    /// Puts this thread's calls on the board until the guard drops (a
+    /// board entered before is restored then).
+    pub fn enter(&self) -> Entered {
+        let slot = Arc::new(Slot::default());
+        self.slots.lock().unwrap_or_else(|p| p.into_inner()).push(Arc::clone(&slot));
+        let previous = MINE.with(|m| m.borrow_mut().replace(slot));
+        Entered { previous }
+    }
+
+    /// A watchdog's view of this board.
+    pub fn watch(self: &Arc<Self>) -> Watch {
+        Watch { board: Arc::clone(self), seen: Vec::new() }
+    }
+}
+
+/// Runs `f` as `call` on `shard`, visible to the thread's board meanwhile.
 pub(crate) fn during<R>(call: Op, shard: usize, f: impl FnOnce() -> R) -> R {
-    let slot = my_slot();
-    slot.shard.store(shard as u32, Ordering::Relaxed);
-    slot.call.store(call.code(), Ordering::Relaxed);
-    let result = f();
-    slot.call.store(0, Ordering::Relaxed);
-    slot.done.store(slot.done.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
-    result
+    // Borrowed for the call, never cloned: no atomic counter moves on
+    // the hot path. A nested call only borrows again.
+    MINE.with(|mine| match mine.borrow().as_ref() {
+        None => f(),
+        Some(slot) => {
+            slot.shard.store(shard as u32, Ordering::Relaxed);
+            slot.call.store(call.code(), Ordering::Relaxed);
+            let result = f();
+            slot.call.store(0, Ordering::Relaxed);
+            slot.done.store(slot.done.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+            result
+        }
+    })
 }
 
 /// A call in flight, unchanged for a while.
@@ -65,16 +96,11 @@ pub struct Stall {
     pub for_: Duration,
 }
 
-/// The watchdog's memory of what it saw in each slot.
+/// The watchdog's memory of what it saw in each slot of its board.
 #[derive(Debug)]
 pub struct Watch {
+    board: Arc<Board>,
     seen: Vec<Option<(u8, u64, Instant)>>,
-}
-
-impl Default for Watch {
-    fn default() -> Self {
-        Watch { seen: vec![None; SLOTS] }
-    }
 }
 
 impl Watch {
@@ -82,8 +108,10 @@ impl Watch {
     /// its thread, for longer than `limit`.
     pub fn stalled(&mut self, limit: Duration) -> Option<Stall> {
         let now = Instant::now();
+        let slots = self.board.slots.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        self.seen.resize(slots.len(), None);
         let mut found = None;
-        for (i, slot) in TABLE.iter().enumerate() {
+        for (i, slot) in slots.iter().enumerate() {
             let (call, done) = (slot.call.load(Ordering::Relaxed), slot.done.load(Ordering::Relaxed));
             if call == 0 {
                 self.seen[i] = None;
@@ -100,5 +128,27 @@ impl Watch {
             }
         }
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Board, during};
+    use crate::seam::Op;
+    use std::time::Duration;
+
+    #[test]
+    fn a_stalled_call_shows_on_its_own_board_only() {
+        let (mine, other) = (Board::new(), Board::new());
+        let (mut watched, mut elsewhere) = (mine.watch(), other.watch());
+        let _entered = mine.enter();
+        during(Op::MemtableGet, 3, || {
+            assert!(watched.stalled(Duration::ZERO).is_none(), "first seen");
+            std::thread::sleep(Duration::from_millis(5));
+            let stall = watched.stalled(Duration::from_millis(1)).expect("stalled");
+            assert_eq!((stall.call, stall.shard), (Op::MemtableGet, 3));
+            assert!(elsewhere.stalled(Duration::ZERO).is_none() && elsewhere.stalled(Duration::ZERO).is_none(), "another bench's board");
+        });
+        assert!(watched.stalled(Duration::ZERO).is_none(), "the call ended");
     }
 }

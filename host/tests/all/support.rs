@@ -77,3 +77,17 @@ pub fn memlab(args: &[&str]) -> (bool, String) {
     assert!(!text.contains("panicked"), "memlab {args:?} panicked:\n{text}");
     (out.status.success(), text)
 }
+
+/// A seed drawn afresh each run (pebble's way), so a property or
+/// metamorphic test explores beyond its fixed cases; printed with the
+/// command that replays it, which a failing test's output shows.
+/// `MEMLAB_TEST_SEED` fixes it.
+pub fn drawn_seed(test: &str) -> u64 {
+    let seed = std::env::var("MEMLAB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        // Folded to 32 bits: a seed a person can type.
+        (nanos as u64 ^ (nanos >> 64) as u64 ^ u64::from(std::process::id())) & 0xffff_ffff
+    });
+    eprintln!("{test}: seed {seed} (replay: MEMLAB_TEST_SEED={seed} cargo test {test})");
+    seed
+}
