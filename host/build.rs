@@ -76,10 +76,6 @@ fn twin_row(b: &Bundled) -> String {
     format!("    (<{strategy} as {trait_name}>::NAME, {twin}),\n")
 }
 
-/// (crate, file name): plugins for the sandbox tests, built the same way
-/// but not embedded; tests find them under `MEMLAB_TEST_PLUGINS`.
-const TEST_PLUGINS: &[(&str, &str)] = &[("test-hostile", "hostile"), ("test-liar-alloc", "liar-alloc"), ("test-liar-flush", "liar-flush")];
-
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let workspace = manifest_dir.parent().expect("host/ sits in the workspace").to_path_buf();
@@ -111,18 +107,6 @@ fn main() {
     twins.push(']');
     fs::write(out_dir.join("registry.rs"), table).unwrap_or_else(|e| fail(&format!("writing registry.rs: {e}")));
     fs::write(out_dir.join("twins.rs"), twins).unwrap_or_else(|e| fail(&format!("writing twins.rs: {e}")));
-    // Also at a path a bench config can name: `target/test-plugins/`.
-    let shared = target_dir.with_file_name("test-plugins");
-    fs::create_dir_all(&shared).unwrap_or_else(|e| fail(&format!("creating {}: {e}", shared.display())));
-    for (krate, name) in TEST_PLUGINS {
-        let module_path = target_dir.join(TARGET).join("plugin").join(format!("{}.wasm", krate.replace('-', "_")));
-        let component = componentize(&module_path);
-        for path in [out_dir.join(format!("{name}.wasm")), shared.join(format!("{name}.wasm"))] {
-            fs::write(&path, &component).unwrap_or_else(|e| fail(&format!("writing {}: {e}", path.display())));
-        }
-    }
-    println!("cargo:rustc-env=MEMLAB_TEST_PLUGINS={}", out_dir.display());
-    println!("cargo:rustc-env=MEMLAB_CORE_MODULES={}", target_dir.join(TARGET).join("plugin").display());
 }
 
 fn fail(message: &str) -> ! {
@@ -144,7 +128,7 @@ fn build_plugins(workspace: &Path, target_dir: &Path, bundled: &[Bundled]) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace).args(["build", "--profile", "plugin", "--target", TARGET, "--target-dir"]).arg(target_dir);
-    for krate in bundled.iter().map(|b| b.krate.as_str()).chain(TEST_PLUGINS.iter().map(|t| t.0)) {
+    for krate in bundled.iter().map(|b| b.krate.as_str()) {
         cmd.args(["-p", krate]);
     }
     // The outer build's flags, jobserver, target and target dir are for the host.

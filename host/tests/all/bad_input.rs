@@ -86,7 +86,7 @@ fn bad_configs_and_flags_give_one_clear_error() {
 #[test]
 fn a_truncated_module_is_refused_everywhere_before_anything_runs() {
     let dir = scratch("bad-input-truncated");
-    let module = std::fs::read(Path::new(env!("MEMLAB_CORE_MODULES")).join("memtable_btree.wasm")).expect("a core module");
+    let module = std::fs::read(memlab_test_plugins::core_modules().join("memtable_btree.wasm")).expect("a core module");
     for cut in [9, 100, module.len() / 3, module.len() / 2, module.len() - 1] {
         let path = dir.join(format!("cut-{cut}.wasm"));
         std::fs::write(&path, &module[..cut]).expect("write");
@@ -207,7 +207,7 @@ fn record_in(out: &Path) -> serde_json::Value {
 #[test]
 fn a_call_that_never_returns_ends_the_run_and_keeps_what_finished() {
     let dir = scratch("bad-input-loop");
-    let hostile = Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm");
+    let hostile = memlab_test_plugins::path("hostile");
     let config = two_variants(
         &dir,
         &format!(
@@ -230,7 +230,7 @@ fn a_call_that_never_returns_ends_the_run_and_keeps_what_finished() {
 #[test]
 fn a_create_that_never_returns_ends_preflight_with_the_plugin_named() {
     let dir = scratch("bad-input-create-loop");
-    let hostile = Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm");
+    let hostile = memlab_test_plugins::path("hostile");
     let second = format!(
         "memtable = {:?}\nmemtable_params = {{ mode = \"create-loop\" }}\nallocator = \"per-row\"\nserializer = \"lean\"",
         hostile.display().to_string()

@@ -110,7 +110,7 @@ fn segment_reading_survives_mutations() {
 
 #[test]
 fn plugin_loading_survives_mutations() {
-    let module = std::fs::read(std::path::Path::new(env!("MEMLAB_CORE_MODULES")).join("memtable_null.wasm")).expect("a core module");
+    let module = std::fs::read(memlab_test_plugins::core_modules().join("memtable_null.wasm")).expect("a core module");
     // Validation and wrapping are the slow part: fewer rounds.
     drive_n("plugin", &[module], memlab::fuzz::plugin_module, 300);
 }

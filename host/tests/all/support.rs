@@ -54,12 +54,12 @@ pub fn strict_host() -> Arc<PluginHost> {
 
 /// The hostile test plugin (`plugins/test-hostile`).
 pub fn hostile_plugin() -> String {
-    std::path::Path::new(env!("MEMLAB_TEST_PLUGINS")).join("hostile.wasm").display().to_string()
+    memlab_test_plugins::path("hostile").display().to_string()
 }
 
 /// A liar test plugin: `liar-alloc` or `liar-flush` (`plugins/test-liar-*`).
 pub fn liar_plugin(name: &str) -> String {
-    std::path::Path::new(env!("MEMLAB_TEST_PLUGINS")).join(format!("{name}.wasm")).display().to_string()
+    memlab_test_plugins::path(name).display().to_string()
 }
 
 /// `memlab args...`, to run in the workspace with the tests' cache.
