@@ -28,6 +28,9 @@ pub struct ReadProbe {
     /// the segment the drain wrote: a miss of a key the live memtables
     /// held is a lie.
     pub missed: Vec<Vec<u8>>,
+    /// The generation the drain froze right after the probe: the live
+    /// memtables the probe read. Only its segments may not hold a miss.
+    pub drained: Option<u64>,
 }
 
 impl ReadProbe {
@@ -75,7 +78,7 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64, expected: Option<(&S
             key
         })
         .collect();
-    Ok(ReadProbe { keys: answers.len() as u64, hits: answers.iter().filter(|a| !a.is_empty()).count() as u64, elapsed, missed })
+    Ok(ReadProbe { keys: answers.len() as u64, hits: answers.iter().filter(|a| !a.is_empty()).count() as u64, elapsed, missed, drained: None })
 }
 
 /// A hit must be an entry of a key the stream wrote, at a timestamp no

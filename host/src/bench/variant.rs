@@ -205,10 +205,12 @@ impl<'a> VariantRun<'a> {
         if let Err(e) = &reads {
             failures.report(Failure::from(e));
         }
-        if let Err(e) = self.path.drain() {
-            failures.report(Failure::from(&e));
+        let mut reads = reads.unwrap_or_default();
+        match self.path.drain() {
+            Ok(generation) => reads.drained = Some(generation),
+            Err(e) => failures.report(Failure::from(&e)),
         }
-        reads.unwrap_or_default()
+        reads
     }
 
     fn plan(&self) -> client::Plan {
@@ -263,7 +265,7 @@ impl<'a> VariantRun<'a> {
         if result.failure().is_none() && variant.verify {
             let missed: HashMap<u64, &[u8]> = joined.reads.missed.iter().map(|k| (seam::ledger::hash(k), k.as_slice())).collect();
             let spot = verify::Spot { every: variant.verify_sample, writer: Some(self.serializer.as_ref()) };
-            let how = Check { dir: self.dir, spot, tallies: &tallies, final_state: verify, round: round as u64 };
+            let how = Check { dir: self.dir, spot, tallies: &tallies, final_state: verify, round: round as u64, drained: joined.reads.drained };
             match verify_run(self.bench, &tally, how, self.reader.as_ref(), &missed) {
                 Ok((v, found)) => {
                     result.checked = Some(RoundChecks { ledger_rows, segments: found.segments, tallied: found.tallied, final_state: v.is_some() });
@@ -389,6 +391,8 @@ struct Check<'c> {
     /// Whether to compare the final state with the stream this round.
     final_state: bool,
     round: u64,
+    /// The generation the drain froze right after the read probe.
+    drained: Option<u64>,
 }
 
 /// Reads every segment back whole, each held to the host's tally of what
@@ -406,7 +410,8 @@ fn verify_run(
     missed: &HashMap<u64, &[u8]>,
 ) -> Result<(Option<verify::Verified>, verify::ReadBackFound), verify::VerifyError> {
     let watch = missed.keys().copied().collect();
-    let read = verify::ReadBack { spot: how.spot, watch: &watch, tallies: Some(how.tallies), state: how.final_state, round: how.round };
+    let read =
+        verify::ReadBack { spot: how.spot, watch: &watch, watch_generation: how.drained, tallies: Some(how.tallies), state: how.final_state, round: how.round };
     let found = verify::read_back_all(how.dir, reader, read)?;
     if !how.final_state {
         return Ok((None, found));

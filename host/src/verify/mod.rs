@@ -141,8 +141,14 @@ pub struct Spot<'a> {
 pub struct ReadBack<'a> {
     /// The spot checks.
     pub spot: Spot<'a>,
-    /// Keys (by the ledger's hash) to look for in the newest generation.
+    /// Keys (by the ledger's hash) to look for in one generation's
+    /// segments.
     pub watch: &'a HashSet<u64>,
+    /// That generation: the one the drain froze, which the read probe
+    /// read live. Named, never inferred as the newest on disk: a drained
+    /// generation that held nothing writes no segment, and the newest
+    /// would then be the one before it, whose keys a probe rightly missed.
+    pub watch_generation: Option<u64>,
     /// The host's tally of what each segment was handed, by (generation,
     /// part): each segment read back must hold exactly that, in key order.
     pub tallies: Option<&'a HashMap<(u64, usize), Tally>>,
@@ -160,7 +166,7 @@ pub struct ReadBackFound {
     pub state: State,
     /// Rows read, older versions included.
     pub rows: u64,
-    /// The watched keys the newest generation's segments hold.
+    /// The watched keys the watched generation's segments hold.
     pub held: Vec<u64>,
     /// Segments read back whole.
     pub segments: u64,
@@ -172,7 +178,7 @@ pub struct ReadBackFound {
 /// with the spot checks of `spot`.
 pub fn read_back(dir: &Path, open: &ReaderFactory<'_>, spot: Spot<'_>) -> Result<(State, u64), VerifyError> {
     let watch = HashSet::new();
-    let found = read_back_all(dir, open, ReadBack { spot, watch: &watch, tallies: None, state: true, round: 0 })?;
+    let found = read_back_all(dir, open, ReadBack { spot, watch: &watch, watch_generation: None, tallies: None, state: true, round: 0 })?;
     Ok((found.state, found.rows))
 }
 
@@ -183,12 +189,10 @@ pub fn read_back_all(dir: &Path, open: &ReaderFactory<'_>, how: ReadBack<'_>) ->
     let mut seen: Vec<(u64, u64)> = Vec::new();
     let metas = if dir.exists() { segment::list(dir)? } else { Vec::new() };
     let target = seam::secret_pick(metas.len(), how.round);
-    let mut newest = 0;
     let mut chosen: Option<(std::path::PathBuf, spot::Picks)> = None;
     for (i, meta_path) in metas.iter().enumerate() {
         let loaded = segment::load(meta_path)?;
         let generation = loaded.meta.generation;
-        newest = newest.max(generation);
         let name = meta_path.display().to_string();
         let plugin = |source| VerifyError::Plugin { segment: name.clone(), source: Box::new(source) };
         let mut reader = open(&loaded).map_err(plugin)?;
@@ -246,7 +250,7 @@ pub fn read_back_all(dir: &Path, open: &ReaderFactory<'_>, how: ReadBack<'_>) ->
             spot::foreign_keys(&loaded, &picks, writer, open).map_err(plugin)?;
         }
     }
-    found.held = seen.into_iter().filter(|&(g, _)| g == newest).map(|(_, key)| key).collect();
+    found.held = seen.into_iter().filter(|&(g, _)| Some(g) == how.watch_generation).map(|(_, key)| key).collect();
     Ok(found)
 }
 

@@ -240,14 +240,14 @@ impl WritePath {
         if self.switching.swap(true, Ordering::Acquire) {
             return Ok(());
         }
-        let result = if self.pool.live() >= self.threshold { self.switch(true) } else { Ok(()) };
+        let result = if self.pool.live() >= self.threshold { self.switch(true).map(|_| ()) } else { Ok(()) };
         self.switching.store(false, Ordering::Release);
         result
     }
 
     /// Freezes every shard's live generation and queues it for flush;
     /// with `replace`, a fresh generation takes new writes.
-    fn switch(&self, replace: bool) -> Result<(), SeamError> {
+    fn switch(&self, replace: bool) -> Result<u64, SeamError> {
         let fresh: Vec<Option<Shard>> =
             if replace { self.generations.next()?.into_iter().map(Some).collect() } else { (0..self.shards.len()).map(|_| None).collect() };
         let generation = self.generations.freeze_next();
@@ -274,7 +274,7 @@ impl WritePath {
             }
             part += 1;
         }
-        Ok(())
+        Ok(generation)
     }
 
     /// Starts the next generation's shards ahead of the switch that needs
@@ -289,7 +289,9 @@ impl WritePath {
 
     /// Freezes whatever is live, queues it for flush and closes the flush
     /// queue; no generation follows. Called once, after the writers stop.
-    pub fn drain(&self) -> Result<(), SeamError> {
+    /// Returns the generation it froze: the memtables a read probe just
+    /// read (which may hold nothing, and then write no segment).
+    pub fn drain(&self) -> Result<u64, SeamError> {
         while self.switching.swap(true, Ordering::Acquire) {
             std::thread::yield_now();
         }

@@ -177,3 +177,35 @@ fn an_unreservable_pool_falls_back_to_on_demand_instances() {
     let result = bench::run(&host, &config, &options(scratch("fallback")), |_| {}).expect("bench");
     assert!(result.variants.iter().all(|v| v.failure().is_none() && v.verified.is_some()));
 }
+
+/// A run whose every batch crosses the cleanup threshold ends with an
+/// empty live generation: the drain then writes no segment, and the
+/// probe's misses (all in the generation frozen before it) are honest.
+/// Holding them to the newest segments on disk instead of to the drained
+/// generation failed an honest memtable whenever a run ended on a switch.
+#[test]
+fn a_run_that_ends_on_a_switch_keeps_its_honest_misses() {
+    let config = r#"
+[workload]
+seed = 3
+ops = 200
+threads = 1
+rows_per_batch = 10
+partitions = { count = 100 }
+column = [{ name = "v", size = 4000 }]
+
+[[variant]]
+name = "every batch switches"
+memtable = "btree"
+allocator = "per-row"
+serializer = "lean"
+memtable_space = "1MiB"
+cleanup_threshold = 0.01
+"#;
+    let config = BenchConfig::parse("ends-on-a-switch", config).expect("config");
+    let result = bench::run(&host(), &config, &options(scratch("ends-on-a-switch")), |_| {}).expect("bench");
+    let v = &result.variants[0];
+    assert_eq!(v.failure(), None);
+    assert!(v.counters.switches >= 100, "every batch switches: {}", v.counters.switches);
+    assert!(v.reads.keys > 0 && v.reads.hits < v.reads.keys, "the probe missed what was frozen before it: {:?}", v.reads);
+}
