@@ -13,16 +13,42 @@ use std::path::{Component, Path, PathBuf};
 pub enum ReadError {
     /// A FIFO, a device, a directory: nothing memlab reads.
     #[error("{path}: not a regular file, so it is not read as a {what}")]
-    NotRegular { path: String, what: &'static str },
+    NotRegular {
+        /// The file.
+        path: String,
+        /// What the file was read as.
+        what: &'static str,
+    },
     /// Larger than its kind may be.
     #[error("{path}: larger than the {limit} bytes a {what} may be")]
-    TooLarge { path: String, what: &'static str, limit: u64 },
+    TooLarge {
+        /// The file.
+        path: String,
+        /// What the file was read as.
+        what: &'static str,
+        /// The most bytes a file of its kind may be.
+        limit: u64,
+    },
     /// Not the length its metadata promised.
     #[error("{path}: {found} bytes, but its {what} should have {expected}")]
-    Length { path: String, what: &'static str, expected: u64, found: u64 },
+    Length {
+        /// The file.
+        path: String,
+        /// What the file was read as.
+        what: &'static str,
+        /// What was expected.
+        expected: u64,
+        /// What was found.
+        found: u64,
+    },
     /// The operating system's error.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
 }
 
 impl ReadError {

@@ -7,6 +7,8 @@
 //! report`; `pool` is the shards' shared memory budget, and `plugin` the
 //! only module that touches wasmtime.
 
+#![deny(missing_docs)]
+
 pub mod bench;
 pub mod check;
 pub mod cli;

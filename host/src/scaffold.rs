@@ -13,13 +13,27 @@ pub use bindings::c_bindings;
 #[derive(Debug, thiserror::Error)]
 pub enum ScaffoldError {
     #[error("`{0}` is not a plugin name: use lowercase letters, digits and `-`, starting with a letter")]
+    /// The name is not a plugin name.
     Name(String),
     #[error("{0} already exists: choose another name or directory")]
+    /// The crate's folder exists already.
     Exists(String),
     #[error("C bindings for the {kind} world: {detail}")]
-    Bindings { kind: &'static str, detail: String },
+    /// The C bindings could not be generated.
+    Bindings {
+        /// The kind.
+        kind: &'static str,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("{path}: {detail}")]
-    Write { path: String, detail: String },
+    /// A file could not be written.
+    Write {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
 }
 
 /// memlab's checkout: where the SDK, the WIT and the profiles are.

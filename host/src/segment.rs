@@ -14,13 +14,45 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, thiserror::Error)]
 pub enum SegmentError {
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// The file could not be read or written.
+    Io {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     #[error("{path}: unreadable segment metadata: {detail}")]
-    Meta { path: String, detail: String },
+    /// The metadata file is malformed.
+    Meta {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("{path}: {what} is damaged: CRC32 {found:08x}, expected {expected:08x}")]
-    Checksum { path: String, what: &'static str, expected: u32, found: u32 },
+    /// A checksum does not match.
+    Checksum {
+        /// The file.
+        path: String,
+        /// Which part (data or index).
+        what: &'static str,
+        /// What was expected.
+        expected: u32,
+        /// What was found.
+        found: u32,
+    },
     #[error("{path}: {what} is {found} bytes, expected {expected}")]
-    Length { path: String, what: &'static str, expected: u64, found: u64 },
+    /// A file is not the length its metadata says.
+    Length {
+        /// The file.
+        path: String,
+        /// Which part (data or index).
+        what: &'static str,
+        /// What was expected.
+        expected: u64,
+        /// What was found.
+        found: u64,
+    },
     /// Not a regular file, or larger than its kind may be.
     #[error("{0}")]
     Refused(crate::input::ReadError),

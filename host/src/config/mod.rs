@@ -37,9 +37,21 @@ pub const DEFAULT_CONFIG: &str = include_str!("../../../benches/default.toml");
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{file}: {source}")]
-    Read { file: String, source: std::io::Error },
+    /// The file could not be read.
+    Read {
+        /// The file.
+        file: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     #[error("{file}: {message}")]
-    Invalid { file: String, message: String },
+    /// The config is not one memlab runs.
+    Invalid {
+        /// The file.
+        file: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// A whole bench config, resolved: named configurations expanded into

@@ -27,11 +27,29 @@ pub type SerializerFactory = dyn Fn(usize) -> Result<seam::Serializer, SeamError
 #[derive(Debug, thiserror::Error)]
 pub enum FlushError {
     #[error("flush of generation {generation}: {source}")]
-    Plugin { generation: u64, source: SeamError },
+    /// A plugin call of the flush failed.
+    Plugin {
+        /// The generation being flushed.
+        generation: u64,
+        /// The underlying error.
+        source: SeamError,
+    },
     #[error("flush of generation {generation}: {source}")]
-    Segment { generation: u64, source: SegmentError },
+    /// The segment could not be written.
+    Segment {
+        /// The generation being flushed.
+        generation: u64,
+        /// The underlying error.
+        source: SegmentError,
+    },
     #[error("flush of generation {generation}: the flush thread panicked: {message}")]
-    Panic { generation: u64, message: String },
+    /// The flush panicked.
+    Panic {
+        /// The generation being flushed.
+        generation: u64,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// The message of a caught panic, for a report.

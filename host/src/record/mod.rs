@@ -47,13 +47,37 @@ pub const SCHEMA_VERSION: u32 = 3;
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     #[error("{path}: cannot read: {detail}")]
-    Read { path: String, detail: String },
+    /// The record could not be read.
+    Read {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("{path}: not a memlab run record: {detail}")]
-    Malformed { path: String, detail: String },
+    /// The file is not a memlab record.
+    Malformed {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("{path}: cannot write: {detail}")]
-    Write { path: String, detail: String },
+    /// The record could not be written.
+    Write {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("{path}: run record schema {found} is newer than this memlab reads (up to {SCHEMA_VERSION}); use a newer memlab")]
-    NewerSchema { path: String, found: u32 },
+    /// The record's schema is newer than this build reads.
+    NewerSchema {
+        /// The file.
+        path: String,
+        /// The schema found.
+        found: u32,
+    },
 }
 
 /// A loaded plugin, as reports show it.

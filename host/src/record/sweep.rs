@@ -39,19 +39,60 @@ pub enum SweepError {
     NotAPoint(String),
     /// Points of two experiments.
     #[error("{first} and {other} are points of different sweeps ({sweeps}): the configs differ in more than the swept values")]
-    Different { first: String, other: String, sweeps: String },
+    Different {
+        /// One point's record.
+        first: String,
+        /// The other point's record.
+        other: String,
+        /// Both sweeps' identities.
+        sweeps: String,
+    },
     /// The same point twice.
     #[error("{first} and {other} both hold the point {over} = {value}: show one of them")]
-    Twice { first: String, other: String, over: String, value: String },
+    Twice {
+        /// One point's record.
+        first: String,
+        /// The other point's record.
+        other: String,
+        /// The swept knob.
+        over: String,
+        /// The value.
+        value: String,
+    },
     /// Points whose plugins are not the same components.
     #[error("{first} and {other} ran different components for {detail}: the points are not one experiment")]
-    Plugins { first: String, other: String, detail: String },
+    Plugins {
+        /// One point's record.
+        first: String,
+        /// The other point's record.
+        other: String,
+        /// How they differ.
+        detail: String,
+    },
     /// Points that should share a stream and do not.
     #[error("{first} and {other} ran different streams (fingerprints {a} and {b}), though the sweep over `{over}` does not change the stream")]
-    PointStreams { first: String, other: String, over: String, a: String, b: String },
+    PointStreams {
+        /// One point's record.
+        first: String,
+        /// The other point's record.
+        other: String,
+        /// The swept knob.
+        over: String,
+        /// One point's stream fingerprint.
+        a: String,
+        /// The other side.
+        b: String,
+    },
     /// A point whose variants did not all see one stream.
     #[error("{source_}: its variants ran different streams (fingerprints {a} and {b}); the point cannot be compared")]
-    Streams { source_: String, a: String, b: String },
+    Streams {
+        /// The point's record.
+        source_: String,
+        /// One variant's stream fingerprint.
+        a: String,
+        /// Another's.
+        b: String,
+    },
 }
 
 fn spec(source: &str, r: &BenchResult) -> Result<SweepSpec, SweepError> {

@@ -34,37 +34,114 @@ impl fmt::Display for TrapKind {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LoadError {
     #[error("setting up the wasm engine: {0}")]
+    /// The wasm engine could not be set up.
     Engine(String),
     #[error("plugin `{plugin}`: cannot read {path}: {detail}")]
-    Read { plugin: String, path: String, detail: String },
+    /// The plugin's file could not be read.
+    Read {
+        /// The plugin, as configured.
+        plugin: String,
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("plugin `{plugin}`: cannot build its crate: {detail}")]
-    Build { plugin: String, detail: String },
+    /// The plugin's crate did not build.
+    Build {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What went wrong.
+        detail: String,
+    },
     /// A crate folder where building was not asked for: its build scripts
     /// and proc-macros would run on this machine, outside the sandbox.
     #[error(
         "plugin `{plugin}` is a crate folder: building it runs its build scripts and proc-macros on this machine, outside the sandbox; pass `--build` to let memlab run `cargo build` there, or build it yourself and name its .wasm"
     )]
-    BuildNotAsked { plugin: String },
+    BuildNotAsked {
+        /// The plugin, as configured.
+        plugin: String,
+    },
     #[error("no bundled plugin named `{0}` (see `memlab list`), and no such file")]
+    /// No bundled plugin has the name, and no file does.
     UnknownBundled(String),
     #[error("plugin `{plugin}`: not a WebAssembly file ({detail})")]
-    NotWasm { plugin: String, detail: String },
+    /// The file is not WebAssembly.
+    NotWasm {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("plugin `{plugin}`: cannot wrap the core module as a component: {detail}")]
-    Componentize { plugin: String, detail: String },
+    /// A core module could not be wrapped as a component.
+    Componentize {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("plugin `{plugin}`: invalid component: {detail}")]
-    Compile { plugin: String, detail: String },
+    /// The component is invalid.
+    Compile {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("plugin `{plugin}` imports `{import}`, which memlab does not provide (plugins may import only memlab:strategy/pool and types; no WASI)")]
-    ForeignImport { plugin: String, import: String },
+    /// The plugin imports what memlab does not provide (WASI, say).
+    ForeignImport {
+        /// The plugin, as configured.
+        plugin: String,
+        /// The import.
+        import: String,
+    },
     #[error("plugin `{plugin}` speaks `{found}`, but this host speaks `{expected}`; rebuild it against memlab-sdk for {expected}")]
-    WrongVersion { plugin: String, found: String, expected: String },
+    /// The plugin speaks another version of the WIT package.
+    WrongVersion {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What the plugin has.
+        found: String,
+        /// What memlab wants.
+        expected: String,
+    },
     #[error("plugin `{plugin}` exports none of memlab's strategy interfaces (it exports: {found})")]
-    NoStrategy { plugin: String, found: String },
+    /// The plugin exports no strategy interface.
+    NoStrategy {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What the plugin has.
+        found: String,
+    },
     #[error("plugin `{plugin}` exports more than one strategy kind ({found}); build one kind per plugin")]
-    SeveralKinds { plugin: String, found: String },
+    /// The plugin exports more than one kind.
+    SeveralKinds {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What the plugin has.
+        found: String,
+    },
     #[error("plugin `{plugin}` is a {found} plugin, but it is configured as the {expected}")]
-    WrongKind { plugin: String, expected: String, found: String },
+    /// The plugin is of another kind than configured.
+    WrongKind {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What memlab wants.
+        expected: String,
+        /// What the plugin has.
+        found: String,
+    },
     #[error("plugin `{plugin}`: cannot link its imports: {detail}")]
-    Link { plugin: String, detail: String },
+    /// The plugin's imports could not be linked.
+    Link {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What went wrong.
+        detail: String,
+    },
 }
 
 impl LoadError {
@@ -95,25 +172,94 @@ impl LoadError {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SeamError {
     #[error(transparent)]
+    /// The plugin could not be loaded.
     Load(#[from] LoadError),
     #[error("plugin `{plugin}`: cannot instantiate: {detail}")]
-    Instantiate { plugin: String, detail: String },
+    /// The plugin could not be instantiated.
+    Instantiate {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("plugin `{plugin}` (sha256 {sha256:.12}) trapped in `{operation}` on shard {shard}: {kind}: {detail}")]
-    Trap { plugin: String, sha256: String, operation: Op, shard: usize, kind: TrapKind, detail: String },
+    /// The call trapped; the instance is poisoned.
+    Trap {
+        /// The plugin, as configured.
+        plugin: String,
+        /// The component's sha256.
+        sha256: String,
+        /// The operation.
+        operation: Op,
+        /// The shard (or the flush's part).
+        shard: usize,
+        /// The kind.
+        kind: TrapKind,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("plugin `{plugin}` returned an error from `{operation}` on shard {shard}: {error}")]
-    Guest { plugin: String, operation: Op, shard: usize, error: memlab_sdk::Error },
+    /// The plugin returned its own error.
+    Guest {
+        /// The plugin, as configured.
+        plugin: String,
+        /// The operation.
+        operation: Op,
+        /// The shard (or the flush's part).
+        shard: usize,
+        /// The guest's own error.
+        error: memlab_sdk::Error,
+    },
     #[error("plugin `{plugin}` broke its contract in `{operation}` on shard {shard}: {detail}")]
-    Contract { plugin: String, operation: Op, shard: usize, detail: String },
+    /// The plugin's answer broke its contract.
+    Contract {
+        /// The plugin, as configured.
+        plugin: String,
+        /// The operation.
+        operation: Op,
+        /// The shard (or the flush's part).
+        shard: usize,
+        /// What went wrong.
+        detail: String,
+    },
     /// Memory kept past what the plugin reserved from the pool.
     #[error("plugin `{plugin}` broke the memory budget in `{operation}` on shard {shard}: {detail}")]
-    Budget { plugin: String, operation: Op, shard: usize, detail: String },
+    Budget {
+        /// The plugin, as configured.
+        plugin: String,
+        /// The operation.
+        operation: Op,
+        /// The shard (or the flush's part).
+        shard: usize,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("plugin `{plugin}` on shard {shard} is poisoned ({cause} earlier); `{operation}` was not attempted")]
-    Poisoned { plugin: String, operation: Op, shard: usize, cause: String },
+    /// An earlier trap poisoned the instance; nothing was called.
+    Poisoned {
+        /// The plugin, as configured.
+        plugin: String,
+        /// The operation.
+        operation: Op,
+        /// The shard (or the flush's part).
+        shard: usize,
+        /// The trap that poisoned it.
+        cause: String,
+    },
     #[error("no native twin named `{plugin}` (only bundled strategies have one; see `memlab list`)")]
-    NoTwin { plugin: String },
+    /// No native twin has the name.
+    NoTwin {
+        /// The plugin, as configured.
+        plugin: String,
+    },
     /// The host's own step (routing, the read probe, the write path).
     #[error("memlab: `{operation}` failed: {detail}")]
-    Host { operation: &'static str, detail: String },
+    Host {
+        /// The operation.
+        operation: &'static str,
+        /// What went wrong.
+        detail: String,
+    },
 }
 
 /// How a call failed, as a runtime (wasm or native) reports it; the seam
@@ -123,9 +269,19 @@ pub enum Fault {
     /// The plugin returned an error (WIT `error`).
     Guest(memlab_sdk::Error),
     /// The call trapped; the instance is unusable from now on.
-    Trap { sha256: String, kind: TrapKind, detail: String },
+    Trap {
+        /// The component's sha256.
+        sha256: String,
+        /// The kind.
+        kind: TrapKind,
+        /// What went wrong.
+        detail: String,
+    },
     /// An earlier trap left the instance unusable; nothing was called.
-    Poisoned { cause: String },
+    Poisoned {
+        /// The trap that poisoned it.
+        cause: String,
+    },
     /// The result broke the boundary's own layout (a malformed batch).
     Malformed(String),
 }

@@ -25,27 +25,64 @@ pub type ReaderFactory<'a> = dyn Fn(&LoadedSegment) -> Result<seam::Reader, Seam
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
     #[error("verify: {0}")]
+    /// A segment's files are damaged or unreadable.
     Segment(#[from] SegmentError),
     #[error("verify: reading {segment}: {source}")]
-    Plugin { segment: String, source: Box<SeamError> },
+    /// The serializer's reader failed.
+    Plugin {
+        /// The segment's metadata file.
+        segment: String,
+        /// The underlying error.
+        source: Box<SeamError>,
+    },
     #[error("verify: {segment} holds a bad record: {detail}")]
-    Record { segment: String, detail: String },
+    /// A record read back is malformed or out of order.
+    Record {
+        /// The segment's metadata file.
+        segment: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("verify: {segment} read back {found} rows but its metadata says {expected}")]
-    RowCount { segment: String, expected: u64, found: u64 },
+    /// A segment holds another number of rows than its metadata.
+    RowCount {
+        /// The segment's metadata file.
+        segment: String,
+        /// Rows expected.
+        expected: u64,
+        /// Rows found.
+        found: u64,
+    },
     #[error(
         "verify: {segment} does not hold what the host handed its serializer: {handed} rows were handed over, {found} read back, and their keys, timestamps or bytes differ from the host's tally"
     )]
-    Tally { segment: String, handed: u64, found: u64 },
+    /// A segment does not hold what its serializer was handed.
+    Tally {
+        /// The segment's metadata file.
+        segment: String,
+        /// Rows its serializer was handed.
+        handed: u64,
+        /// Rows found.
+        found: u64,
+    },
     #[error(
         "verify: the segments do not hold the stream's final state: {missing} keys missing, {extra} unexpected, {different} with the wrong row (expected {expected} keys, digest {expected_digest:032x}; found {found} keys, digest {found_digest:032x}){first}"
     )]
+    /// The state read back is not the stream's.
     Mismatch {
+        /// Keys the stream has and the segments lack.
         missing: u64,
+        /// Keys the segments have and the stream lacks.
         extra: u64,
+        /// Keys whose newest row differs.
         different: u64,
+        /// Rows expected.
         expected: u64,
+        /// Rows found.
         found: u64,
+        /// The stream's digest.
         expected_digest: u128,
+        /// The segments' digest.
         found_digest: u128,
         /// The first wrong key in key order, once `explain` found it.
         first: String,

@@ -11,15 +11,46 @@ use super::SplitMix;
 #[serde(tag = "dist", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum DistSpec {
     /// Always `value`.
-    Fixed { value: u64 },
+    Fixed {
+        /// The value.
+        value: u64,
+    },
     /// Every value in `min..=max` equally likely.
-    Uniform { min: u64, max: u64 },
+    Uniform {
+        /// The smallest value drawn.
+        min: u64,
+        /// The largest value drawn.
+        max: u64,
+    },
     /// Normal around `mean`, clamped.
-    Gaussian { mean: f64, stddev: f64, min: u64, max: u64 },
+    Gaussian {
+        /// The mean.
+        mean: f64,
+        /// The standard deviation.
+        stddev: f64,
+        /// The smallest value drawn.
+        min: u64,
+        /// The largest value drawn.
+        max: u64,
+    },
     /// Exponential with `mean`, shifted to start at `min`, clamped.
-    Exponential { mean: f64, min: u64, max: u64 },
+    Exponential {
+        /// The mean.
+        mean: f64,
+        /// The smallest value drawn.
+        min: u64,
+        /// The largest value drawn.
+        max: u64,
+    },
     /// Zipf over `min..=max` with exponent `s`: `min` most likely.
-    Zipf { min: u64, max: u64, s: f64 },
+    Zipf {
+        /// The smallest value drawn.
+        min: u64,
+        /// The largest value drawn.
+        max: u64,
+        /// The exponent.
+        s: f64,
+    },
 }
 
 /// A validated distribution.

@@ -77,9 +77,17 @@ pub enum Popularity {
     #[default]
     Uniform,
     /// Partition rank k chosen with probability ~ k^-s.
-    Zipf { s: f64 },
+    Zipf {
+        /// The exponent.
+        s: f64,
+    },
     /// A `fraction` of the partitions gets a `share` of the ops.
-    Hot { fraction: f64, share: f64 },
+    Hot {
+        /// The share of keys that are hot.
+        fraction: f64,
+        /// The share of operations that go to them.
+        share: f64,
+    },
 }
 
 /// Rows within a partition.

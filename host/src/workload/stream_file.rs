@@ -23,11 +23,31 @@ const TRAILER: usize = 12;
 #[derive(Debug, thiserror::Error)]
 pub enum StreamFileError {
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// The file could not be read or written.
+    Io {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     #[error("{path}: byte {offset}: {what}")]
-    Corrupt { path: String, offset: usize, what: String },
+    /// The file is damaged.
+    Corrupt {
+        /// The file.
+        path: String,
+        /// Where in the file.
+        offset: usize,
+        /// What is wrong.
+        what: String,
+    },
     #[error("{path}: {what}")]
-    Unusable { path: String, what: String },
+    /// The file cannot be replayed.
+    Unusable {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        what: String,
+    },
 }
 
 /// A replayable stream, held in memory.
