@@ -80,7 +80,7 @@ pub enum SweepError {
         over: String,
         /// One point's stream fingerprint.
         a: String,
-        /// The other side.
+        /// The other point's.
         b: String,
     },
     /// A point whose variants did not all see one stream.
