@@ -54,18 +54,20 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
     }
     let checkout = checkout();
     let file = name.replace('-', "_");
-    let (source, trait_name, bundled) = match kind {
-        Kind::Memtable => (include_str!("scaffold/memtable.rs.in"), "Memtable", ["btree", "skiplist"]),
-        Kind::Allocator => (include_str!("scaffold/allocator.rs.in"), "Allocator", ["per-row", "per-cell"]),
-        Kind::Serializer => (include_str!("scaffold/serializer.rs.in"), "Serializer", ["lean", "naive"]),
+    let source = match kind {
+        Kind::Memtable => include_str!("scaffold/memtable.rs.in"),
+        Kind::Allocator => include_str!("scaffold/allocator.rs.in"),
+        Kind::Serializer => include_str!("scaffold/serializer.rs.in"),
     };
+    let (trait_name, bundled) = (kind.spec().sdk_trait, kind.spec().rivals);
+    // The new plugin in its kind's place, every other kind's stand-in beside it.
     let variant = |label: &str, plugin: &str| {
-        let (m, a, s) = match kind {
-            Kind::Memtable => (plugin, "per-row", "lean"),
-            Kind::Allocator => ("skiplist", plugin, "lean"),
-            Kind::Serializer => ("skiplist", "per-row", plugin),
-        };
-        format!("[[variant]]\nname = {label:?}\nmemtable = {m:?}\nallocator = {a:?}\nserializer = {s:?}\n")
+        let mut text = format!("[[variant]]\nname = {label:?}\n");
+        for other in crate::seam::KINDS.iter() {
+            let named = if other.kind == kind { plugin } else { other.stand_in };
+            text.push_str(&format!("{} = {named:?}\n", other.name));
+        }
+        text
     };
     // The crate's folder: memlab builds it before the run.
     // ".": the config's own folder, this crate (paths in a config are

@@ -192,16 +192,12 @@ fn idle_params(host: &Arc<PluginHost>, config: &BenchConfig) -> Vec<Vec<crate::r
         .variants
         .iter()
         .map(|v| {
-            let kinds = [
-                (Kind::Memtable, &v.memtable, &v.memtable_params),
-                (Kind::Allocator, &v.allocator, &v.allocator_params),
-                (Kind::Serializer, &v.serializer, &v.serializer_params),
-            ];
-            kinds
-                .into_iter()
-                .flat_map(|(kind, plugin, configured)| {
-                    let params = crate::config::params(configured);
-                    let idle = seen.entry((kind, plugin.clone(), params.clone())).or_insert_with(|| crate::check::without_effect(host, kind, plugin, &params));
+            v.strategies()
+                .flat_map(|(kind, strategy)| {
+                    let params = crate::config::params(strategy.params);
+                    let plugin = strategy.plugin;
+                    let idle =
+                        seen.entry((kind, plugin.to_string(), params.clone())).or_insert_with(|| crate::check::without_effect(host, kind, plugin, &params));
                     idle.iter().map(move |(param, tried)| crate::record::NoEffect { kind, param: param.clone(), tried: tried.clone() }).collect::<Vec<_>>()
                 })
                 .collect()
@@ -265,13 +261,8 @@ fn preflight_each(host: &Arc<PluginHost>, config: &BenchConfig, current: &std::s
         let shard = (strategies.shard)(0).and_then(|mut shard| shard.describe()).map_err(fail)?;
         variant::checked_descriptions(v, shard, strategies.serializer.as_ref()).map_err(fail)?;
         if v.runtime == crate::config::Runtime::Wasm {
-            let kinds = [
-                (Kind::Memtable, &v.memtable, &v.memtable_params),
-                (Kind::Allocator, &v.allocator, &v.allocator_params),
-                (Kind::Serializer, &v.serializer, &v.serializer_params),
-            ];
-            for (kind, plugin, configured) in kinds {
-                crate::check::defaults_hold(host, kind, plugin, &crate::config::params(configured)).map_err(fail)?;
+            for (kind, strategy) in v.strategies() {
+                crate::check::defaults_hold(host, kind, strategy.plugin, &crate::config::params(strategy.params)).map_err(fail)?;
             }
         }
     }

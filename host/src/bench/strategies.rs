@@ -45,9 +45,9 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             Ok(Strategies { plugins, shard, serializer: serializer_factory, reader })
         }
         Runtime::Native => {
-            let plugins = [(Kind::Memtable, &v.memtable), (Kind::Allocator, &v.allocator), (Kind::Serializer, &v.serializer)]
-                .into_iter()
-                .map(|(kind, name)| PluginInfo { kind, name: name.clone(), sha256: "native".into(), load: Duration::ZERO, cache_hit: false })
+            let plugins = v
+                .strategies()
+                .map(|(kind, s)| PluginInfo { kind, name: s.plugin.to_string(), sha256: "native".into(), load: Duration::ZERO, cache_hit: false })
                 .collect();
             let (m, a, p) = (v.memtable.clone(), v.allocator.clone(), Arc::clone(pool));
             let checks = Checks::of(v);

@@ -23,7 +23,7 @@ use crate::pool::MemoryPool;
 use crate::read_probe::{self, ReadProbe};
 use crate::record::{Failure, FailureClass, IntervalSample, Resources, RoundChecks, Steady, VariantResult, VariantSpec};
 use crate::router::Router;
-use crate::seam::{self, Kind, SeamError};
+use crate::seam::{self, SeamError};
 use crate::verify::{self, State};
 use crate::workload::Stream;
 use crate::write_path::{CallTimes, FlushJob, PathSettings, WriteCounters, WritePath};
@@ -368,18 +368,19 @@ fn watch(dog: &super::Watchdog, board: &Arc<seam::watch::Board>, variant: &Varia
 
 /// What a stall is reported as: the plugin, the operation, the shard.
 pub(super) fn stall_failure(variant: &Variant, stall: seam::watch::Stall) -> Failure {
-    let plugin = match stall.call.kind() {
-        Kind::Memtable => &variant.memtable,
-        Kind::Allocator => &variant.allocator,
-        Kind::Serializer => &variant.serializer,
-    };
+    let plugin = variant.strategy(stall.call.kind()).plugin;
     let message = format!(
         "plugin `{plugin}` made no progress for {:.0} s in `{}` on shard {} (a call that never returns; with no per-call deadline it cannot be interrupted, so the run was ended)",
         stall.for_.as_secs_f64(),
         stall.call,
         stall.shard
     );
-    Failure { plugin: Some(plugin.clone()), operation: Some(stall.call.name().into()), shard: Some(stall.shard), ..Failure::new(FailureClass::Stall, message) }
+    Failure {
+        plugin: Some(plugin.to_string()),
+        operation: Some(stall.call.name().into()),
+        shard: Some(stall.shard),
+        ..Failure::new(FailureClass::Stall, message)
+    }
 }
 
 /// How one round's segments are read back.
@@ -444,10 +445,9 @@ pub(super) fn checked_descriptions(
     serializer: &flush::SerializerFactory,
 ) -> Result<Vec<memlab_sdk::Description>, SeamError> {
     let s = serializer(0)?.describe()?;
-    let kinds = [(Kind::Memtable, &variant.memtable, &variant.memtable_params, &m), (Kind::Allocator, &variant.allocator, &variant.allocator_params, &a)];
-    for (kind, plugin, configured, described) in kinds.into_iter().chain([(Kind::Serializer, &variant.serializer, &variant.serializer_params, &s)]) {
-        seam::check_description(kind, plugin, &params(configured), described)?;
-        crate::plugin::check_identity(kind, plugin, described)?;
+    for ((kind, strategy), described) in variant.strategies().zip([&m, &a, &s]) {
+        seam::check_description(kind, strategy.plugin, &params(strategy.params), described)?;
+        crate::plugin::check_identity(kind, strategy.plugin, described)?;
     }
     Ok(vec![m, a, s])
 }

@@ -23,6 +23,8 @@ pub use workload::load_profile;
 
 use raw::RawConfig;
 
+use crate::seam::Kind;
+
 pub use rounds::{Decide, MAX_TIME, VerifyRounds, Warmup, round_count, rse_target, time_ceiling};
 pub use sweep::{Knob, MAX_POINTS, Sweep, SweepPoint};
 
@@ -177,7 +179,40 @@ pub struct Variant {
     pub configurations: Vec<String>,
 }
 
+/// A variant's strategy of one kind, as configured.
+#[derive(Debug, Clone, Copy)]
+pub struct Strategy<'a> {
+    /// The plugin: a bundled name, a `.wasm` path or a crate folder.
+    pub plugin: &'a str,
+    /// Its parameters.
+    pub params: &'a BTreeMap<String, ParamValue>,
+}
+
 impl Variant {
+    /// Its strategy of `kind`.
+    pub fn strategy(&self, kind: Kind) -> Strategy<'_> {
+        let (plugin, params) = match kind {
+            Kind::Memtable => (&self.memtable, &self.memtable_params),
+            Kind::Allocator => (&self.allocator, &self.allocator_params),
+            Kind::Serializer => (&self.serializer, &self.serializer_params),
+        };
+        Strategy { plugin, params }
+    }
+
+    /// Every kind's strategy, in pipeline order.
+    pub fn strategies(&self) -> impl Iterator<Item = (Kind, Strategy<'_>)> {
+        Kind::ALL.into_iter().map(|kind| (kind, self.strategy(kind)))
+    }
+
+    /// The parameters of its strategy of `kind`, to change.
+    pub fn params_mut(&mut self, kind: Kind) -> &mut BTreeMap<String, ParamValue> {
+        match kind {
+            Kind::Memtable => &mut self.memtable_params,
+            Kind::Allocator => &mut self.allocator_params,
+            Kind::Serializer => &mut self.serializer_params,
+        }
+    }
+
     /// The cleanup threshold in force.
     pub fn threshold(&self) -> f64 {
         self.cleanup_threshold.unwrap_or(1.0 / (self.flush_writers as f64 + 1.0))

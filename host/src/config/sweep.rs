@@ -50,13 +50,13 @@ impl Knob {
                 let param = |kind, name: &str| {
                     (!name.is_empty()).then(|| Knob::Param(kind, name.to_string())).ok_or_else(|| format!("`sweep.over = {over:?}` names no parameter"))
                 };
-                match over.split_once('.') {
-                    Some(("memtable", name)) => param(Kind::Memtable, name)?,
-                    Some(("allocator", name)) => param(Kind::Allocator, name)?,
-                    Some(("serializer", name)) => param(Kind::Serializer, name)?,
-                    _ => {
+                match over.split_once('.').and_then(|(kind, name)| Some((kind.parse::<Kind>().ok()?, name))) {
+                    Some((kind, name)) => param(kind, name)?,
+                    None => {
+                        let kinds: Vec<String> = crate::seam::KINDS.iter().map(|k| format!("{}.NAME", k.name)).collect();
                         return Err(format!(
-                            "`sweep.over = {over:?}`: sweep one of threads, rows_per_batch, shards, flush_writers, memtable_space, or a plugin parameter as memtable.NAME, allocator.NAME or serializer.NAME"
+                            "`sweep.over = {over:?}`: sweep one of threads, rows_per_batch, shards, flush_writers, memtable_space, or a plugin parameter as {}",
+                            kinds.join(", ")
                         ));
                     }
                 }
@@ -163,12 +163,7 @@ impl Sweep {
             }
             Knob::Param(kind, name) => {
                 for v in &mut config.variants {
-                    let params = match kind {
-                        Kind::Memtable => &mut v.memtable_params,
-                        Kind::Allocator => &mut v.allocator_params,
-                        Kind::Serializer => &mut v.serializer_params,
-                    };
-                    params.insert(name.clone(), value.clone());
+                    v.params_mut(*kind).insert(name.clone(), value.clone());
                 }
             }
         }

@@ -33,8 +33,8 @@ pub fn c_bindings(kind: Kind, dir: &Path) -> Result<Vec<PathBuf>, ScaffoldError>
     let group = sources.parse().map_err(|(_, e)| bindings(format!("parsing memlab's WIT: {e}")))?;
     let mut resolve = Resolve::new();
     let package = resolve.push_group(group).map_err(|e| bindings(format!("resolving memlab's WIT: {e}")))?;
-    let world_name = format!("{}-plugin", kind.interface());
-    let world = resolve.select_world(&[package], Some(&world_name)).map_err(|e| bindings(format!("{e:#}")))?;
+    let world_name = kind.spec().world;
+    let world = resolve.select_world(&[package], Some(world_name)).map_err(|e| bindings(format!("{e:#}")))?;
     let mut files = Files::default();
     wit_bindgen_c::Opts::default().build().generate(&mut resolve, world, &mut files).map_err(|e| bindings(format!("{e:#}")))?;
     let mut written = Vec::new();

@@ -9,6 +9,7 @@ mod checked;
 mod checked_flush;
 mod describe;
 mod error;
+mod kind;
 pub mod ledger;
 mod op;
 mod sample;
@@ -37,8 +38,6 @@ pub fn read_bounded(path: &std::path::Path, limit: u64, what: &'static str) -> s
 pub use sample::{picked, secret_offset, secret_pick};
 pub mod watch;
 
-use std::fmt;
-
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
 pub use budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, memory_allowance};
@@ -46,47 +45,8 @@ pub use checked::Shard;
 pub use checked_flush::{Reader, Serializer};
 pub use describe::{check_description, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
+pub use kind::{KINDS, Kind, KindSpec};
 pub use op::Op;
-
-/// The three kinds of strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// The sorted in-memory index.
-    Memtable,
-    /// Where row bytes live.
-    Allocator,
-    /// How a frozen memtable becomes a segment.
-    Serializer,
-}
-
-impl Kind {
-    /// Every kind, in pipeline order.
-    pub const ALL: [Kind; 3] = [Kind::Memtable, Kind::Allocator, Kind::Serializer];
-
-    /// The WIT interface name, without package; also the config's name.
-    pub fn interface(self) -> &'static str {
-        match self {
-            Kind::Memtable => "memtable",
-            Kind::Allocator => "allocator",
-            Kind::Serializer => "serializer",
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.interface())
-    }
-}
-
-impl std::str::FromStr for Kind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Kind::ALL.into_iter().find(|k| k.interface() == s).ok_or_else(|| format!("`{s}` is not a kind (memtable, allocator or serializer)"))
-    }
-}
 
 /// Calls and bytes across the plugin boundary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -94,11 +94,7 @@ impl Op {
 
     /// The kind's `describe` operation.
     pub fn describe(kind: Kind) -> Op {
-        match kind {
-            Kind::Memtable => Op::MemtableDescribe,
-            Kind::Allocator => Op::AllocatorDescribe,
-            Kind::Serializer => Op::WriterDescribe,
-        }
+        kind.spec().describe
     }
 }
 
@@ -116,11 +112,6 @@ mod tests {
     fn codes_round_trip_and_names_are_unique() {
         for &op in Op::ALL {
             assert_eq!(Op::from_code(op.code()), Some(op));
-            assert!(op.name().starts_with(match op.kind() {
-                super::Kind::Memtable => ["memtable.", "cursor."].into_iter().find(|p| op.name().starts_with(p)).unwrap_or("memtable."),
-                super::Kind::Allocator => "allocator.",
-                super::Kind::Serializer => ["writer.", "reader."].into_iter().find(|p| op.name().starts_with(p)).unwrap_or("writer."),
-            }));
         }
         assert_eq!(Op::from_code(0), None);
         let mut names: Vec<_> = Op::ALL.iter().map(|o| o.name()).collect();

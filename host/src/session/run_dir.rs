@@ -16,13 +16,12 @@ pub const KEPT_COMPONENTS: &str = "components";
 
 /// Copies every non-bundled plugin's component into the run's directory.
 pub(super) fn keep_components(host: &Arc<PluginHost>, config: &BenchConfig, run_dir: &Path) -> Result<(), SessionError> {
-    use crate::seam::Kind;
     for v in config.variants.iter().filter(|v| v.runtime == crate::config::Runtime::Wasm) {
-        for (kind, spec) in [(Kind::Memtable, &v.memtable), (Kind::Allocator, &v.allocator), (Kind::Serializer, &v.serializer)] {
-            if registry::find_kind(spec, kind).is_some() {
+        for (kind, strategy) in v.strategies() {
+            if registry::find_kind(strategy.plugin, kind).is_some() {
                 continue;
             }
-            let plugin = host.load_as(spec, kind)?;
+            let plugin = host.load_as(strategy.plugin, kind)?;
             let dir = run_dir.join(KEPT_COMPONENTS);
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
             let path = dir.join(format!("{}.wasm", plugin.sha256));

@@ -1,0 +1,130 @@
+//! The kinds of strategy, as data: one descriptor per kind says its
+//! names (WIT interface, world, config table and keys), its operations,
+//! and how the other kinds stand in beside it. Code that treats every
+//! kind alike iterates `KINDS` or looks a kind up; code that treats one
+//! kind its own way matches on `Kind`.
+
+use std::fmt;
+
+use super::Op;
+
+/// A kind of strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// The sorted in-memory index.
+    Memtable,
+    /// Where row bytes live.
+    Allocator,
+    /// How a frozen memtable becomes a segment.
+    Serializer,
+}
+
+/// What memlab knows of a kind, in one place.
+#[derive(Debug)]
+pub struct KindSpec {
+    /// The kind.
+    pub kind: Kind,
+    /// The WIT interface (without package), the config's table
+    /// (`[memtable.NAME]`) and a variant's key (`memtable = "..."`).
+    pub name: &'static str,
+    /// The WIT world a plugin of the kind is built against.
+    pub world: &'static str,
+    /// The prefixes of its operations' names (`memtable.`, `cursor.`).
+    pub op_prefixes: &'static [&'static str],
+    /// Its `describe` operation.
+    pub describe: Op,
+    /// The SDK trait a plugin of the kind implements.
+    pub sdk_trait: &'static str,
+    /// The bundled plugin that stands in for the kind beside a plugin of
+    /// another kind (a new crate's bench config, a check's partner).
+    pub stand_in: &'static str,
+    /// Two bundled plugins a new one of the kind is benched against.
+    pub rivals: [&'static str; 2],
+}
+
+/// Every kind's descriptor, in pipeline order (as `Kind::ALL`).
+pub const KINDS: [KindSpec; 3] = [
+    KindSpec {
+        kind: Kind::Memtable,
+        name: "memtable",
+        world: "memtable-plugin",
+        op_prefixes: &["memtable.", "cursor."],
+        describe: Op::MemtableDescribe,
+        sdk_trait: "Memtable",
+        stand_in: "skiplist",
+        rivals: ["btree", "skiplist"],
+    },
+    KindSpec {
+        kind: Kind::Allocator,
+        name: "allocator",
+        world: "allocator-plugin",
+        op_prefixes: &["allocator."],
+        describe: Op::AllocatorDescribe,
+        sdk_trait: "Allocator",
+        stand_in: "per-row",
+        rivals: ["per-row", "per-cell"],
+    },
+    KindSpec {
+        kind: Kind::Serializer,
+        name: "serializer",
+        world: "serializer-plugin",
+        op_prefixes: &["writer.", "reader."],
+        describe: Op::WriterDescribe,
+        sdk_trait: "Serializer",
+        stand_in: "lean",
+        rivals: ["lean", "naive"],
+    },
+];
+
+impl Kind {
+    /// Every kind, in pipeline order.
+    pub const ALL: [Kind; 3] = [Kind::Memtable, Kind::Allocator, Kind::Serializer];
+
+    /// The kind's descriptor.
+    pub fn spec(self) -> &'static KindSpec {
+        &KINDS[self as usize]
+    }
+
+    /// The WIT interface name, without package; also the config's name.
+    pub fn interface(self) -> &'static str {
+        self.spec().name
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.interface())
+    }
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Kind::ALL.into_iter().find(|k| k.interface() == s).ok_or_else(|| {
+            let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+            format!("`{s}` is not a kind ({})", names.join(", "))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{KINDS, Kind};
+
+    #[test]
+    fn each_descriptor_is_its_kinds_and_names_its_own_operations() {
+        for (i, kind) in Kind::ALL.into_iter().enumerate() {
+            let spec = kind.spec();
+            assert_eq!(spec.kind, kind);
+            assert_eq!(KINDS[i].kind, kind, "KINDS is in Kind::ALL's order");
+            assert_eq!(spec.describe.kind(), kind);
+            assert_eq!(spec.world, format!("{}-plugin", spec.name));
+            assert_eq!(spec.name.parse::<Kind>(), Ok(kind));
+        }
+        for &op in crate::seam::Op::ALL {
+            assert!(op.kind().spec().op_prefixes.iter().any(|p| op.name().starts_with(p)), "{op} is named after its kind's interface");
+        }
+    }
+}
