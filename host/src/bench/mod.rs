@@ -8,6 +8,7 @@ mod failures;
 mod flush_writer;
 mod live;
 mod profile;
+mod progress;
 mod resources;
 mod rounds;
 mod slots;
