@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod commitlog;
 pub mod config;
 pub mod flush;
 pub mod fuzz;

@@ -1,0 +1,261 @@
+//! When a write is durable, and who waits for it. `none` keeps no log
+//! (every existing config); `periodic` syncs every N ms and writers do
+//! not wait; `batch` makes each write wait for a sync of its own (a
+//! writer whose bytes a concurrent sync already covered returns at once);
+//! `group` makes writers wait for a shared sync, made by a syncer thread
+//! every window (Cassandra's `commitlog_sync_group_window`). A group
+//! commit's leader appends its whole group in one record and waits once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::files::{FileCounts, LogFiles, LogIoError, Position};
+
+/// How writes are made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncMode {
+    /// No commit log.
+    #[default]
+    None,
+    /// A sync every this long; writers do not wait.
+    Periodic(Duration),
+    /// Each write waits for its own sync.
+    Batch,
+    /// Writers wait for a shared sync, made every this long.
+    Group(Duration),
+}
+
+/// The syncs' latencies and the writers' waits, in nanoseconds.
+#[derive(Debug, Clone)]
+pub struct SyncTimes {
+    /// Each sync, as long as it took.
+    pub syncs: Histogram<u64>,
+    /// Each wait of a writer for durability (batch and group only).
+    pub waits: Histogram<u64>,
+}
+
+fn histogram() -> Histogram<u64> {
+    // 1 ns to 1 hour at 3 significant digits; the bounds are constants.
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()))
+}
+
+impl Default for SyncTimes {
+    fn default() -> Self {
+        SyncTimes { syncs: histogram(), waits: histogram() }
+    }
+}
+
+struct State {
+    files: LogFiles,
+    /// Where the last append ended.
+    end: Position,
+    times: SyncTimes,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Everything up to here is durable.
+    synced: Mutex<Position>,
+    durable: Condvar,
+    stop: AtomicBool,
+    /// A sync that failed: every later wait fails with it.
+    failed: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Syncs what was appended, under the files' lock, and wakes the
+    /// writers it made durable.
+    fn sync(&self) -> Result<(), LogIoError> {
+        let mut state = self.state();
+        let end = state.end;
+        if end <= *self.synced.lock().unwrap_or_else(|p| p.into_inner()) {
+            return Ok(());
+        }
+        let took = state.files.sync()?;
+        let _ = state.times.syncs.record(took.as_nanos().clamp(1, 3_600_000_000_000) as u64);
+        drop(state);
+        let mut synced = self.synced.lock().unwrap_or_else(|p| p.into_inner());
+        *synced = (*synced).max(end);
+        drop(synced);
+        self.durable.notify_all();
+        Ok(())
+    }
+
+    fn fail(&self, e: &LogIoError) {
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| e.to_string());
+        self.durable.notify_all();
+    }
+}
+
+/// A commit log shared by a run's writers.
+pub struct CommitLog {
+    shared: Arc<Shared>,
+    mode: SyncMode,
+    syncer: Option<JoinHandle<()>>,
+}
+
+impl CommitLog {
+    /// A log over `files`, synced as `mode` says (a syncer thread for
+    /// `periodic` and `group`).
+    pub fn new(files: LogFiles, mode: SyncMode) -> Self {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State { files, end: Position::default(), times: SyncTimes::default() }),
+            synced: Mutex::new(Position::default()),
+            durable: Condvar::new(),
+            stop: AtomicBool::new(false),
+            failed: Mutex::new(None),
+        });
+        let syncer = match mode {
+            SyncMode::Periodic(every) | SyncMode::Group(every) => {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name("memlab-log-sync".into())
+                    .spawn(move || {
+                        while !shared.stop.load(Ordering::Acquire) {
+                            std::thread::sleep(every);
+                            if let Err(e) = shared.sync() {
+                                shared.fail(&e);
+                                return;
+                            }
+                        }
+                    })
+                    .ok()
+            }
+            SyncMode::None | SyncMode::Batch => None,
+        };
+        CommitLog { shared, mode, syncer }
+    }
+
+    /// Appends one record (a batch, or a coalesced group's); returns
+    /// where it ends, to wait on.
+    pub fn append(&self, record: &[u8]) -> Result<Position, LogIoError> {
+        let mut state = self.shared.state();
+        let at = state.files.append(record)?;
+        state.end = at;
+        Ok(at)
+    }
+
+    /// Returns once everything up to `at` is durable, as the mode says:
+    /// at once for `none` and `periodic`; after its own sync for
+    /// `batch`; after the next shared sync for `group`. The wait is
+    /// timed into the log's wait histogram.
+    pub fn wait_durable(&self, at: Position) -> Result<Duration, String> {
+        let started = Instant::now();
+        match self.mode {
+            SyncMode::None | SyncMode::Periodic(_) => return Ok(Duration::ZERO),
+            SyncMode::Batch => self.shared.sync().map_err(|e| e.to_string())?,
+            SyncMode::Group(_) => {
+                let mut synced = self.shared.synced.lock().unwrap_or_else(|p| p.into_inner());
+                while *synced < at {
+                    if let Some(e) = self.shared.failed.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                        return Err(e);
+                    }
+                    synced = self.shared.durable.wait_timeout(synced, Duration::from_millis(100)).unwrap_or_else(|p| p.into_inner()).0;
+                }
+            }
+        }
+        let waited = started.elapsed();
+        let _ = self.shared.state().times.waits.record(waited.as_nanos().clamp(1, 3_600_000_000_000) as u64);
+        Ok(waited)
+    }
+
+    /// Everything up to here is durable.
+    pub fn synced(&self) -> Position {
+        *self.shared.synced.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Releases the segments before `segment` (their writes are flushed).
+    pub fn release_before(&self, segment: u64) -> Result<(), LogIoError> {
+        self.shared.state().files.release_before(segment)
+    }
+
+    /// What the files cost, and the syncs' and waits' times, so far.
+    pub fn figures(&self) -> (FileCounts, SyncTimes) {
+        let state = self.shared.state();
+        (state.files.counts(), state.times.clone())
+    }
+
+    /// Stops the syncer and makes everything durable.
+    pub fn close(mut self) -> Result<(FileCounts, SyncTimes), LogIoError> {
+        self.stop_syncer();
+        self.shared.sync()?;
+        Ok(self.figures())
+    }
+
+    fn stop_syncer(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(syncer) = self.syncer.take() {
+            let _ = syncer.join();
+        }
+    }
+}
+
+impl Drop for CommitLog {
+    fn drop(&mut self) {
+        self.stop_syncer();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::{CommitLog, SyncMode};
+    use crate::commitlog::{Access, LogFiles};
+
+    fn log(name: &str, mode: SyncMode) -> (CommitLog, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("memlab-sync-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        (CommitLog::new(LogFiles::create(&dir, Access::Buffered, 1 << 20).expect("files"), mode), dir)
+    }
+
+    /// Many writers, each waiting for durability: every acknowledged
+    /// write is covered by a sync, and group commit shares its syncs.
+    #[test]
+    fn every_acknowledged_write_is_synced_and_group_commit_shares_syncs() {
+        for (name, mode) in [("batch", SyncMode::Batch), ("group", SyncMode::Group(Duration::from_millis(2)))] {
+            let (log, dir) = log(name, mode);
+            let log = Arc::new(log);
+            std::thread::scope(|s| {
+                for t in 0..8u8 {
+                    let log = Arc::clone(&log);
+                    s.spawn(move || {
+                        for _ in 0..25 {
+                            let at = log.append(&[t; 100]).expect("append");
+                            log.wait_durable(at).expect("durable");
+                            assert!(log.synced() >= at, "{name}: acknowledged before its sync");
+                        }
+                    });
+                }
+            });
+            let (counts, times) = Arc::into_inner(log).expect("the only owner").close().expect("close");
+            assert_eq!(counts.appended, 8 * 25 * 100);
+            assert_eq!(times.waits.len(), 200, "{name}: every write waited");
+            assert!(counts.syncs >= 1 && counts.syncs <= 201, "{name}: {counts:?}");
+            if name == "group" {
+                assert!(counts.syncs < 200, "group commit shares syncs: {counts:?}");
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    #[test]
+    fn periodic_writers_do_not_wait_and_a_close_syncs_the_rest() {
+        let (log, dir) = log("periodic", SyncMode::Periodic(Duration::from_secs(3600)));
+        let at = log.append(b"unsynced").expect("append");
+        assert_eq!(log.wait_durable(at).expect("no wait"), Duration::ZERO);
+        assert!(log.synced() < at, "not yet synced");
+        let (counts, _) = log.close().expect("close");
+        assert_eq!(counts.syncs, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
