@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, exit};
 
 include!("src/plugin/wasm_target.rs");
+include!("src/plugin/build_plugins.rs");
 const TARGET: &str = WASM_TARGET;
 
 /// A bundled strategy: a plugin crate the host depends on.
@@ -85,13 +86,14 @@ fn main() {
     // The plugin profile lives in the workspace manifest.
     println!("cargo:rerun-if-changed={}", workspace.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/plugin/build_plugins.rs");
     println!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display());
     provenance(&workspace);
 
     ensure_target(&workspace);
     let target_dir = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace.join("target")).join("wasm-plugins");
     let bundled = bundled(&manifest_dir);
-    build_plugins(&workspace, &target_dir, &bundled);
+    build_plugins(&workspace, &target_dir, bundled.iter().map(|b| b.krate.as_str()), "the bundled plugins");
 
     let mut table = String::from("&[\n");
     let mut twins = String::from("&[\n");
@@ -109,11 +111,6 @@ fn main() {
     fs::write(out_dir.join("twins.rs"), twins).unwrap_or_else(|e| fail(&format!("writing twins.rs: {e}")));
 }
 
-fn fail(message: &str) -> ! {
-    eprintln!("error: {message}");
-    exit(1)
-}
-
 /// `rust-toolchain.toml` lists the target, but rustup installs it only when
 /// auto-install is on; add it here so the README's two commands suffice.
 fn ensure_target(workspace: &Path) {
@@ -122,31 +119,6 @@ fn ensure_target(workspace: &Path) {
         Ok(None) => {}
         Err(e) => fail(&e),
     }
-}
-
-fn build_plugins(workspace: &Path, target_dir: &Path, bundled: &[Bundled]) {
-    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace).args(["build", "--profile", "plugin", "--target", TARGET, "--target-dir"]).arg(target_dir);
-    for krate in bundled.iter().map(|b| b.krate.as_str()) {
-        cmd.args(["-p", krate]);
-    }
-    // The outer build's flags, jobserver, target and target dir are for the host.
-    for var in OUTER_CARGO_VARS.iter().chain(&["CARGO_TARGET_DIR"]) {
-        cmd.env_remove(var);
-    }
-    let status = cmd.status().unwrap_or_else(|e| fail(&format!("running cargo for the plugins: {e}")));
-    if !status.success() {
-        fail(&format!("building the bundled plugins for {TARGET} failed ({status})"));
-    }
-}
-
-fn componentize(module_path: &Path) -> Vec<u8> {
-    let module = fs::read(module_path).unwrap_or_else(|e| fail(&format!("reading {}: {e}", module_path.display())));
-    wit_component::ComponentEncoder::default()
-        .module(&module)
-        .and_then(|encoder| encoder.validate(true).encode())
-        .unwrap_or_else(|e| fail(&format!("wrapping {} as a component: {e:#}", module_path.display())))
 }
 
 /// Versions the run reports carry: wasmtime's from Cargo.lock, and the
