@@ -15,9 +15,14 @@ const TARGET: &str = WASM_TARGET;
 /// A bundled strategy: a plugin crate the host depends on.
 struct Bundled {
     krate: String,
-    /// `Memtable`, `Allocator` or `Serializer`.
+    /// The kind's `Kind` variant and SDK trait (`KINDS` below).
     kind: &'static str,
 }
+
+/// The kinds a bundled crate may declare, as config names them, and
+/// their `Kind` variant (also the SDK trait's name), in pipeline order:
+/// the build script's copy of `seam::KINDS`, which a test holds equal.
+const KINDS: [(&str, &str); 4] = [("memtable", "Memtable"), ("allocator", "Allocator"), ("serializer", "Serializer"), ("commitlog", "CommitLog")];
 
 /// The registry's table: every `[dependencies]` entry of host/Cargo.toml
 /// whose crate declares `[package.metadata.memlab] kind`. The dependency
@@ -32,15 +37,13 @@ fn bundled(manifest_dir: &Path) -> Vec<Bundled> {
         let plugin = read_toml(&plugin_manifest);
         let kind = plugin.get("package").and_then(|p| p.get("metadata")).and_then(|m| m.get("memlab")).and_then(|m| m.get("kind"));
         let Some(kind) = kind else { continue };
-        let kind = match kind.as_str() {
-            Some("memtable") => "Memtable",
-            Some("allocator") => "Allocator",
-            Some("serializer") => "Serializer",
-            _ => fail(&format!("{}: [package.metadata.memlab] kind must be \"memtable\", \"allocator\" or \"serializer\"", plugin_manifest.display())),
+        let Some(&(_, kind)) = KINDS.iter().find(|(name, _)| Some(*name) == kind.as_str()) else {
+            let names: Vec<String> = KINDS.iter().map(|(name, _)| format!("{name:?}")).collect();
+            fail(&format!("{}: [package.metadata.memlab] kind must be one of {}", plugin_manifest.display(), names.join(", ")))
         };
         bundled.push(Bundled { krate: krate.clone(), kind });
     }
-    let order = |kind: &str| ["Memtable", "Allocator", "Serializer"].iter().position(|k| *k == kind);
+    let order = |kind: &str| KINDS.iter().position(|(_, k)| *k == kind);
     bundled.sort_by(|a, b| (order(a.kind), &a.krate).cmp(&(order(b.kind), &b.krate)));
     bundled
 }
@@ -72,6 +75,7 @@ fn twin_row(b: &Bundled) -> String {
     let twin = match b.kind {
         "Memtable" => format!("Twin::Memtable(memtable::<{strategy}>)"),
         "Allocator" => format!("Twin::Allocator(allocator::<{strategy}>)"),
+        "CommitLog" => format!("Twin::CommitLog(commitlog::<{strategy}>)"),
         _ => format!("Twin::Serializer {{ writer: writer::<{strategy}>, reader: reader::<{strategy}> }}"),
     };
     format!("    (<{strategy} as {trait_name}>::NAME, {twin}),\n")

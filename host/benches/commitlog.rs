@@ -19,7 +19,7 @@ fn point(dir: &std::path::Path, mode: SyncMode, access: Access, writers: usize, 
         Ok(files) => files,
         Err(e) => return println!("{mode:?} {access:?}: {e}"),
     };
-    let log = Arc::new(CommitLog::new(files, mode));
+    let log = Arc::new(CommitLog::new(files, mode, false));
     let (stop, appends) = (AtomicBool::new(false), AtomicU64::new(0));
     let started = Instant::now();
     std::thread::scope(|s| {
@@ -27,14 +27,15 @@ fn point(dir: &std::path::Path, mode: SyncMode, access: Access, writers: usize, 
             s.spawn(|| {
                 let record = [0x5au8; RECORD];
                 while !stop.load(Ordering::Relaxed) {
-                    let Ok(at) = log.append(&record) else { return };
+                    let Ok(at) = log.append(&record, []) else { return };
                     if log.wait_durable(at).is_err() {
                         return;
                     }
                     appends.fetch_add(1, Ordering::Relaxed);
                     // Released as a flush would: the log stays bounded.
                     if at.offset < RECORD as u64 {
-                        let _ = log.release_before(at.segment);
+                        log.frozen(at.segment, 1, at);
+                        let _ = log.flushed(at.segment, |_| false);
                     }
                 }
             });

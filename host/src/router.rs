@@ -134,13 +134,18 @@ impl RoutedBatch {
 
     /// Writes the allocator's refs into the entries.
     pub fn set_refs(&mut self, refs: &[u64]) {
-        self.entries.for_each_mut(|i, entry| {
-            if let Some(&reference) = refs.get(i) {
-                // `route` encoded every entry, header included.
-                let _ = Entry::set_reference(entry, reference);
-            }
-        });
+        set_refs(&mut self.entries, refs);
     }
+}
+
+/// Sets entry i's ref to `refs[i]`.
+pub fn set_refs(entries: &mut Packed, refs: &[u64]) {
+    entries.for_each_mut(|i, entry| {
+        if let Some(&reference) = refs.get(i) {
+            // `route` encoded every entry, header included.
+            let _ = Entry::set_reference(entry, reference);
+        }
+    });
 }
 
 #[cfg(test)]

@@ -58,14 +58,21 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
         Kind::Memtable => include_str!("scaffold/memtable.rs.in"),
         Kind::Allocator => include_str!("scaffold/allocator.rs.in"),
         Kind::Serializer => include_str!("scaffold/serializer.rs.in"),
+        Kind::CommitLog => include_str!("scaffold/commitlog.rs.in"),
     };
     let (trait_name, bundled) = (kind.spec().sdk_trait, kind.spec().rivals);
     // The new plugin in its kind's place, every other kind's stand-in beside it.
     let variant = |label: &str, plugin: &str| {
         let mut text = format!("[[variant]]\nname = {label:?}\n");
         for other in crate::seam::KINDS.iter() {
-            let named = if other.kind == kind { plugin } else { other.stand_in };
-            text.push_str(&format!("{} = {named:?}\n", other.name));
+            match (other.kind == kind, other.optional) {
+                (true, extra) => {
+                    text.push_str(&format!("{} = {plugin:?}\n", other.name));
+                    extra.into_iter().for_each(|line| text.push_str(&format!("{line}\n")));
+                }
+                (false, None) => text.push_str(&format!("{} = {:?}\n", other.name, other.stand_in)),
+                (false, Some(_)) => {}
+            }
         }
         text
     };

@@ -63,17 +63,27 @@ pub(super) fn breakdown(clients: &[ClientOutcome], c: &WriteCounters, calls: &Ca
         reads_ns: sum(|o| o.time.read_ns),
         pacing_ns: sum(|o| o.time.pace_ns),
         other_ns: 0,
+        log_ns: calls.log_ns,
+        durability_wait_ns: c.durability_wait_ns,
         flush_wall_ns: flushes.iter().map(|f| f.wall.as_nanos() as u64).sum(),
         flush_cpu_ns: flushes.iter().map(|f| f.cpu.as_nanos() as u64).sum(),
         crossing_call_ns: cal.crossing_call_ns,
         crossing_byte_ns: cal.crossing_byte_ns,
-        clock_reads: sum(|o| o.time.clock_reads) + 3 * calls.writes,
+        clock_reads: sum(|o| o.time.clock_reads) + 3 * calls.writes + 2 * calls.log_records,
         clock_read_ns: cal.clock_read_ns,
     };
     // What `write` spent beyond the parts its own counters name. Lock
     // waits of reads and of switches are in `lock_wait_ns` too, so this
     // is a floor.
-    let named = t.allocator_ns + t.memtable_ns + t.crossing_ns + t.lock_wait_ns + t.backpressure_ns + t.coalesce_wait_ns + t.switch_ns;
+    let named = t.allocator_ns
+        + t.memtable_ns
+        + t.crossing_ns
+        + t.lock_wait_ns
+        + t.backpressure_ns
+        + t.coalesce_wait_ns
+        + t.log_ns
+        + t.durability_wait_ns
+        + t.switch_ns;
     t.other_ns = sum(|o| o.time.write_ns).saturating_sub(named);
     t
 }

@@ -30,7 +30,13 @@ impl FlushWriter<'_> {
         let mut reports = Vec::new();
         for job in self.jobs {
             job.next.start_ahead();
-            match flush::flush(job, self.serializer, self.dir, self.pool, self.run_started) {
+            let (generation, log) = (job.generation, job.log.clone());
+            let flushed = flush::flush(job, self.serializer, self.dir, self.pool, self.run_started);
+            // Flushed or failed, the generation no longer needs its log.
+            if let Some(Err(e)) = log.map(|log| log.flushed(generation, super::log::keep)) {
+                failures.report(Failure::from(&crate::seam::SeamError::Host { operation: "commit log", detail: e.to_string() }));
+            }
+            match flushed {
                 Ok(report) => {
                     if self.log {
                         // A closed stderr stops the lines, not the flush.

@@ -7,6 +7,7 @@ mod client;
 mod failures;
 mod flush_writer;
 mod live;
+mod log;
 mod profile;
 mod progress;
 mod resources;

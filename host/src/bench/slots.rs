@@ -10,7 +10,8 @@ const MAX_INSTANCE_SLOTS: u64 = 8192;
 /// Instance slots for the pooling allocator that cover every wasm variant
 /// of `config`: two per shard for the live generation, each frozen one the
 /// budget can hold (one per cleanup threshold) and the spare started ahead,
-/// plus serializers and readers. 0 (on demand) when that is more than
+/// plus serializers and readers, and a commit-log format per shard and
+/// one to read the log back. 0 (on demand) when that is more than
 /// `MAX_INSTANCE_SLOTS`.
 pub fn instance_slots(config: &BenchConfig) -> u32 {
     let needed = config
@@ -19,7 +20,8 @@ pub fn instance_slots(config: &BenchConfig) -> u32 {
         .filter(|v| v.runtime == crate::config::Runtime::Wasm)
         .map(|v| {
             let generations = (1.0 / v.threshold()).ceil() as u64 + 2;
-            v.shards as u64 * 2 * generations + 2 * v.flush_writers as u64 + 16
+            let logs = if v.commitlog.is_empty() { 0 } else { v.shards as u64 + 1 };
+            v.shards as u64 * 2 * generations + 2 * v.flush_writers as u64 + logs + 16
         })
         .max()
         .unwrap_or(0)

@@ -11,7 +11,7 @@ use crate::native;
 use crate::plugin::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
 use crate::record::PluginInfo;
-use crate::seam::{Kind, SeamError, Shard};
+use crate::seam::{Kind, LogFormat, SeamError, Shard};
 use crate::segment::LoadedSegment;
 use crate::verify::ReaderFactory;
 use crate::write_path::ShardFactory;
@@ -22,7 +22,12 @@ pub(super) struct Strategies {
     pub(super) shard: Box<ShardFactory>,
     pub(super) serializer: Box<SerializerFactory>,
     pub(super) reader: Box<ReaderFactory<'static>>,
+    /// Each shard's commit-log format, when the variant keeps a log.
+    pub(super) log: Option<Box<LogFactory>>,
 }
+
+/// Creates shard `i`'s commit-log format.
+pub(super) type LogFactory = dyn Fn(usize) -> Result<LogFormat, SeamError> + Send + Sync;
 
 fn info(plugin: &Plugin) -> PluginInfo {
     PluginInfo { kind: plugin.kind, name: plugin.name.clone(), sha256: plugin.sha256.clone(), load: plugin.load_time, cache_hit: plugin.cache_hit }
@@ -42,7 +47,17 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             let (h, s, sp2) = (Arc::clone(host), Arc::clone(&serializer), sp.clone());
             let serializer_factory = Box::new(move |part| h.serializer(&s, &sp2, part));
             let reader = wasm_reader(host, serializer, sp);
-            Ok(Strategies { plugins, shard, serializer: serializer_factory, reader })
+            let mut plugins = plugins;
+            let log = match v.commitlog.as_str() {
+                "" => None,
+                name => {
+                    let plugin = host.load_as(name, Kind::CommitLog)?;
+                    plugins.push(info(&plugin));
+                    let (h, lp) = (Arc::clone(host), params(&v.commitlog_params));
+                    Some(Box::new(move |i| h.log_format(&plugin, &lp, i)) as Box<LogFactory>)
+                }
+            };
+            Ok(Strategies { plugins, shard, serializer: serializer_factory, reader, log })
         }
         Runtime::Native => {
             let plugins = v
@@ -55,7 +70,11 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             let (s, sp2) = (v.serializer.clone(), sp.clone());
             let serializer = Box::new(move |part| native::serializer(&s, &sp2, part));
             let reader = native_reader(v.serializer.clone(), sp);
-            Ok(Strategies { plugins, shard, serializer, reader })
+            let log = (!v.commitlog.is_empty()).then(|| {
+                let (name, lp) = (v.commitlog.clone(), params(&v.commitlog_params));
+                Box::new(move |i| native::log_format(&name, &lp, i)) as Box<LogFactory>
+            });
+            Ok(Strategies { plugins, shard, serializer, reader, log })
         }
     }
 }

@@ -56,6 +56,8 @@ pub(super) struct VariantRun<'a> {
     jobs: Receiver<FlushJob>,
     descriptions: Vec<memlab_sdk::Description>,
     setup: Duration,
+    /// Creates the log format that reads the log back after the run.
+    log_format: Option<Box<strategies::LogFactory>>,
 }
 
 /// What the run's threads handed back.
@@ -97,7 +99,7 @@ impl<'a> VariantRun<'a> {
         strategies: Strategies,
         started: Instant,
     ) -> Result<Self, SeamError> {
-        let Strategies { plugins, shard, serializer, reader } = strategies;
+        let Strategies { plugins, shard, serializer, reader, log: log_format } = strategies;
         let (jobs_tx, jobs) = crossbeam::channel::unbounded::<FlushJob>();
         let settings = PathSettings {
             cleanup_threshold: variant.threshold(),
@@ -105,10 +107,15 @@ impl<'a> VariantRun<'a> {
             coalescing: variant.coalescing,
             clients: bench.stream.threads(),
         };
-        let path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
-        let descriptions = checked_descriptions(variant, path.describe()?, serializer.as_ref())?;
+        let mut path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
+        let mut descriptions = checked_descriptions(variant, path.describe()?, serializer.as_ref())?;
+        if let Some(mut log) = super::log::open(variant, dir, log_format.as_deref())? {
+            descriptions.push(checked_log_description(variant, &mut log.formats[0])?);
+            path = path.with_log(log);
+        }
         path.prepare_next_generation();
-        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup: started.elapsed() })
+        let setup = started.elapsed();
+        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup, log_format })
     }
 
     fn run(self, round: usize) -> VariantResult {
@@ -261,6 +268,14 @@ impl<'a> VariantRun<'a> {
         tally::flushes(&mut result, joined.flushes);
         if self.bench.options.interrupted() {
             result.fail(Failure::interrupted());
+        }
+        if let (Some(log), Some(format)) = (self.path.log(), &self.log_format) {
+            let read_back = (variant.verify && result.failure().is_none()).then_some(round as u64);
+            let (figures, failure) = super::log::close(log, format.as_ref(), &variant.commitlog, (&joined.counters, &joined.calls), read_back);
+            result.commitlog = Some(figures);
+            if let Some(failure) = failure {
+                result.fail(failure);
+            }
         }
         if result.failure().is_none() && variant.verify {
             let missed: HashMap<u64, &[u8]> = joined.reads.missed.iter().map(|k| (seam::ledger::hash(k), k.as_slice())).collect();
@@ -445,9 +460,18 @@ pub(super) fn checked_descriptions(
     serializer: &flush::SerializerFactory,
 ) -> Result<Vec<memlab_sdk::Description>, SeamError> {
     let s = serializer(0)?.describe()?;
-    for ((kind, strategy), described) in variant.strategies().zip([&m, &a, &s]) {
+    for ((kind, strategy), described) in variant.strategies().filter(|(k, _)| *k != seam::Kind::CommitLog).zip([&m, &a, &s]) {
         seam::check_description(kind, strategy.plugin, &params(strategy.params), described)?;
         crate::plugin::check_identity(kind, strategy.plugin, described)?;
     }
     Ok(vec![m, a, s])
+}
+
+/// What the log format says of itself, held to its configured parameters.
+fn checked_log_description(variant: &Variant, format: &mut seam::LogFormat) -> Result<memlab_sdk::Description, SeamError> {
+    let described = format.describe()?;
+    let strategy = variant.strategy(seam::Kind::CommitLog);
+    seam::check_description(seam::Kind::CommitLog, strategy.plugin, &params(strategy.params), &described)?;
+    crate::plugin::check_identity(seam::Kind::CommitLog, strategy.plugin, &described)?;
+    Ok(described)
 }

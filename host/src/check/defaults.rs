@@ -109,6 +109,29 @@ pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, configured: &[
     compare(&params, serializer_trace(host, plugin, configured), serializer_trace(host, plugin, &params))
 }
 
+/// What a log format encodes for the fixed workload, and what it described.
+fn commitlog_trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
+    let mut log = host.log_format(plugin, params, 0).map_err(|e| e.to_string())?;
+    let own = log.describe().map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    for batch in workload().chunks(20) {
+        let mut rows = Packed::new();
+        batch.iter().for_each(|(_, r, _)| rows.push(r));
+        bytes.extend(log.encode(&mut rows).map_err(|e| e.to_string())?);
+    }
+    let digest = crate::verify::key_hash(&bytes);
+    Ok(format!("describes {:?}; {}", described(&own), behaviour(&format!("logged {} bytes, digest {digest:032x}", bytes.len()))))
+}
+
+/// Creates the log format as configured, then with what it described.
+pub(super) fn commitlog(host: &PluginHost, plugin: &Arc<Plugin>, configured: &[(String, String)]) -> Property {
+    let params = match host.log_format(plugin, configured, 0).and_then(|mut l| l.describe()) {
+        Ok(d) => described(&d),
+        Err(e) => return Property::fail(NAME, e.to_string()),
+    };
+    compare(&params, commitlog_trace(host, plugin, configured), commitlog_trace(host, plugin, &params))
+}
+
 /// The property for one strategy as a bench configures it: the bench's
 /// preflight holds each wasm strategy to it, so a default described but
 /// not used is refused before any figure is measured.
@@ -117,7 +140,8 @@ pub(crate) fn holds(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[
     let options = super::CheckOptions::new(params.to_vec(), 0);
     let property = match kind {
         Kind::Serializer => serializer(host, &loaded, params),
-        _ => match ShardSubject::new(host, &loaded, &options) {
+        Kind::CommitLog => commitlog(host, &loaded, params),
+        Kind::Memtable | Kind::Allocator => match ShardSubject::new(host, &loaded, &options) {
             Ok(subject) => shard(&subject),
             Err(failed) => failed,
         },
@@ -172,12 +196,14 @@ fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(St
     let trace = |params: &[(String, String)]| -> Option<String> {
         match kind {
             Kind::Serializer => serializer_trace(host, loaded, params).ok(),
-            _ => ShardSubject::new(host, loaded, &options).ok().and_then(|subject| shard_trace(&subject, params).ok()),
+            Kind::CommitLog => commitlog_trace(host, loaded, params).ok(),
+            Kind::Memtable | Kind::Allocator => ShardSubject::new(host, loaded, &options).ok().and_then(|subject| shard_trace(&subject, params).ok()),
         }
     };
     let described = match kind {
         Kind::Serializer => host.serializer(loaded, params, 0).and_then(|mut w| w.describe()).ok(),
-        _ => ShardSubject::new(host, loaded, &options)
+        Kind::CommitLog => host.log_format(loaded, params, 0).and_then(|mut l| l.describe()).ok(),
+        Kind::Memtable | Kind::Allocator => ShardSubject::new(host, loaded, &options)
             .ok()
             .and_then(|subject| subject.shard(params).and_then(|mut s| s.describe()).ok())
             .map(|(m, a)| if kind == Kind::Allocator { a } else { m }),

@@ -5,6 +5,7 @@
 mod allocator;
 mod at_size;
 mod bench_like;
+mod commitlog;
 mod defaults;
 
 pub(crate) use defaults::holds as defaults_hold;
@@ -121,6 +122,7 @@ pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Res
         Kind::Memtable => memtable::check(host, &loaded, &options),
         Kind::Allocator => allocator::check(host, &loaded, &options),
         Kind::Serializer => serializer::check(host, &loaded, &options),
+        Kind::CommitLog => commitlog::check(host, &loaded, &options),
     };
     let args: String = std::iter::once(plugin.to_string()).chain(options.params.iter().map(|(k, v)| format!("--param {k}={v}"))).collect::<Vec<_>>().join(" ");
     for p in &mut properties {

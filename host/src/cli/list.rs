@@ -24,6 +24,7 @@ fn described_version(host: &Arc<PluginHost>, plugin: &Arc<plugin::Plugin>) -> Re
         Kind::Memtable => host.shard(plugin, &[], &host.load_as("per-row", Kind::Allocator)?, &[], pool(), 0)?.describe()?.0,
         Kind::Allocator => host.shard(&host.load_as("btree", Kind::Memtable)?, &[], plugin, &[], pool(), 0)?.describe()?.1,
         Kind::Serializer => host.serializer(plugin, &[], 0)?.describe()?,
+        Kind::CommitLog => host.log_format(plugin, &[], 0)?.describe()?,
     };
     Ok(description.version)
 }

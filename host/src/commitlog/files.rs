@@ -120,7 +120,8 @@ impl Aligned {
 struct Open {
     number: u64,
     path: PathBuf,
-    file: File,
+    /// Shared with a sync made outside the files' lock.
+    file: std::sync::Arc<File>,
     /// Logical bytes appended.
     len: u64,
     /// Direct I/O: the file offset where `pending` starts (block-aligned).
@@ -160,6 +161,11 @@ impl LogFiles {
         self.dir.join(format!("log-{number:06}.seg"))
     }
 
+    /// Where a released segment kept for reading back lies.
+    pub fn kept_path(&self, number: u64) -> PathBuf {
+        self.dir.join(format!("released-{number:06}.seg"))
+    }
+
     /// Appends one record's bytes; returns where it ends.
     pub fn append(&mut self, bytes: &[u8]) -> Result<Position, LogIoError> {
         let full = self.open.as_ref().is_none_or(|o| o.len > 0 && o.len + bytes.len() as u64 > self.segment_size);
@@ -192,6 +198,33 @@ impl LogFiles {
         Ok(took)
     }
 
+    /// The first half of a sync made outside the files' lock (appends go
+    /// on meanwhile): direct I/O's pending blocks written, and the open
+    /// segment's file to `fdatasync`. `synced` is the second half.
+    pub fn prepare_sync(&mut self) -> Result<Option<(std::sync::Arc<File>, PathBuf)>, LogIoError> {
+        self.write_pending()?;
+        Ok(self.open.as_ref().map(|o| (std::sync::Arc::clone(&o.file), o.path.clone())))
+    }
+
+    /// Counts a sync made outside the lock, as long as it took.
+    pub fn synced(&mut self, took: Duration) {
+        self.counts.syncs += 1;
+        self.counts.sync_time += took;
+    }
+
+    /// Reads `len` bytes of segment `number` from `offset` (what a
+    /// recovery replays): everything appended is written out first.
+    pub fn read(&mut self, number: u64, offset: u64, len: u64) -> Result<Vec<u8>, LogIoError> {
+        self.write_pending()?;
+        let path = self.path_of(number);
+        // A handle of its own: the log's is `O_DIRECT`, which reads only
+        // aligned blocks.
+        let file = File::open(&path).map_err(io(&path))?;
+        let mut bytes = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
+        file.read_exact_at(&mut bytes, offset).map_err(io(&path))?;
+        Ok(bytes)
+    }
+
     /// Direct I/O: the pending bytes, padded to whole blocks, at their
     /// aligned offset; the partial last block stays pending.
     fn write_pending(&mut self) -> Result<(), LogIoError> {
@@ -220,22 +253,29 @@ impl LogFiles {
             options.custom_flags(libc::O_DIRECT);
         }
         let file = options.open(&path).map_err(io(&path))?;
-        self.open = Some(Open { number, path, file, len: 0, pending_at: 0 });
+        self.open = Some(Open { number, path, file: std::sync::Arc::new(file), len: 0, pending_at: 0 });
         self.live.push(number);
         self.counts.segments += 1;
         Ok(())
     }
 
     /// Releases every segment before `segment` (what they held is
-    /// flushed): deleted, so a long run keeps a bounded log.
-    pub fn release_before(&mut self, segment: u64) -> Result<(), LogIoError> {
+    /// flushed): deleted, so a long run keeps a bounded log, except those
+    /// `keep` names, which are renamed aside (`kept_path`) to be read back
+    /// after the run.
+    pub fn release_before(&mut self, segment: u64, mut keep: impl FnMut(u64) -> bool) -> Result<(), LogIoError> {
         let open = self.open.as_ref().map(|o| o.number);
         while let Some(&oldest) = self.live.first() {
             if oldest >= segment || Some(oldest) == open {
                 break;
             }
             let path = self.path_of(oldest);
-            std::fs::remove_file(&path).map_err(io(&path))?;
+            if keep(oldest) {
+                let aside = self.kept_path(oldest);
+                std::fs::rename(&path, &aside).map_err(io(&path))?;
+            } else {
+                std::fs::remove_file(&path).map_err(io(&path))?;
+            }
             self.live.remove(0);
             self.counts.released += 1;
         }
@@ -305,11 +345,12 @@ mod tests {
             last = log.append(&[7u8; 100]).expect("append");
         }
         assert_eq!(log.live(), [1, 2, 3, 4, 5]);
-        log.release_before(4).expect("release");
+        log.release_before(4, |_| false).expect("release");
         assert_eq!(log.live(), [4, 5]);
         assert!(!log.path_of(1).exists() && log.path_of(4).exists());
-        log.release_before(u64::MAX).expect("release");
+        log.release_before(u64::MAX, |n| n == 4).expect("release");
         assert_eq!(log.live(), [last.segment], "the open segment is never released");
+        assert!(!log.path_of(4).exists() && log.kept_path(4).exists(), "a kept segment is set aside");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -5,8 +5,11 @@
 //! or group); a strategy plugin will own only the bytes: framing,
 //! checksums and compression (the `commitlog` kind, next).
 
+mod appended;
 mod files;
 mod sync;
+
+pub use appended::Appended;
 
 pub use files::{Access, BLOCK, FileCounts, LogFiles, LogIoError, Position};
 pub use sync::{CommitLog, SyncMode, SyncTimes};

@@ -6,6 +6,7 @@
 //! every window (Cassandra's `commitlog_sync_group_window`). A group
 //! commit's leader appends its whole group in one record and waits once.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::Appended;
 use super::files::{FileCounts, LogFiles, LogIoError, Position};
 
 /// How writes are made durable.
@@ -54,14 +56,34 @@ struct State {
     /// Where the last append ended.
     end: Position,
     times: SyncTimes,
+    /// What each live segment was handed, when the rows are kept for
+    /// reading the log back (verified variants).
+    appended: BTreeMap<u64, Appended>,
+    /// Released segments the secret picked, set aside to read back.
+    kept: BTreeMap<u64, Appended>,
+    releases: Releases,
+}
+
+/// Which generations' flushes release which segments: once a generation
+/// and every one before it is flushed, the segments before where the
+/// next one began hold nothing live.
+#[derive(Default)]
+struct Releases {
+    /// Generation → (flush parts still running, the first segment the
+    /// next generation may have written to).
+    frozen: BTreeMap<u64, (usize, u64)>,
 }
 
 struct Shared {
     state: Mutex<State>,
+    /// One sync at a time; appends go on while it runs.
+    syncing: Mutex<()>,
     /// Everything up to here is durable.
     synced: Mutex<Position>,
     durable: Condvar,
     stop: AtomicBool,
+    /// Whether each segment's rows are kept (their hashes) to read back.
+    keep_rows: bool,
     /// A sync that failed: every later wait fails with it.
     failed: Mutex<Option<String>>,
 }
@@ -74,12 +96,24 @@ impl Shared {
     /// Syncs what was appended, under the files' lock, and wakes the
     /// writers it made durable.
     fn sync(&self) -> Result<(), LogIoError> {
+        let _one = self.syncing.lock().unwrap_or_else(|p| p.into_inner());
         let mut state = self.state();
+        // Taken after the wait for the sync before: a writer that waited
+        // finds its bytes covered by the sync that ran meanwhile, or makes
+        // one that covers every append since (Cassandra's batch mode).
         let end = state.end;
         if end <= *self.synced.lock().unwrap_or_else(|p| p.into_inner()) {
             return Ok(());
         }
-        let took = state.files.sync()?;
+        let started = Instant::now();
+        let open = state.files.prepare_sync()?;
+        drop(state);
+        if let Some((file, path)) = open {
+            file.sync_data().map_err(|source| LogIoError { path: path.display().to_string(), source })?;
+        }
+        let took = started.elapsed();
+        let mut state = self.state();
+        state.files.synced(took);
         let _ = state.times.syncs.record(took.as_nanos().clamp(1, 3_600_000_000_000) as u64);
         drop(state);
         let mut synced = self.synced.lock().unwrap_or_else(|p| p.into_inner());
@@ -99,15 +133,25 @@ impl Shared {
 pub struct CommitLog {
     shared: Arc<Shared>,
     mode: SyncMode,
-    syncer: Option<JoinHandle<()>>,
+    syncer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl CommitLog {
     /// A log over `files`, synced as `mode` says (a syncer thread for
-    /// `periodic` and `group`).
-    pub fn new(files: LogFiles, mode: SyncMode) -> Self {
+    /// `periodic` and `group`); `keep_rows` keeps the hashes of the rows
+    /// each segment holds, to read it back against.
+    pub fn new(files: LogFiles, mode: SyncMode, keep_rows: bool) -> Self {
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { files, end: Position::default(), times: SyncTimes::default() }),
+            state: Mutex::new(State {
+                files,
+                end: Position::default(),
+                times: SyncTimes::default(),
+                appended: BTreeMap::new(),
+                kept: BTreeMap::new(),
+                releases: Releases::default(),
+            }),
+            syncing: Mutex::new(()),
+            keep_rows,
             synced: Mutex::new(Position::default()),
             durable: Condvar::new(),
             stop: AtomicBool::new(false),
@@ -131,16 +175,70 @@ impl CommitLog {
             }
             SyncMode::None | SyncMode::Batch => None,
         };
-        CommitLog { shared, mode, syncer }
+        CommitLog { shared, mode, syncer: Mutex::new(syncer) }
     }
 
-    /// Appends one record (a batch, or a coalesced group's); returns
-    /// where it ends, to wait on.
-    pub fn append(&self, record: &[u8]) -> Result<Position, LogIoError> {
+    /// Appends one record (a batch, or a coalesced group's) of the rows
+    /// `rows` hashes; returns where it ends, to wait on.
+    pub fn append(&self, record: &[u8], rows: impl IntoIterator<Item = u64>) -> Result<Position, LogIoError> {
         let mut state = self.shared.state();
         let at = state.files.append(record)?;
         state.end = at;
+        if self.shared.keep_rows {
+            state.appended.entry(at.segment).or_default().note(rows, at.offset);
+        }
         Ok(at)
+    }
+
+    /// Where the last append ended.
+    pub fn end(&self) -> Position {
+        self.shared.state().end
+    }
+
+    /// The bytes of one record, `len` bytes ending at `end` (a recovery's).
+    pub fn read(&self, end: Position, len: u64) -> Result<Vec<u8>, LogIoError> {
+        self.shared.state().files.read(end.segment, end.offset - len, len)
+    }
+
+    /// A generation froze in `parts` flush jobs; the next one's writes
+    /// start at or after `next_from`.
+    pub fn frozen(&self, generation: u64, parts: usize, next_from: Position) {
+        self.shared.state().releases.frozen.insert(generation, (parts.max(1), next_from.segment.max(1)));
+    }
+
+    /// One flush job of `generation` is done: once it and every earlier
+    /// generation is flushed, the segments they alone wrote to are
+    /// released (those the secret picks, `keep`, set aside to read back).
+    pub fn flushed(&self, generation: u64, keep: impl Fn(u64) -> bool) -> Result<(), LogIoError> {
+        let mut state = self.shared.state();
+        if let Some((parts, _)) = state.releases.frozen.get_mut(&generation) {
+            *parts = parts.saturating_sub(1);
+        }
+        let mut before = None;
+        while let Some((&g, &(0, next_from))) = state.releases.frozen.first_key_value() {
+            state.releases.frozen.remove(&g);
+            before = Some(next_from);
+        }
+        let Some(before) = before else { return Ok(()) };
+        let state = &mut *state;
+        state.files.release_before(before, |n| {
+            let kept = keep(n);
+            if let Some(rows) = state.appended.remove(&n).filter(|_| kept) {
+                state.kept.insert(n, rows);
+            }
+            kept
+        })
+    }
+
+    /// The segments to read back after the run: the live ones and those
+    /// set aside, each with its file and what it was handed.
+    pub fn to_read_back(&self) -> Vec<(u64, std::path::PathBuf, Appended)> {
+        let state = self.shared.state();
+        let live = state.files.live().iter().map(|&n| (n, state.files.path_of(n), state.appended.get(&n).cloned().unwrap_or_default()));
+        let kept = state.kept.iter().map(|(&n, a)| (n, state.files.kept_path(n), a.clone()));
+        let mut all: Vec<_> = live.chain(kept).collect();
+        all.sort_by_key(|(n, _, _)| *n);
+        all
     }
 
     /// Returns once everything up to `at` is durable, as the mode says:
@@ -172,27 +270,27 @@ impl CommitLog {
         *self.shared.synced.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Releases the segments before `segment` (their writes are flushed).
-    pub fn release_before(&self, segment: u64) -> Result<(), LogIoError> {
-        self.shared.state().files.release_before(segment)
-    }
-
     /// What the files cost, and the syncs' and waits' times, so far.
     pub fn figures(&self) -> (FileCounts, SyncTimes) {
         let state = self.shared.state();
         (state.files.counts(), state.times.clone())
     }
 
-    /// Stops the syncer and makes everything durable.
-    pub fn close(mut self) -> Result<(FileCounts, SyncTimes), LogIoError> {
+    /// Stops the syncer and makes everything durable; the figures.
+    pub fn close(&self) -> Result<(FileCounts, SyncTimes), LogIoError> {
         self.stop_syncer();
         self.shared.sync()?;
         Ok(self.figures())
     }
 
-    fn stop_syncer(&mut self) {
+    /// The sync mode.
+    pub fn mode(&self) -> SyncMode {
+        self.mode
+    }
+
+    fn stop_syncer(&self) {
         self.shared.stop.store(true, Ordering::Release);
-        if let Some(syncer) = self.syncer.take() {
+        if let Some(syncer) = self.syncer.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = syncer.join();
         }
     }
@@ -215,7 +313,7 @@ mod tests {
     fn log(name: &str, mode: SyncMode) -> (CommitLog, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("memlab-sync-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        (CommitLog::new(LogFiles::create(&dir, Access::Buffered, 1 << 20).expect("files"), mode), dir)
+        (CommitLog::new(LogFiles::create(&dir, Access::Buffered, 1 << 20).expect("files"), mode, false), dir)
     }
 
     /// Many writers, each waiting for durability: every acknowledged
@@ -230,14 +328,14 @@ mod tests {
                     let log = Arc::clone(&log);
                     s.spawn(move || {
                         for _ in 0..25 {
-                            let at = log.append(&[t; 100]).expect("append");
+                            let at = log.append(&[t; 100], []).expect("append");
                             log.wait_durable(at).expect("durable");
                             assert!(log.synced() >= at, "{name}: acknowledged before its sync");
                         }
                     });
                 }
             });
-            let (counts, times) = Arc::into_inner(log).expect("the only owner").close().expect("close");
+            let (counts, times) = log.close().expect("close");
             assert_eq!(counts.appended, 8 * 25 * 100);
             assert_eq!(times.waits.len(), 200, "{name}: every write waited");
             assert!(counts.syncs >= 1 && counts.syncs <= 201, "{name}: {counts:?}");
@@ -251,7 +349,7 @@ mod tests {
     #[test]
     fn periodic_writers_do_not_wait_and_a_close_syncs_the_rest() {
         let (log, dir) = log("periodic", SyncMode::Periodic(Duration::from_secs(3600)));
-        let at = log.append(b"unsynced").expect("append");
+        let at = log.append(b"unsynced", []).expect("append");
         assert_eq!(log.wait_durable(at).expect("no wait"), Duration::ZERO);
         assert!(log.synced() < at, "not yet synced");
         let (counts, _) = log.close().expect("close");

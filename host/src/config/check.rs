@@ -45,7 +45,7 @@ pub(super) fn resolved(raw: RawConfig, src: &Source<'_>) -> Result<BenchConfig, 
     if raw.variants.is_empty() {
         return Err(src.invalid("no `[[variant]]` to run".into()));
     }
-    let kinds = [(Kind::Memtable, &raw.memtable), (Kind::Allocator, &raw.allocator), (Kind::Serializer, &raw.serializer)];
+    let kinds = [(Kind::Memtable, &raw.memtable), (Kind::Allocator, &raw.allocator), (Kind::Serializer, &raw.serializer), (Kind::CommitLog, &raw.commitlog)];
     for (kind, named) in kinds {
         configurations(kind, named, src)?;
     }
@@ -57,7 +57,7 @@ pub(super) fn resolved(raw: RawConfig, src: &Source<'_>) -> Result<BenchConfig, 
                 src.text.match_indices(&format!("name = {:?}", v.name)).nth(1).map(|(at, _)| format!("{}: ", line_of(src.text, at))).unwrap_or_default();
             return Err(src.invalid(format!("{second}two variants are named `{}`", v.name)));
         }
-        variants.push(variant(v, [&raw.memtable, &raw.allocator, &raw.serializer], src)?);
+        variants.push(variant(v, [&raw.memtable, &raw.allocator, &raw.serializer, &raw.commitlog], src)?);
     }
     let mut config = BenchConfig { bench: raw.bench, workload, variants, sweep: None, point: None };
     if let Some(sweep) = raw.sweep {
@@ -109,7 +109,7 @@ fn configurations(kind: Kind, named: &BTreeMap<String, Named>, src: &Source<'_>)
 
 /// One `[[variant]]`, its named configurations resolved and its own
 /// parameters over theirs.
-fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 3], src: &Source<'_>) -> Result<Variant, ConfigError> {
+fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 4], src: &Source<'_>) -> Result<Variant, ConfigError> {
     if v.verify_sample > 1 << 20 {
         return Err(src.at("verify_sample", format!("variant `{}`: `verify_sample` must lie in 0..=1048576 (one partition in that many; 0 = off)", v.name)));
     }
@@ -131,6 +131,17 @@ fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 3], src: &Source<'_>
     let memtable = located(Kind::Memtable, named[0], &v.memtable)?;
     let allocator = located(Kind::Allocator, named[1], &v.allocator)?;
     let serializer = located(Kind::Serializer, named[2], &v.serializer)?;
+    let log = super::log::settings(&v, v.commitlog.is_some()).map_err(|(key, e)| src.at(key, format!("variant `{}`: {e}", v.name)))?;
+    let commitlog = match (&v.commitlog, log.sync) {
+        (Some(name), _) => Some(located(Kind::CommitLog, named[3], name)?),
+        (None, crate::commitlog::SyncMode::None) => None,
+        // A sync mode alone logs in the plainest format.
+        (None, _) => Some(super::named::Resolved::bundled(super::log::DEFAULT_FORMAT)),
+    };
+    if commitlog.is_none() && !v.commitlog_params.is_empty() {
+        return Err(src.at("commitlog_params", format!("variant `{}`: `commitlog_params` without a commit log (`commitlog_sync`)", v.name)));
+    }
+    let (commitlog, commitlog_params) = commitlog.map_or_else(Default::default, |c| (c.plugin, c.params));
     let merge = |mut base: BTreeMap<String, ParamValue>, over: BTreeMap<String, ParamValue>| {
         base.extend(over);
         base
@@ -143,6 +154,9 @@ fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 3], src: &Source<'_>
         allocator_params: merge(allocator.params, v.allocator_params),
         serializer: serializer.plugin,
         serializer_params: merge(serializer.params, v.serializer_params),
+        commitlog,
+        commitlog_params: merge(commitlog_params, v.commitlog_params),
+        log,
         shards: v.shards.or(memtable.shards).unwrap_or(1),
         memtable_space: v.memtable_space,
         cleanup_threshold: v.cleanup_threshold,

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 mod check;
+mod log;
 mod named;
 mod param;
 mod raw;
@@ -15,6 +16,7 @@ mod sweep;
 mod text;
 mod workload;
 
+pub use log::{DEFAULT_SEGMENT_SIZE, LogSettings};
 pub use param::ParamValue;
 pub use raw::parse_bytes;
 pub(crate) use text::read_text;
@@ -154,6 +156,12 @@ pub struct Variant {
     pub serializer: String,
     /// Its parameters.
     pub serializer_params: BTreeMap<String, ParamValue>,
+    /// Commit-log format plugin; empty when the variant keeps no log.
+    pub commitlog: String,
+    /// Its parameters.
+    pub commitlog_params: BTreeMap<String, ParamValue>,
+    /// How the host writes and syncs the log.
+    pub log: LogSettings,
     /// Shards, each owning an even token range (1 to 1024).
     pub shards: usize,
     /// The global memtable budget in bytes.
@@ -195,13 +203,15 @@ impl Variant {
             Kind::Memtable => (&self.memtable, &self.memtable_params),
             Kind::Allocator => (&self.allocator, &self.allocator_params),
             Kind::Serializer => (&self.serializer, &self.serializer_params),
+            Kind::CommitLog => (&self.commitlog, &self.commitlog_params),
         };
         Strategy { plugin, params }
     }
 
-    /// Every kind's strategy, in pipeline order.
+    /// Every kind's strategy the variant runs, in pipeline order (no
+    /// commit log's when it keeps none).
     pub fn strategies(&self) -> impl Iterator<Item = (Kind, Strategy<'_>)> {
-        Kind::ALL.into_iter().map(|kind| (kind, self.strategy(kind)))
+        Kind::ALL.into_iter().map(|kind| (kind, self.strategy(kind))).filter(|(_, s)| !s.plugin.is_empty())
     }
 
     /// The parameters of its strategy of `kind`, to change.
@@ -210,6 +220,7 @@ impl Variant {
             Kind::Memtable => &mut self.memtable_params,
             Kind::Allocator => &mut self.allocator_params,
             Kind::Serializer => &mut self.serializer_params,
+            Kind::CommitLog => &mut self.commitlog_params,
         }
     }
 

@@ -36,6 +36,13 @@ pub(super) struct Resolved {
     pub(super) shards: Option<usize>,
 }
 
+impl Resolved {
+    /// A bundled plugin with no parameters.
+    pub(super) fn bundled(plugin: &str) -> Self {
+        Resolved { plugin: plugin.into(), params: BTreeMap::new(), shards: None }
+    }
+}
+
 /// Follows `inherits` from the configuration `name` (or takes `name` as a
 /// plugin when no configuration has it), merging parameters child-last.
 pub(super) fn resolve(

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer};
 
+use super::log::RawSync;
 use super::{BenchInfo, DEFAULT_SAMPLE, ParamValue, Runtime, sweep};
+use crate::commitlog::Access;
 use crate::pool::PoolMode;
 use crate::write_path::Coalescing;
 
@@ -22,6 +24,8 @@ pub(super) struct RawConfig {
     pub(super) allocator: BTreeMap<String, Named>,
     #[serde(default)]
     pub(super) serializer: BTreeMap<String, Named>,
+    #[serde(default)]
+    pub(super) commitlog: BTreeMap<String, Named>,
     #[serde(rename = "variant", default)]
     pub(super) variants: Vec<RawVariant>,
     #[serde(default)]
@@ -67,6 +71,21 @@ pub(super) struct RawVariant {
     pub(super) serializer: toml::Spanned<String>,
     #[serde(default)]
     pub(super) serializer_params: BTreeMap<String, ParamValue>,
+    /// The commit-log format (none: no log); `log.rs` reads the rest.
+    #[serde(default)]
+    pub(super) commitlog: Option<toml::Spanned<String>>,
+    #[serde(default)]
+    pub(super) commitlog_params: BTreeMap<String, ParamValue>,
+    #[serde(default)]
+    pub(super) commitlog_sync: RawSync,
+    #[serde(default)]
+    pub(super) commitlog_sync_period_ms: Option<f64>,
+    #[serde(default)]
+    pub(super) commitlog_sync_group_window_ms: Option<f64>,
+    #[serde(default)]
+    pub(super) commitlog_disk_access_mode: Access,
+    #[serde(default, deserialize_with = "super::log::opt_size")]
+    pub(super) commitlog_segment_size: Option<u64>,
     #[serde(default, deserialize_with = "opt_shards")]
     pub(super) shards: Option<usize>,
     #[serde(default = "default_space", deserialize_with = "byte_size")]

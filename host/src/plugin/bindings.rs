@@ -7,4 +7,4 @@ wasmtime::component::bindgen!({
 });
 
 pub use self::memlab::strategy::types;
-pub use exports::memlab::strategy::{allocator, memtable, serializer};
+pub use exports::memlab::strategy::{allocator, commitlog, memtable, serializer};

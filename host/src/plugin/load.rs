@@ -29,6 +29,7 @@ pub(crate) enum Indices {
     Memtable(bindings::memtable::GuestIndices),
     Allocator(bindings::allocator::GuestIndices),
     Serializer(bindings::serializer::GuestIndices),
+    CommitLog(bindings::commitlog::GuestIndices),
 }
 
 /// The largest plugin file memlab reads.
@@ -118,6 +119,7 @@ impl PluginHost {
             Kind::Memtable => Indices::Memtable(bindings::memtable::GuestIndices::new(&pre).map_err(missing)?),
             Kind::Allocator => Indices::Allocator(bindings::allocator::GuestIndices::new(&pre).map_err(missing)?),
             Kind::Serializer => Indices::Serializer(bindings::serializer::GuestIndices::new(&pre).map_err(missing)?),
+            Kind::CommitLog => Indices::CommitLog(bindings::commitlog::GuestIndices::new(&pre).map_err(missing)?),
         };
         let component: Arc<[u8]> = Arc::from(component_bytes);
         Ok(Arc::new(Plugin {

@@ -11,6 +11,7 @@ mod probe;
 pub mod sampler;
 mod store;
 mod wasm;
+mod wasm_log;
 mod wasm_target {
     use std::env;
     use std::path::{Path, PathBuf};
@@ -31,9 +32,9 @@ use crate::pool::MemoryPool;
 use crate::seam::{self, LoadError, SeamError};
 
 /// The WIT package this host speaks; plugins must match it.
-pub const WIT_PACKAGE: &str = "memlab:strategy@0.6.0";
+pub const WIT_PACKAGE: &str = "memlab:strategy@0.7.0";
 const WIT_NAMESPACE: &str = "memlab:strategy";
-const WIT_VERSION: &str = "0.6.0";
+const WIT_VERSION: &str = "0.7.0";
 
 /// The full name of one of the package's interfaces, as components name it.
 fn interface_name(interface: &str) -> String {
@@ -208,6 +209,11 @@ impl PluginHost {
     /// part `shard`.
     pub fn serializer(&self, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
         wasm::serializer(self, plugin, params, shard)
+    }
+
+    /// Creates a shard's commit-log format, in a store of its own.
+    pub fn log_format(&self, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::LogFormat, SeamError> {
+        wasm_log::log_format(self, plugin, params, shard)
     }
 
     /// Opens a segment with the serializer that wrote it.

@@ -17,8 +17,8 @@ use crate::seam::watch::during;
 use crate::seam::{self, Fault, Kind, LoadError, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
 
 /// A store plus the trap state every call shares.
-struct Caller {
-    store: Store<StoreCtx>,
+pub(super) struct Caller {
+    pub(super) store: Store<StoreCtx>,
     limits: Limits,
     /// Set by the first trap: a trap leaves the whole store unusable
     /// ("cannot enter component instance"), so every instance in it is
@@ -29,7 +29,7 @@ struct Caller {
 }
 
 impl Caller {
-    fn new(host: &PluginHost, pool: Option<Arc<MemoryPool>>) -> Self {
+    pub(super) fn new(host: &PluginHost, pool: Option<Arc<MemoryPool>>) -> Self {
         let limits = host.limits();
         let mut store = Store::new(&host.engine, StoreCtx::new(limits, pool));
         store.limiter(|ctx| ctx);
@@ -61,7 +61,7 @@ impl Caller {
     }
 
     /// Runs one call into `plugin`, classifying a trap and poisoning the store.
-    fn call<R>(&mut self, plugin: &Plugin, operation: Op, f: impl FnOnce(&mut Store<StoreCtx>) -> wasmtime::Result<R>) -> Result<R, Fault> {
+    pub(super) fn call<R>(&mut self, plugin: &Plugin, operation: Op, f: impl FnOnce(&mut Store<StoreCtx>) -> wasmtime::Result<R>) -> Result<R, Fault> {
         if let Some(cause) = &self.trapped {
             return Err(Fault::Poisoned { cause: cause.clone() });
         }
@@ -87,7 +87,7 @@ impl Caller {
     }
 
     /// A call whose WIT result carries an `error`.
-    fn try_call<R>(
+    pub(super) fn try_call<R>(
         &mut self,
         plugin: &Plugin,
         operation: Op,
@@ -98,7 +98,7 @@ impl Caller {
 }
 
 /// A packed result from the guest, checked for its layout.
-fn packed_out(p: types::Packed) -> Result<Packed, Fault> {
+pub(super) fn packed_out(p: types::Packed) -> Result<Packed, Fault> {
     Packed::from_wire(p).map_err(|e| Fault::Malformed(e.to_string()))
 }
 
@@ -131,20 +131,15 @@ fn sdk_error(error: types::Error) -> memlab_sdk::Error {
     }
 }
 
-fn description(d: types::Description) -> Description {
+pub(super) fn description(d: types::Description) -> Description {
     Description { name: d.name, version: d.version, params: d.params }
 }
 
-fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::component::Instance, SeamError> {
+pub(super) fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::component::Instance, SeamError> {
     caller.store.data_mut().running = Running::of(plugin.kind);
     // Watched as the kind's create: a start function that never returns
     // is a stall the watchdog names, in preflight as in a run.
-    let create = match plugin.kind {
-        Kind::Memtable => Op::MemtableCreate,
-        Kind::Allocator => Op::AllocatorCreate,
-        Kind::Serializer => Op::WriterCreate,
-    };
-    during(create, 0, || plugin.pre.instantiate(&mut caller.store)).map_err(|e| {
+    during(plugin.kind.spec().create, 0, || plugin.pre.instantiate(&mut caller.store)).map_err(|e| {
         let mut detail = format!("{e:#}");
         if detail.contains("maximum concurrent") {
             detail.push_str(" (the pooling allocator's instance slots: every shard holds two per generation, live, flushing or started ahead)");
@@ -153,16 +148,16 @@ fn instantiate(caller: &mut Caller, plugin: &Arc<Plugin>) -> Result<wasmtime::co
     })
 }
 
-fn load_failed(plugin: &Plugin, e: wasmtime::Error) -> SeamError {
+pub(super) fn load_failed(plugin: &Plugin, e: wasmtime::Error) -> SeamError {
     SeamError::Instantiate { plugin: plugin.name.clone(), detail: format!("{e:#}") }
 }
 
-fn wrong_kind(plugin: &Plugin, expected: Kind) -> SeamError {
+pub(super) fn wrong_kind(plugin: &Plugin, expected: Kind) -> SeamError {
     SeamError::Load(LoadError::WrongKind { plugin: plugin.name.clone(), expected: expected.to_string(), found: plugin.kind.to_string() })
 }
 
 /// A constructor's failure, before the seam wraps the runtime.
-fn create_failed(plugin: &Plugin, operation: Op, shard: usize) -> impl FnOnce(Fault) -> SeamError {
+pub(super) fn create_failed(plugin: &Plugin, operation: Op, shard: usize) -> impl FnOnce(Fault) -> SeamError {
     move |fault| SeamError::from_fault(fault, &plugin.name, operation, shard)
 }
 

@@ -34,6 +34,13 @@ pub struct TimeBreakdown {
     pub pacing_ns: u64,
     /// The rest of the write path (its bookkeeping, the pool's checks).
     pub other_ns: u64,
+    /// Encoding and appending commit-log records (`commitlog.encode` and
+    /// the host's append), under the shard's lock.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub log_ns: u64,
+    /// Waiting for writes to be durable (commit log `batch`, `group`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub durability_wait_ns: u64,
     /// Flush threads' wall time, beside the clients.
     pub flush_wall_ns: u64,
     /// Flush threads' CPU time.
@@ -50,7 +57,7 @@ pub struct TimeBreakdown {
 
 impl TimeBreakdown {
     /// The client phases in the order a stacked bar draws them.
-    pub fn parts(&self) -> [(&'static str, u64); 12] {
+    pub fn parts(&self) -> [(&'static str, u64); 14] {
         [
             ("generating", self.generate_ns),
             ("routing", self.route_ns),
@@ -60,6 +67,8 @@ impl TimeBreakdown {
             ("lock wait", self.lock_wait_ns),
             ("backpressure", self.backpressure_ns),
             ("coalescing wait", self.coalesce_wait_ns),
+            ("commit log", self.log_ns),
+            ("durability wait", self.durability_wait_ns),
             ("switching", self.switch_ns),
             ("reads", self.reads_ns),
             ("pacing", self.pacing_ns),
@@ -85,7 +94,7 @@ impl TimeBreakdown {
     }
 
     /// The phases `parts` names, in its order, to add into.
-    fn parts_mut(&mut self) -> [&mut u64; 12] {
+    fn parts_mut(&mut self) -> [&mut u64; 14] {
         [
             &mut self.generate_ns,
             &mut self.route_ns,
@@ -95,6 +104,8 @@ impl TimeBreakdown {
             &mut self.lock_wait_ns,
             &mut self.backpressure_ns,
             &mut self.coalesce_wait_ns,
+            &mut self.log_ns,
+            &mut self.durability_wait_ns,
             &mut self.switch_ns,
             &mut self.reads_ns,
             &mut self.pacing_ns,
@@ -106,4 +117,8 @@ impl TimeBreakdown {
     pub fn is_empty(&self) -> bool {
         self.client_wall_ns == 0
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

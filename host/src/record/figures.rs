@@ -249,6 +249,12 @@ pub struct WriteFigures {
     pub generation_started_shards: u64,
     /// Shards switched in that a flush writer had started ahead.
     pub generation_ahead_shards: u64,
+    /// Time writers waited for durability (commit log), summed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub durability_wait_ns: u64,
+    /// Shards recovered from the commit log after a trap.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recoveries: u64,
 }
 
 impl From<WriteCounters> for WriteFigures {
@@ -268,6 +274,8 @@ impl From<WriteCounters> for WriteFigures {
             generation_start_cpu_ns: c.generation_start_cpu_ns,
             generation_started_shards: c.generation_started_shards,
             generation_ahead_shards: c.generation_ahead_shards,
+            durability_wait_ns: c.durability_wait_ns,
+            recoveries: c.recoveries,
         }
     }
 }

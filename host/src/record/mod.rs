@@ -8,6 +8,7 @@
 
 mod breakdown;
 mod figures;
+mod log;
 mod outcome;
 mod profile;
 mod provenance;
@@ -24,6 +25,7 @@ use std::time::Duration;
 pub use crate::seam::text;
 pub use breakdown::TimeBreakdown;
 pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
+pub use log::{LogFigures, LogSpec};
 /// The names of the counters in the stats maps (the SDK's contract).
 pub use memlab_sdk::Stat;
 pub use outcome::{Failure, FailureClass, Outcome};
@@ -183,6 +185,9 @@ pub struct VariantResult {
     /// of a verifying variant; none in records before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked: Option<RoundChecks>,
+    /// The commit log's figures, when the variant kept one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitlog: Option<LogFigures>,
     /// Whether the run completed; a failed run's figures are not valid.
     #[serde(default)]
     pub outcome: Outcome,

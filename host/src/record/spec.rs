@@ -97,6 +97,9 @@ pub struct VariantSpec {
     /// The named configurations used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configurations: Vec<String>,
+    /// The commit log, when the variant kept one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commitlog: Option<super::log::LogSpec>,
 }
 
 fn yes() -> bool {
@@ -240,6 +243,7 @@ impl From<&Variant> for VariantSpec {
             verify: v.verify,
             verify_sample: v.verify_sample,
             configurations: v.configurations.clone(),
+            commitlog: super::log::LogSpec::of(&v.commitlog, params(&v.commitlog_params), &v.log),
         }
     }
 }

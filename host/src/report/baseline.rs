@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 
-use super::figures::FIGURES;
 use super::{by_variant, ok};
 use crate::record::verdict::round_rate;
 use crate::record::{BenchResult, VariantResult, stats};
@@ -96,7 +95,7 @@ pub fn against_baseline_paired(baseline: &BenchResult, run: &BenchResult, pairs:
             _ => name.to_string(),
         };
         let _ = writeln!(s, "\n{title:<34} | better | {:>16} | {:>16} | ratio", "baseline", "run");
-        for figure in &FIGURES {
+        for figure in super::figures::shown(runs.iter().copied().chain(base.iter().copied())) {
             let row = figure.row(&[("baseline", base.clone()), ("run", runs.clone())]);
             let ((was, _), (now, ratio)) = (figure.cell(&row, 0), figure.cell(&row, 1));
             let ratio = ratio.map_or("-".into(), |x| format!("{x:.2}x"));

@@ -249,8 +249,8 @@ pub(super) struct Stack {
     pub beside: Option<(String, f64)>,
 }
 
-const SEGMENT_COLORS: [&str; 12] =
-    ["#9ecae1", "#6baed6", "#fd8d3c", "#31a354", "#756bb1", "#de2d26", "#636363", "#fdae6b", "#e7ba52", "#3182bd", "#bdbdbd", "#cedb9c"];
+const SEGMENT_COLORS: [&str; 14] =
+    ["#9ecae1", "#6baed6", "#fd8d3c", "#31a354", "#756bb1", "#de2d26", "#636363", "#fdae6b", "#e7ba52", "#3182bd", "#bdbdbd", "#cedb9c", "#8c6d31", "#e377c2"];
 
 /// Stacked horizontal bars, each to 100% of its own total: where each
 /// variant's client time went, with the flush threads beside it.

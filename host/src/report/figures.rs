@@ -96,6 +96,24 @@ pub const FIGURES: [Figure; 23] = [
     figure("RSS beyond budget (MiB)", Lower, Plain, |v| Some(beyond_budget_mib(v))),
 ];
 
+/// The commit log's rows, shown where some variant kept a log.
+pub const LOG_FIGURES: [Figure; 7] = [
+    figure("log bytes per row", Lower, Quantity, |v| v.commitlog.as_ref().and_then(|l| positive(l.bytes as f64 / l.rows.max(1) as f64))),
+    figure("log syncs/s", Neither, Quantity, |v| v.commitlog.as_ref().and_then(|l| positive(l.syncs as f64 / v.elapsed.as_secs_f64().max(1e-9)))),
+    figure("rows per sync", Higher, Quantity, |v| v.commitlog.as_ref().and_then(|l| positive(l.rows as f64 / l.syncs.max(1) as f64))),
+    figure("sync p99 (ms)", Lower, Quantity, |v| v.commitlog.as_ref().and_then(|l| positive(l.sync_latency.p99 as f64 / 1e6))),
+    figure("durability wait per row (µs)", Lower, Plain, |v| v.commitlog.as_ref().map(|_| v.counters.durability_wait_ns as f64 / 1e3 / v.rows.max(1) as f64)),
+    figure("log write amplification", Lower, Times, |v| v.commitlog.as_ref().and_then(|l| positive(l.write_amplification()))),
+    figure("log recoveries", Lower, Count, |v| v.commitlog.as_ref().map(|l| l.recoveries as f64)),
+];
+
+/// The rows a comparison of these runs shows: the log's only where a
+/// variant kept one.
+pub fn shown<'f>(runs: impl IntoIterator<Item = &'f VariantResult>) -> impl Iterator<Item = &'static Figure> {
+    let logged = runs.into_iter().any(|v| v.commitlog.is_some());
+    FIGURES.iter().chain(LOG_FIGURES.iter().filter(move |_| logged))
+}
+
 /// Values this close to the best (relatively) tie with it.
 const TIE: f64 = 0.005;
 

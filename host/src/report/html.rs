@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::charts::{Axis, PALETTE, Series, Stack, Timeline, esc, flush_timeline, line_chart, stacked_bars};
-use super::figures::FIGURES;
 use super::{breakdown, by_variant, counters, ok, summary};
 use crate::record::verdict::round_rate;
 use crate::record::{BenchResult, ProfileFigures, VariantResult, VariantSpec};
@@ -100,7 +99,7 @@ fn comparison_table(result: &BenchResult) -> String {
         let _ = write!(t, "<th>{}</th>", esc(name));
     }
     t.push_str("</tr>");
-    for figure in &FIGURES {
+    for figure in super::figures::shown(result.variants.iter()) {
         let row = figure.row(&groups);
         let _ = write!(t, "<tr><td>{}</td><td class=\"better\">{}</td>", figure.name, figure.better.word());
         for (i, best) in row.best.iter().enumerate() {

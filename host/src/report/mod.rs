@@ -16,8 +16,6 @@ pub mod sweep;
 mod verdict;
 mod verified;
 
-use figures::FIGURES;
-
 pub use baseline::{Pairing, PairingError, against_baseline, against_baseline_paired, pairs};
 pub use fidelity::fidelity;
 pub use summary::summary;
@@ -155,7 +153,7 @@ pub fn comparison(result: &BenchResult) -> String {
         let _ = write!(s, " | {name:>width$}");
     }
     s.push('\n');
-    for figure in &FIGURES {
+    for figure in figures::shown(result.variants.iter()) {
         let row = figure.row(&groups);
         let _ = write!(s, "{:<lw$} | {:<6}", figure.name, figure.better.word());
         for (i, best) in row.best.iter().enumerate() {

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::charts::{Axis, PALETTE, Series, Whisker, esc, line_chart, line_chart_with};
-use super::figures::{Better, FIGURES, Figure};
+use super::figures::{Better, FIGURES, Figure, LOG_FIGURES};
 use super::{by_variant, headline, median, ok};
 use crate::record::Verdict;
 use crate::record::sweep::Sweep;
@@ -14,9 +14,15 @@ use crate::record::verdict::{paired_ratios, round_rate, verdicts};
 
 /// The figures a sweep plots, by their names in the comparison.
 const SWEPT: [&str; 4] = ["steady row rate (row/s)", "latency p99 (ms)", "flushed rows/s", "rows per CPU-second"];
+/// And where a variant keeps a commit log: what a sync shares.
+const SWEPT_LOG: [&str; 2] = ["rows per sync", "durability wait per row (µs)"];
 
 fn figures() -> impl Iterator<Item = &'static Figure> {
     SWEPT.iter().filter_map(|name| FIGURES.iter().find(|f| f.name == *name))
+}
+
+fn log_figures() -> impl Iterator<Item = &'static Figure> {
+    SWEPT_LOG.iter().filter_map(|name| LOG_FIGURES.iter().find(|f| f.name == *name))
 }
 
 /// A variant's ratio to the first at one point: the paired verdict, or
@@ -66,7 +72,9 @@ struct Grid<'a> {
 impl<'a> Grid<'a> {
     fn of(sweep: &'a Sweep) -> Self {
         let variants = sweep.variants();
+        let logged = sweep.points.iter().any(|p| p.result.variants.iter().any(|v| v.commitlog.is_some()));
         let values = figures()
+            .chain(log_figures().filter(|_| logged))
             .map(|f| {
                 let at = sweep
                     .points

@@ -12,13 +12,14 @@ use super::ScaffoldError;
 use crate::seam::Kind;
 
 /// The WIT package, as built into this binary.
-const WIT: [(&str, &str); 7] = [
+const WIT: [(&str, &str); 8] = [
     ("types.wit", include_str!("../../../wit/types.wit")),
     ("diagnostics.wit", include_str!("../../../wit/diagnostics.wit")),
     ("pool.wit", include_str!("../../../wit/pool.wit")),
     ("memtable.wit", include_str!("../../../wit/memtable.wit")),
     ("allocator.wit", include_str!("../../../wit/allocator.wit")),
     ("serializer.wit", include_str!("../../../wit/serializer.wit")),
+    ("commitlog.wit", include_str!("../../../wit/commitlog.wit")),
     ("worlds.wit", include_str!("../../../wit/worlds.wit")),
 ];
 

@@ -178,6 +178,24 @@ impl Shard {
         Ok(refs)
     }
 
+    /// Takes `fresh`'s strategies in place of this shard's, which
+    /// trapped: a recovery, which replays the generation into them next.
+    /// The host's checks (ledger, sample, counts) carry on: they hold the
+    /// rows already handed over.
+    pub fn recover_with(&mut self, fresh: Shard) {
+        self.runtime = fresh.runtime;
+        self.allocator_baseline = fresh.allocator_baseline;
+        self.observed = Observed::default();
+        self.cursor_open = false;
+    }
+
+    /// Inserts entries replayed from the commit log: the ledger and the
+    /// sample have them already.
+    pub fn insert_replayed(&mut self, entries: &mut Packed) -> Result<(), SeamError> {
+        self.count(packed_bytes(entries));
+        during(Op::MemtableInsert, self.shard, || self.runtime.insert(entries)).map_err(|f| self.fault(Side::Memtable, Op::MemtableInsert, f))
+    }
+
     /// Inserts entries into the memtable; lent as in `store_rows`.
     pub fn insert(&mut self, entries: &mut Packed) -> Result<(), SeamError> {
         self.insert_noted(entries, None)

@@ -18,6 +18,9 @@ pub enum Kind {
     Allocator,
     /// How a frozen memtable becomes a segment.
     Serializer,
+    /// How rows become commit-log bytes, and back.
+    #[serde(rename = "commitlog")]
+    CommitLog,
 }
 
 /// What memlab knows of a kind, in one place.
@@ -32,6 +35,9 @@ pub struct KindSpec {
     pub world: &'static str,
     /// The prefixes of its operations' names (`memtable.`, `cursor.`).
     pub op_prefixes: &'static [&'static str],
+    /// The operation that creates an instance's strategy (instantiation
+    /// is watched as it, since a start function runs guest code).
+    pub create: Op,
     /// Its `describe` operation.
     pub describe: Op,
     /// The SDK trait a plugin of the kind implements.
@@ -41,45 +47,66 @@ pub struct KindSpec {
     pub stand_in: &'static str,
     /// Two bundled plugins a new one of the kind is benched against.
     pub rivals: [&'static str; 2],
+    /// For a kind a variant may go without (the commit log): the line a
+    /// variant adds to run one. Such a kind stands in beside no other.
+    pub optional: Option<&'static str>,
 }
 
 /// Every kind's descriptor, in pipeline order (as `Kind::ALL`).
-pub const KINDS: [KindSpec; 3] = [
+pub const KINDS: [KindSpec; 4] = [
     KindSpec {
         kind: Kind::Memtable,
         name: "memtable",
         world: "memtable-plugin",
         op_prefixes: &["memtable.", "cursor."],
+        create: Op::MemtableCreate,
         describe: Op::MemtableDescribe,
         sdk_trait: "Memtable",
         stand_in: "skiplist",
         rivals: ["btree", "skiplist"],
+        optional: None,
     },
     KindSpec {
         kind: Kind::Allocator,
         name: "allocator",
         world: "allocator-plugin",
         op_prefixes: &["allocator."],
+        create: Op::AllocatorCreate,
         describe: Op::AllocatorDescribe,
         sdk_trait: "Allocator",
         stand_in: "per-row",
         rivals: ["per-row", "per-cell"],
+        optional: None,
     },
     KindSpec {
         kind: Kind::Serializer,
         name: "serializer",
         world: "serializer-plugin",
         op_prefixes: &["writer.", "reader."],
+        create: Op::WriterCreate,
         describe: Op::WriterDescribe,
         sdk_trait: "Serializer",
         stand_in: "lean",
         rivals: ["lean", "naive"],
+        optional: None,
+    },
+    KindSpec {
+        kind: Kind::CommitLog,
+        name: "commitlog",
+        world: "commitlog-plugin",
+        op_prefixes: &["commitlog."],
+        create: Op::CommitLogCreate,
+        describe: Op::CommitLogDescribe,
+        sdk_trait: "CommitLog",
+        stand_in: "plain",
+        rivals: ["plain", "batched"],
+        optional: Some("commitlog_sync = \"group\""),
     },
 ];
 
 impl Kind {
     /// Every kind, in pipeline order.
-    pub const ALL: [Kind; 3] = [Kind::Memtable, Kind::Allocator, Kind::Serializer];
+    pub const ALL: [Kind; 4] = [Kind::Memtable, Kind::Allocator, Kind::Serializer, Kind::CommitLog];
 
     /// The kind's descriptor.
     pub fn spec(self) -> &'static KindSpec {
@@ -120,6 +147,7 @@ mod tests {
             assert_eq!(spec.kind, kind);
             assert_eq!(KINDS[i].kind, kind, "KINDS is in Kind::ALL's order");
             assert_eq!(spec.describe.kind(), kind);
+            assert_eq!(spec.create.kind(), kind);
             assert_eq!(spec.world, format!("{}-plugin", spec.name));
             assert_eq!(spec.name.parse::<Kind>(), Ok(kind));
         }

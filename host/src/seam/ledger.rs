@@ -91,6 +91,11 @@ impl Noted {
         Noted(lines)
     }
 
+    /// The rows' hashes, in order (what the commit log keeps of each).
+    pub fn row_hashes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.0.iter().map(|&(_, _, row)| row)
+    }
+
     /// Batches noted one after another, as one.
     pub fn concat(batches: impl IntoIterator<Item = Noted>) -> Self {
         Noted(batches.into_iter().flat_map(|b| b.0).collect())

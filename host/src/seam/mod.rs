@@ -7,6 +7,7 @@
 mod budget;
 mod checked;
 mod checked_flush;
+mod checked_log;
 mod describe;
 mod error;
 mod kind;
@@ -38,11 +39,13 @@ pub fn read_bounded(path: &std::path::Path, limit: u64, what: &'static str) -> s
 pub use sample::{picked, secret_offset, secret_pick};
 pub mod watch;
 
+use memlab_sdk::twin::Replayed;
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
 pub use budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, memory_allowance};
 pub use checked::Shard;
 pub use checked_flush::{Reader, Serializer};
+pub use checked_log::LogFormat;
 pub use describe::{check_description, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec};
@@ -125,6 +128,20 @@ pub trait SerializerRuntime: Send {
     fn guest_memory_bytes(&self) -> u64;
     /// Linear memory before the writer's `create`; 0 for native twins.
     fn memory_before_create(&self) -> u64;
+}
+
+/// A shard's commit-log format as a runtime runs it (one instance a
+/// shard, for the whole run: it holds no rows).
+pub trait LogRuntime: Send {
+    /// One log record of `rows`; lent as in `ShardRuntime::store_rows`.
+    fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault>;
+    /// The intact records' rows from the start of `segment`, at most
+    /// `max_rows`, and where the replay stopped.
+    fn replay(&mut self, segment: &[u8], max_rows: u32) -> Result<Replayed, Fault>;
+    /// What ran.
+    fn describe(&mut self) -> Result<Description, Fault>;
+    /// The format's own counters (reported, never verified).
+    fn stats(&mut self) -> Result<Stats, Fault>;
 }
 
 /// One segment's reader as a runtime runs it.

@@ -79,6 +79,16 @@ ops! {
     ReaderNext = "reader.next", Serializer;
     /// Batched point reads from a segment.
     ReaderGet = "reader.get", Serializer;
+    /// Creates the instance's log format with its parameters.
+    CommitLogCreate = "commitlog.create", CommitLog;
+    /// Frames a batch of rows as a log record.
+    CommitLogEncode = "commitlog.encode", CommitLog;
+    /// Reads a log segment back into rows.
+    CommitLogReplay = "commitlog.replay", CommitLog;
+    /// What the log format says of itself.
+    CommitLogDescribe = "commitlog.describe", CommitLog;
+    /// The log format's own counters.
+    CommitLogStats = "commitlog.stats", CommitLog;
 }
 
 impl Op {

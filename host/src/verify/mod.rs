@@ -13,6 +13,7 @@ use crate::seam::{self, SeamError};
 use crate::segment::{self, LoadedSegment, SegmentError};
 use crate::workload::{Op, Stream};
 
+pub mod log;
 mod spot;
 
 /// Key hash → (timestamp, row hash) of the newest version.

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use memlab_sdk::Packed;
 
 use super::WritePath;
+use crate::commitlog::Position;
 use crate::router::RoutedBatch;
 use crate::seam::SeamError;
 
@@ -97,7 +98,8 @@ const MAX_GROUP: usize = 64;
 /// Groups one leader writes in a row before it hands over.
 const MAX_LEADS: usize = 8;
 
-type Outcome = (RoutedBatch, Result<(), SeamError>);
+/// A written batch and where its group's log record ends, if logged.
+type Outcome = (RoutedBatch, Result<Option<Position>, SeamError>);
 
 /// One shard's queue.
 #[derive(Default)]
@@ -148,7 +150,7 @@ impl WritePath {
     /// Each writer waits on its own wake-up (the leader unparks exactly
     /// the writers it wrote for), so a group of many threads costs no
     /// thundering herd.
-    pub(super) fn write_grouped(&self, batch: &mut RoutedBatch, mode: Coalescing) -> Result<(), SeamError> {
+    pub(super) fn write_grouped(&self, batch: &mut RoutedBatch, mode: Coalescing) -> Result<Option<Position>, SeamError> {
         let group = &self.groups[batch.shard];
         let me = std::thread::current();
         let mut state = group.lock();
@@ -249,11 +251,14 @@ impl WritePath {
         // Hashed for the ledger before the lock, job by job in the order written.
         let noted =
             self.ledgered.then(|| crate::seam::ledger::Noted::concat(jobs.iter().map(|(_, b, _, _)| crate::seam::ledger::Noted::of(&b.rows, &b.entries))));
-        let result = (|| -> Result<(), SeamError> {
-            let mut slot = self.lock(shard);
+        // The group's rows are logged as one record, by the leader: one
+        // append, and in `batch` mode one sync, for the group (RocksDB's
+        // write group).
+        let mut slot = self.lock(shard);
+        let result = self.logged_apply(&mut slot, &mut rows, noted.as_ref(), |slot, rows| {
             let (live, calls) = slot.timed()?;
             let mut clock = super::CallClock::start();
-            let refs = live.store_rows(&mut rows)?;
+            let refs = live.store_rows(rows)?;
             clock.stored(calls, rows.data_len());
             let mut entries = Packed::new();
             let mut at = 0;
@@ -266,11 +271,12 @@ impl WritePath {
             live.insert_noted(&mut entries, noted.as_ref())?;
             clock.inserted(calls, entries.data_len());
             Ok(())
-        })();
+        });
+        drop(slot);
         jobs.into_iter()
             .map(|(ticket, batch, _, thread)| {
                 let outcome = match &result {
-                    Ok(()) => Ok(()),
+                    Ok(at) => Ok(*at),
                     Err(e) => Err(e.clone()),
                 };
                 ((ticket, (batch, outcome)), thread)

@@ -47,6 +47,11 @@ impl Generations {
         Generations { factory, shards, number: AtomicU64::new(0), spare: Mutex::new(None), closed: AtomicBool::new(false), metrics }
     }
 
+    /// A fresh shard `index` of the live generation (a recovery's).
+    pub(super) fn fresh(&self, index: usize) -> Result<Shard, SeamError> {
+        (self.factory)(index)
+    }
+
     /// No generation follows: starting ahead stops.
     pub(super) fn close(&self) {
         self.closed.store(true, Ordering::Release);

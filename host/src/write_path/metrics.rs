@@ -62,6 +62,12 @@ write_metrics! {
     generation_started_shards,
     /// Shards switched in that a flush writer had started ahead.
     generation_ahead_shards,
+    /// Time writers waited for their writes to be durable (commit log
+    /// `batch` and `group`), outside any lock, summed.
+    durability_wait_ns,
+    /// Shards whose memtable or allocator trapped, replayed from the
+    /// commit log into fresh instances.
+    recoveries,
 }
 
 /// The write path's plugin calls, timed for the time breakdown. Each
@@ -79,6 +85,15 @@ pub struct CallTimes {
     pub memtable_bytes: u64,
     /// Pairs of `store-rows` and `insert` calls timed.
     pub writes: u64,
+    /// Time encoding and appending log records (`commitlog.encode` and
+    /// the host's append), under the shard's lock.
+    pub log_ns: u64,
+    /// Bytes of log records appended.
+    pub log_bytes: u64,
+    /// Log records appended.
+    pub log_records: u64,
+    /// Rows they held.
+    pub log_rows: u64,
 }
 
 impl CallTimes {
@@ -89,6 +104,10 @@ impl CallTimes {
         self.memtable_ns += o.memtable_ns;
         self.memtable_bytes += o.memtable_bytes;
         self.writes += o.writes;
+        self.log_ns += o.log_ns;
+        self.log_bytes += o.log_bytes;
+        self.log_records += o.log_records;
+        self.log_rows += o.log_rows;
     }
 }
 

@@ -11,10 +11,12 @@ use memlab_sdk::Packed;
 
 mod coalesce;
 mod generation;
+mod logging;
 mod metrics;
 
 pub use coalesce::{Coalescing, MAX_FIXED_WINDOW_US};
 pub use generation::{NextGeneration, ShardFactory};
+pub use logging::{MAX_RECOVERIES, PathLog};
 use metrics::CallClock;
 pub use metrics::{CallTimes, WriteCounters, WriteMetrics};
 
@@ -36,6 +38,9 @@ pub struct FlushJob {
     pub reserved: u64,
     /// Lets the flush writer start the next generation ahead of its switch.
     pub next: NextGeneration,
+    /// The commit log, which releases what the generation alone wrote
+    /// once it is flushed (`CommitLog::flushed`).
+    pub log: Option<Arc<crate::commitlog::CommitLog>>,
 }
 
 /// A shard's live generation (`None` once the write path was drained),
@@ -43,6 +48,11 @@ pub struct FlushJob {
 struct ShardSlot {
     live: Option<Shard>,
     calls: CallTimes,
+    /// The shard's commit-log format, when the variant keeps a log.
+    format: Option<crate::seam::LogFormat>,
+    /// The live generation's log records (end, length), in order: what a
+    /// recovery replays.
+    logged: Vec<(crate::commitlog::Position, u64)>,
 }
 
 impl ShardSlot {
@@ -52,7 +62,7 @@ impl ShardSlot {
 
     /// The live generation and the slot's call times, borrowed together.
     fn timed(&mut self) -> Result<(&mut Shard, &mut CallTimes), SeamError> {
-        let ShardSlot { live, calls } = self;
+        let ShardSlot { live, calls, .. } = self;
         let live = live.as_mut().ok_or_else(|| SeamError::Host { operation: "write", detail: "the write path was drained".into() })?;
         Ok((live, calls))
     }
@@ -105,6 +115,8 @@ pub struct WritePath {
     groups: Vec<coalesce::Group>,
     /// Whether the shards keep the host's ledger (all or none do).
     ledgered: bool,
+    /// The host's commit log, when the variant keeps one (`with_log`).
+    log: Option<Arc<crate::commitlog::CommitLog>>,
 }
 
 impl WritePath {
@@ -112,7 +124,7 @@ impl WritePath {
     pub fn new(router: Router, factory: Box<ShardFactory>, pool: Arc<MemoryPool>, settings: PathSettings, jobs: Sender<FlushJob>) -> Result<Self, SeamError> {
         let PathSettings { cleanup_threshold, flush_writers, coalescing, clients } = settings;
         let shards = (0..router.shards())
-            .map(|i| factory(i).map(|shard| Mutex::new(ShardSlot { live: Some(shard), calls: CallTimes::default() })))
+            .map(|i| factory(i).map(|shard| Mutex::new(ShardSlot { live: Some(shard), calls: CallTimes::default(), format: None, logged: Vec::new() })))
             .collect::<Result<Vec<_>, _>>()?;
         let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
         let ledgered = shards.first().is_some_and(|s| s.lock().unwrap_or_else(|p| p.into_inner()).live.as_ref().is_some_and(Shard::has_ledger));
@@ -132,6 +144,7 @@ impl WritePath {
             clients: clients.max(1),
             groups,
             ledgered,
+            log: None,
         })
     }
 
@@ -170,14 +183,14 @@ impl WritePath {
             }
             WriteMetrics::add(&self.metrics.backpressure_ns, started.elapsed().as_nanos() as u64);
         }
-        match self.coalescing {
+        let logged = match self.coalescing {
             Coalescing::None => self.write_alone(batch)?,
             mode => self.write_grouped(batch, mode)?,
-        }
+        };
         if self.pool.live() >= self.threshold {
             self.maybe_switch()?;
         }
-        Ok(())
+        self.wait_durable(logged)
     }
 
     /// A point read of one row from the live memtables: its entry, or
@@ -251,15 +264,21 @@ impl WritePath {
         let fresh: Vec<Option<Shard>> =
             if replace { self.generations.next()?.into_iter().map(Some).collect() } else { (0..self.shards.len()).map(|_| None).collect() };
         let generation = self.generations.freeze_next();
+        // The next generation's records all come after this.
+        let next_from = self.log.as_ref().map(|log| log.end());
         let mut frozen = Vec::with_capacity(self.shards.len());
         for (i, new) in fresh.into_iter().enumerate() {
             let mut slot = self.lock(i);
+            slot.logged.clear();
             if let Some(old) = std::mem::replace(&mut slot.live, new) {
                 frozen.push(old);
             }
         }
         WriteMetrics::add(&self.metrics.switches, 1);
         let per_part = frozen.len().div_ceil(self.flush_writers).max(1);
+        if let (Some(log), Some(next_from)) = (&self.log, next_from) {
+            log.frozen(generation, frozen.len().div_ceil(per_part), next_from);
+        }
         let mut part = 0;
         let mut rest = frozen.into_iter().peekable();
         while rest.peek().is_some() {
@@ -270,7 +289,8 @@ impl WritePath {
             if let Some(jobs) = jobs.as_ref() {
                 // A send fails only when the flush writers are gone: then
                 // nothing will release this memory, nor wait for it.
-                let _ = jobs.send(FlushJob { generation, part, shards, reserved, next: NextGeneration(Arc::clone(&self.generations)) });
+                let next = NextGeneration(Arc::clone(&self.generations));
+                let _ = jobs.send(FlushJob { generation, part, shards, reserved, next, log: self.log.clone() });
             }
             part += 1;
         }
@@ -325,19 +345,23 @@ impl WritePath {
 }
 
 impl WritePath {
-    /// One client batch in one store and one insert call.
-    fn write_alone(&self, batch: &mut RoutedBatch) -> Result<(), SeamError> {
+    /// One client batch in one store and one insert call (logged first,
+    /// when the variant keeps a log: then where its record ends).
+    fn write_alone(&self, batch: &mut RoutedBatch) -> Result<Option<crate::commitlog::Position>, SeamError> {
         // Hashed for the ledger before the lock: the lock is held only
         // to append what was hashed.
         let noted = self.ledgered.then(|| Noted::of(&batch.rows, &batch.entries));
         let mut slot = self.lock(batch.shard);
-        let (live, calls) = slot.timed()?;
-        let mut clock = CallClock::start();
-        let refs = live.store_rows(&mut batch.rows)?;
-        clock.stored(calls, batch.rows.data_len());
-        batch.set_refs(&refs);
-        live.insert_noted(&mut batch.entries, noted.as_ref())?;
-        clock.inserted(calls, batch.entries.data_len());
-        Ok(())
+        let RoutedBatch { rows, entries, .. } = batch;
+        self.logged_apply(&mut slot, rows, noted.as_ref(), |slot, rows| {
+            let (live, calls) = slot.timed()?;
+            let mut clock = CallClock::start();
+            let refs = live.store_rows(rows)?;
+            clock.stored(calls, rows.data_len());
+            crate::router::set_refs(entries, &refs);
+            live.insert_noted(entries, noted.as_ref())?;
+            clock.inserted(calls, entries.data_len());
+            Ok(())
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! Write memlab strategies in plain Rust.
 //!
-//! A plugin implements one trait — [`Memtable`], [`Allocator`] or
-//! [`Serializer`] — and names it with [`export!`]. The same type links
+//! A plugin implements one trait — [`Memtable`], [`Allocator`],
+//! [`Serializer`] or [`CommitLog`] — and names it with [`export!`]. The same type links
 //! natively into the memlab host as the plugin's "native twin", so the
 //! sandbox's cost is measured on the same code.
 //!
@@ -73,7 +73,7 @@
 //! ```
 //!
 //! Enable the cargo feature of the kind you export (`memtable`,
-//! `allocator` or `serializer`), and build with
+//! `allocator`, `serializer` or `commitlog`), and build with
 //! `cargo build --release --target wasm32-unknown-unknown`.
 #![deny(missing_docs)]
 
@@ -83,6 +83,7 @@ extern crate self as memlab_sdk;
 
 mod allocator;
 mod chunks;
+mod commitlog;
 mod compare;
 mod error;
 mod heap;
@@ -95,6 +96,7 @@ pub mod twin;
 
 pub use allocator::{Allocator, Pool, reserve_rows};
 pub use chunks::ChunkStore;
+pub use commitlog::{CommitLog, Decoded, Tail};
 pub use compare::compare_keys;
 pub use error::Error;
 pub use layout::{Cell, Cells, Entry, FlushRecord, RowHead, RowView, encode_flush_record, encode_row};
@@ -109,8 +111,8 @@ pub mod __private;
 
 /// Exports a strategy type as the component's implementation.
 ///
-/// `export!(memtable: T)`, `export!(allocator: T)` or
-/// `export!(serializer: T)`. Outside wasm32 it only names the type
+/// `export!(memtable: T)`, `export!(allocator: T)`,
+/// `export!(serializer: T)` or `export!(commitlog: T)`. Outside wasm32 it only names the type
 /// (`MemlabStrategy`, which memlab's registry links natively), so the
 /// crate also builds as the native twin.
 #[macro_export]
@@ -145,6 +147,17 @@ macro_rules! export {
             type MemlabExport = $crate::__private::serializer::Export<$t>;
             $crate::__private::serializer::__memlab_export_serializer_world!(
                 MemlabExport with_types_in $crate::__private::serializer
+            );
+        };
+    };
+    (commitlog: $t:ty) => {
+        /// The strategy this crate exports; the memlab host links it as the native twin.
+        pub type MemlabStrategy = $t;
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type MemlabExport = $crate::__private::commitlog::Export<$t>;
+            $crate::__private::commitlog::__memlab_export_commitlog_world!(
+                MemlabExport with_types_in $crate::__private::commitlog
             );
         };
     };

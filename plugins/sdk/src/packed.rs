@@ -117,6 +117,14 @@ impl Packed {
         self.close_record();
     }
 
+    /// Keeps the first `records` records, dropping the rest.
+    pub fn truncate(&mut self, records: usize) {
+        if records < self.ends.len() {
+            self.ends.truncate(records);
+            self.data.truncate(self.ends.last().map_or(0, |&e| e as usize));
+        }
+    }
+
     /// Removes every record, keeping the buffers.
     pub fn clear(&mut self) {
         self.data.clear();

@@ -7,6 +7,8 @@ use crate::{Error, Packed};
 
 #[cfg(feature = "allocator")]
 pub mod allocator;
+#[cfg(feature = "commitlog")]
+pub mod commitlog;
 #[cfg(feature = "memtable")]
 pub mod memtable;
 #[cfg(feature = "serializer")]

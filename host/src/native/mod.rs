@@ -7,8 +7,12 @@
 
 use std::sync::Arc;
 
+mod log;
+
+pub use log::{LogTwin, commitlog, log_format};
+
 use memlab_sdk::twin::{ArenaInstance, MemtableInstance, ReaderInstance, WriterInstance};
-use memlab_sdk::{Allocator, Description, Error, Finished, Memtable, Packed, Pool, SegmentReader, Serializer, Stats};
+use memlab_sdk::{Allocator, CommitLog, Description, Error, Finished, Memtable, Packed, Pool, SegmentReader, Serializer, Stats};
 
 use crate::pool::MemoryPool;
 use crate::seam::{self, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
@@ -229,6 +233,8 @@ pub enum Twin {
         /// Opens a segment: parameters, data file, index file.
         reader: OpenReader,
     },
+    /// A commit-log format.
+    CommitLog(fn(Params) -> Result<Box<dyn LogTwin>, Error>),
 }
 
 impl Twin {
@@ -237,6 +243,7 @@ impl Twin {
             Twin::Memtable(_) => Kind::Memtable,
             Twin::Allocator(_) => Kind::Allocator,
             Twin::Serializer { .. } => Kind::Serializer,
+            Twin::CommitLog(_) => Kind::CommitLog,
         }
     }
 }

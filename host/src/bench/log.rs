@@ -1,0 +1,99 @@
+//! A variant's commit log in one run: opened at set-up (the host's
+//! segment files in the variant's folder, a format a shard), closed after
+//! the drain, then every segment still on disk (the live ones, and the
+//! released ones the secret set aside) replayed by a fresh instance and
+//! held to what the host appended, with a damaged and a cut copy of one
+//! the secret picks; and its figures for the record.
+
+use std::path::Path;
+
+use super::strategies::LogFactory;
+use crate::commitlog::{CommitLog, LogFiles};
+use crate::config::Variant;
+use crate::record::{Failure, LogFigures};
+use crate::seam::{self, Op, SeamError};
+use crate::verify::log::{Copy, hold};
+use crate::write_path::{CallTimes, PathLog, WriteCounters};
+
+/// One released segment in this many is set aside to be read back.
+pub(super) const KEEP_EVERY: u64 = 4;
+/// The largest log segment read back (a record larger than a segment gets
+/// one of its own).
+const MAX_SEGMENT_BYTES: u64 = 4 << 30;
+
+/// The variant's log folder.
+fn folder(dir: &Path) -> std::path::PathBuf {
+    dir.join("commitlog")
+}
+
+/// Opens the variant's log, when it keeps one.
+pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&LogFactory>) -> Result<Option<PathLog>, SeamError> {
+    let Some(factory) = factory.filter(|_| variant.log.sync != crate::commitlog::SyncMode::None) else { return Ok(None) };
+    let host = |e: crate::commitlog::LogIoError| SeamError::Host { operation: "commit log", detail: e.to_string() };
+    let files = LogFiles::create(&folder(dir), variant.log.access, variant.log.segment_size).map_err(host)?;
+    let log = std::sync::Arc::new(CommitLog::new(files, variant.log.sync, variant.verify));
+    let formats = (0..variant.shards).map(factory).collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(PathLog { log, formats }))
+}
+
+/// Whether a released segment is set aside to be read back.
+pub(super) fn keep(segment: u64) -> bool {
+    seam::picked(segment, KEEP_EVERY)
+}
+
+/// Closes the log; its figures, and the read-back's failure, if any.
+pub(super) fn close(
+    log: &CommitLog,
+    factory: &LogFactory,
+    plugin: &str,
+    (counters, calls): (&WriteCounters, &CallTimes),
+    read_back: Option<u64>,
+) -> (LogFigures, Option<Failure>) {
+    let closed = log.close();
+    let (counts, times) = match closed {
+        Ok(figures) => figures,
+        Err(e) => {
+            let (counts, times) = log.figures();
+            let failure = Failure::from(&SeamError::Host { operation: "commit log", detail: e.to_string() });
+            return (LogFigures::of(&counts, &times, calls.log_records, calls.log_rows), Some(failure));
+        }
+    };
+    let mut figures = LogFigures::of(&counts, &times, calls.log_records, calls.log_rows);
+    figures.recoveries = counters.recoveries;
+    let Some(round) = read_back else { return (figures, None) };
+    match replay_segments(log, factory, round) {
+        Ok(replayed) => {
+            figures.replayed = replayed;
+            (figures, None)
+        }
+        Err(detail) => {
+            let e = SeamError::Contract { plugin: plugin.into(), operation: Op::CommitLogReplay, shard: 0, detail };
+            (figures, Some(Failure::from(&e)))
+        }
+    }
+}
+
+/// Replays every segment on disk and holds it to what was appended;
+/// one the secret picks (salted by the round) also damaged and cut.
+fn replay_segments(log: &CommitLog, factory: &LogFactory, round: u64) -> Result<u64, String> {
+    let segments = log.to_read_back();
+    let mut format = factory(0).map_err(|e| e.to_string())?;
+    let picked = seam::secret_pick(segments.len(), round);
+    for (i, (number, path, appended)) in segments.iter().enumerate() {
+        let bytes = crate::input::read(path, MAX_SEGMENT_BYTES, "commit-log segment").map_err(|e| e.to_string())?;
+        let whole = format.replay_all(&bytes, 4096).map_err(|e| e.to_string())?;
+        hold(&whole, Copy::Whole, appended).map_err(|e| format!("log segment {number} ({} bytes): {e}", appended.len()))?;
+        if i != picked || appended.len() < 2 {
+            continue;
+        }
+        let at = seam::secret_offset(appended.len() as usize);
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x10;
+        let replayed = format.replay_all(&damaged, 4096).map_err(|e| e.to_string())?;
+        hold(&replayed, Copy::Damaged(at as u64), appended).map_err(|e| format!("log segment {number}: {e}"))?;
+        let cut = 1 + seam::secret_offset(appended.len() as usize - 1);
+        let replayed = format.replay_all(&bytes[..cut], 4096).map_err(|e| e.to_string())?;
+        hold(&replayed, Copy::Cut(cut as u64), appended).map_err(|e| format!("log segment {number}: {e}"))?;
+    }
+    Ok(segments.len() as u64)
+}

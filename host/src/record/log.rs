@@ -1,0 +1,98 @@
+//! A variant's commit log in the record: what was configured (`LogSpec`,
+//! part of the variant's spec) and what the host measured of it
+//! (`LogFigures`): bytes, syncs and their latency, the writers' waits,
+//! recoveries, and the segments read back.
+
+use crate::commitlog::{Access, FileCounts, SyncMode, SyncTimes};
+use crate::config::LogSettings;
+
+use super::Latency;
+use super::spec::Param;
+
+/// The log as configured.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LogSpec {
+    /// The format plugin.
+    pub format: String,
+    /// Its parameters.
+    #[serde(default)]
+    pub params: std::collections::BTreeMap<String, Param>,
+    /// `periodic`, `batch` or `group`.
+    pub sync: String,
+    /// The sync period (`periodic`) or group window (`group`), in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_ms: Option<f64>,
+    /// `buffered` or `direct`.
+    pub access: String,
+    /// Bytes a segment grows to before the next one opens.
+    pub segment_size: u64,
+}
+
+impl LogSpec {
+    /// The spec of a variant's log, or none when it keeps no log.
+    pub fn of(format: &str, params: std::collections::BTreeMap<String, Param>, log: &LogSettings) -> Option<Self> {
+        let (sync, sync_ms) = match log.sync {
+            SyncMode::None => return None,
+            SyncMode::Periodic(d) => ("periodic", Some(d.as_secs_f64() * 1e3)),
+            SyncMode::Batch => ("batch", None),
+            SyncMode::Group(d) => ("group", Some(d.as_secs_f64() * 1e3)),
+        };
+        let access = match log.access {
+            Access::Buffered => "buffered",
+            Access::Direct => "direct",
+        };
+        Some(LogSpec { format: format.into(), params, sync: sync.into(), sync_ms, access: access.into(), segment_size: log.segment_size })
+    }
+}
+
+/// What the host measured of a run's commit log.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LogFigures {
+    /// Log records appended (one a batch, or one a coalesced group).
+    pub records: u64,
+    /// Rows they held.
+    pub rows: u64,
+    /// Bytes the formats encoded.
+    pub bytes: u64,
+    /// Bytes written to the files (direct I/O's padded blocks included).
+    pub written: u64,
+    /// Syncs made.
+    pub syncs: u64,
+    /// Each sync's time, in nanoseconds.
+    pub sync_latency: Latency,
+    /// Each writer's wait for durability, in nanoseconds (`batch`, `group`).
+    pub wait_latency: Latency,
+    /// Segments opened, and released once flushed.
+    pub segments: u64,
+    /// Segments released.
+    pub released: u64,
+    /// Segments the host replayed after the run and held to what it
+    /// appended (the live ones, and the released ones the secret kept).
+    pub replayed: u64,
+    /// Shards recovered from the log after a trap.
+    pub recoveries: u64,
+}
+
+impl LogFigures {
+    /// The figures from the log's counters and times.
+    pub fn of(counts: &FileCounts, times: &SyncTimes, records: u64, rows: u64) -> Self {
+        LogFigures {
+            records,
+            rows,
+            bytes: counts.appended,
+            written: counts.written,
+            syncs: counts.syncs,
+            sync_latency: Latency::from(&times.syncs),
+            wait_latency: Latency::from(&times.waits),
+            segments: counts.segments,
+            released: counts.released,
+            replayed: 0,
+            recoveries: 0,
+        }
+    }
+
+    /// Bytes written for each byte logged.
+    pub fn write_amplification(&self) -> f64 {
+        if self.bytes == 0 { 0.0 } else { self.written as f64 / self.bytes as f64 }
+    }
+}

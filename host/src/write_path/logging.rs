@@ -1,0 +1,143 @@
+//! The write path's commit log: each batch (or coalesced group) is
+//! encoded by its shard's log format and appended to the host's log
+//! under the shard's lock, so a shard's records are in the order its
+//! memtable took them; the writer then waits for durability outside the
+//! lock, as its sync mode says. When the shard's memtable or allocator
+//! traps, the host replays the live generation's records into fresh
+//! instances and the write goes on (a recovery).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use memlab_sdk::{Entry, Packed, RowView};
+
+use super::metrics::WriteMetrics;
+use super::{ShardSlot, WritePath};
+use crate::commitlog::{CommitLog, Position};
+use crate::router::{sort_key, token};
+use crate::seam::ledger::Noted;
+use crate::seam::{LogFormat, Op, SeamError, Shard};
+
+/// A write path's log: the host's files and syncs, and one format a shard.
+pub struct PathLog {
+    /// The host's log, shared by every shard.
+    pub log: Arc<CommitLog>,
+    /// Each shard's format, in shard order.
+    pub formats: Vec<LogFormat>,
+}
+
+/// Records replayed a call when a shard recovers.
+const REPLAY_ROWS: u32 = 4096;
+/// Recoveries a run may make before a trapping plugin fails it.
+pub const MAX_RECOVERIES: u64 = 64;
+
+fn host_error(detail: impl ToString) -> SeamError {
+    SeamError::Host { operation: "commit log", detail: detail.to_string() }
+}
+
+impl WritePath {
+    /// Gives the write path its commit log (before any write).
+    pub fn with_log(mut self, log: PathLog) -> Self {
+        for (slot, format) in self.shards.iter_mut().zip(log.formats) {
+            slot.get_mut().unwrap_or_else(|p| p.into_inner()).format = Some(format);
+        }
+        self.log = Some(log.log);
+        self
+    }
+
+    /// The host's commit log, when the variant keeps one.
+    pub fn log(&self) -> Option<&Arc<CommitLog>> {
+        self.log.as_ref()
+    }
+
+    /// Logs `rows`, applies them with `apply`, and recovers the shard
+    /// once if `apply` trapped: the live generation replayed from the log
+    /// into fresh instances, then `apply` again. Returns where the record
+    /// ends, for the writer to wait on outside the lock.
+    pub(super) fn logged_apply(
+        &self,
+        slot: &mut ShardSlot,
+        rows: &mut Packed,
+        noted: Option<&Noted>,
+        mut apply: impl FnMut(&mut ShardSlot, &mut Packed) -> Result<(), SeamError>,
+    ) -> Result<Option<Position>, SeamError> {
+        let record = match (&self.log, slot.format.as_mut()) {
+            (Some(log), Some(format)) => {
+                let started = Instant::now();
+                let bytes = format.encode(rows)?;
+                let hashes = noted.map(Noted::row_hashes).into_iter().flatten();
+                let end = log.append(&bytes, hashes).map_err(host_error)?;
+                slot.calls.log_ns += started.elapsed().as_nanos() as u64;
+                slot.calls.log_bytes += bytes.len() as u64;
+                slot.calls.log_records += 1;
+                slot.calls.log_rows += rows.len() as u64;
+                Some((end, bytes.len() as u64))
+            }
+            _ => None,
+        };
+        match apply(slot, rows) {
+            Err(e) if record.is_some() && recoverable(&e) && self.metrics.recoveries.load(std::sync::atomic::Ordering::Relaxed) < MAX_RECOVERIES => {
+                self.recover(slot)?;
+                WriteMetrics::add(&self.metrics.recoveries, 1);
+                apply(slot, rows)?;
+            }
+            other => other?,
+        }
+        if let Some(record) = record {
+            slot.logged.push(record);
+        }
+        Ok(record.map(|(end, _)| end))
+    }
+
+    /// Replays the shard's live generation from the log into fresh
+    /// instances, in place of the ones that trapped.
+    fn recover(&self, slot: &mut ShardSlot) -> Result<(), SeamError> {
+        let (Some(log), Some(format)) = (&self.log, slot.format.as_mut()) else { return Err(host_error("no commit log to recover from")) };
+        let live = slot.live.as_mut().ok_or_else(|| host_error("the write path was drained"))?;
+        let fresh = self.generations.fresh(live.index())?;
+        self.pool.release(live.reserved_bytes());
+        live.recover_with(fresh);
+        for &(end, len) in &slot.logged {
+            let bytes = log.read(end, len).map_err(host_error)?;
+            let replayed = format.replay_all(&bytes, REPLAY_ROWS)?;
+            if replayed.tail != memlab_sdk::Tail::Clean || replayed.intact != len {
+                let detail = format!("a record of {len} bytes it encoded replayed as {:?} after {} bytes", replayed.tail, replayed.intact);
+                return Err(SeamError::Contract { plugin: format.plugin().into(), operation: Op::CommitLogReplay, shard: live.index(), detail });
+            }
+            replay_into(live, replayed.rows)?;
+        }
+        Ok(())
+    }
+
+    /// Waits until everything up to `at` is durable, timing the wait.
+    pub(super) fn wait_durable(&self, at: Option<Position>) -> Result<(), SeamError> {
+        let (Some(log), Some(at)) = (&self.log, at) else { return Ok(()) };
+        let waited = log.wait_durable(at).map_err(host_error)?;
+        WriteMetrics::add(&self.metrics.durability_wait_ns, waited.as_nanos() as u64);
+        Ok(())
+    }
+}
+
+/// Stores replayed rows and inserts their entries (each row's own key and
+/// timestamp, the new refs), as the write path did the first time.
+fn replay_into(shard: &mut Shard, mut rows: Packed) -> Result<(), SeamError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let refs = shard.store_rows(&mut rows)?;
+    let mut entries = Packed::with_capacity(rows.len(), rows.data_len() / 2);
+    let mut key = Vec::new();
+    for (row, reference) in rows.iter().zip(refs) {
+        let head = RowView::head(row).map_err(|e| host_error(format!("a replayed row does not decode: {e}")))?;
+        key.clear();
+        sort_key(token(head.partition), head.partition, head.clustering, &mut key);
+        entries.push_with(|buf| Entry { key: &key, timestamp: head.timestamp, reference }.encode(buf));
+    }
+    shard.insert_replayed(&mut entries)
+}
+
+/// A trap or a poisoned instance of the shard's memtable or allocator:
+/// a fault the log can recover from (a broken contract is not).
+fn recoverable(e: &SeamError) -> bool {
+    matches!(e, SeamError::Trap { operation, .. } | SeamError::Poisoned { operation, .. } if operation.kind() != crate::seam::Kind::CommitLog)
+}
