@@ -12,7 +12,8 @@ include!("../src/plugin/wasm_target.rs");
 include!("../src/plugin/build_plugins.rs");
 
 /// (crate, file name).
-const PLUGINS: [(&str, &str); 3] = [("test-hostile", "hostile"), ("test-liar-alloc", "liar-alloc"), ("test-liar-flush", "liar-flush")];
+const PLUGINS: [(&str, &str); 4] =
+    [("test-hostile", "hostile"), ("test-liar-alloc", "liar-alloc"), ("test-liar-flush", "liar-flush"), ("test-liar-log", "liar-log")];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| fail("cargo sets CARGO_MANIFEST_DIR")));

@@ -10,9 +10,9 @@ use std::path::Path;
 use super::strategies::LogFactory;
 use crate::commitlog::{CommitLog, LogFiles};
 use crate::config::Variant;
-use crate::record::{Failure, LogFigures};
+use crate::record::{Failure, KeptLog, LogFigures};
 use crate::seam::{self, Op, SeamError};
-use crate::verify::log::{Copy, hold};
+use crate::verify::log::{Copy, hold, rows_digest};
 use crate::write_path::{CallTimes, PathLog, WriteCounters};
 
 /// One released segment in this many is set aside to be read back.
@@ -21,9 +21,11 @@ pub(super) const KEEP_EVERY: u64 = 4;
 /// one of its own).
 const MAX_SEGMENT_BYTES: u64 = 4 << 30;
 
-/// The variant's log folder.
+/// The log's folder in the variant's.
+const FOLDER: &str = "commitlog";
+
 fn folder(dir: &Path) -> std::path::PathBuf {
-    dir.join("commitlog")
+    dir.join(FOLDER)
 }
 
 /// Opens the variant's log, when it keeps one.
@@ -62,8 +64,9 @@ pub(super) fn close(
     figures.recoveries = counters.recoveries;
     let Some(round) = read_back else { return (figures, None) };
     match replay_segments(log, factory, round) {
-        Ok(replayed) => {
-            figures.replayed = replayed;
+        Ok(kept) => {
+            figures.replayed = kept.len() as u64;
+            figures.kept = kept;
             (figures, None)
         }
         Err(detail) => {
@@ -75,14 +78,17 @@ pub(super) fn close(
 
 /// Replays every segment on disk and holds it to what was appended;
 /// one the secret picks (salted by the round) also damaged and cut.
-fn replay_segments(log: &CommitLog, factory: &LogFactory, round: u64) -> Result<u64, String> {
+fn replay_segments(log: &CommitLog, factory: &LogFactory, round: u64) -> Result<Vec<KeptLog>, String> {
     let segments = log.to_read_back();
     let mut format = factory(0).map_err(|e| e.to_string())?;
     let picked = seam::secret_pick(segments.len(), round);
+    let mut kept = Vec::with_capacity(segments.len());
     for (i, (number, path, appended)) in segments.iter().enumerate() {
         let bytes = crate::input::read(path, MAX_SEGMENT_BYTES, "commit-log segment").map_err(|e| e.to_string())?;
         let whole = format.replay_all(&bytes, 4096).map_err(|e| e.to_string())?;
         hold(&whole, Copy::Whole, appended).map_err(|e| format!("log segment {number} ({} bytes): {e}", appended.len()))?;
+        let file = path.file_name().map(|n| format!("{FOLDER}/{}", n.to_string_lossy())).unwrap_or_default();
+        kept.push(KeptLog { file, bytes: appended.len(), rows: whole.rows.len() as u64, digest: format!("{:032x}", rows_digest(whole.rows.iter())) });
         if i != picked || appended.len() < 2 {
             continue;
         }
@@ -95,5 +101,5 @@ fn replay_segments(log: &CommitLog, factory: &LogFactory, round: u64) -> Result<
         let replayed = format.replay_all(&bytes[..cut], 4096).map_err(|e| e.to_string())?;
         hold(&replayed, Copy::Cut(cut as u64), appended).map_err(|e| format!("log segment {number}: {e}"))?;
     }
-    Ok(segments.len() as u64)
+    Ok(kept)
 }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 pub use crate::record::{BenchResult, IntervalSample, Latency, Resources, VariantResult};
 pub use slots::instance_slots;
-pub use strategies::reader;
+pub use strategies::{log_format, reader};
 pub(crate) use tally::histogram;
 
 use crate::config::{BenchConfig, Variant};

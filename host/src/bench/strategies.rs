@@ -97,6 +97,15 @@ pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params
     })
 }
 
+/// A commit-log format, as a run created it (`memlab verify` replays
+/// kept logs with it).
+pub fn log_format(host: &Arc<PluginHost>, runtime: Runtime, format: &str, params: &[(String, String)]) -> Result<LogFormat, SeamError> {
+    match runtime {
+        Runtime::Wasm => host.log_format(&host.load_as(format, Kind::CommitLog)?, params, 0),
+        Runtime::Native => native::log_format(format, params, 0),
+    }
+}
+
 /// The checks a variant's shards make beyond the contract's own.
 #[derive(Clone, Copy)]
 struct Checks {

@@ -8,20 +8,19 @@ use crate::bench;
 use crate::plugin::{self, EngineSettings, PluginHost};
 use crate::record::BenchResult;
 use crate::registry;
+use crate::seam::Kind;
 use crate::session::KEPT_COMPONENTS;
 
-/// The serializer a recorded variant's segments are read back with: the
-/// bundled one by name, else the component the run kept, by the sha256
-/// the record names. Never a file or crate the record points at: a
-/// read-only re-check runs no code a record names outside the sandbox,
-/// and no other bytes than the run's.
-fn recorded_serializer(run_dir: &Path, v: &crate::record::VariantResult) -> Result<String, CliError> {
-    use crate::seam::Kind;
-    let name = &v.variant.serializer;
-    if v.variant.runtime == crate::record::Runtime::Native || registry::find_kind(name, Kind::Serializer).is_some() {
-        return Ok(name.clone());
+/// The plugin of `kind` a recorded variant's segments (or log) are read
+/// back with: the bundled one by name, else the component the run kept,
+/// by the sha256 the record names. Never a file or crate the record
+/// points at: a read-only re-check runs no code a record names outside
+/// the sandbox, and no other bytes than the run's.
+fn recorded_plugin(run_dir: &Path, v: &crate::record::VariantResult, kind: Kind, name: &str) -> Result<String, CliError> {
+    if v.variant.runtime == crate::record::Runtime::Native || registry::find_kind(name, kind).is_some() {
+        return Ok(name.to_string());
     }
-    let recorded = v.plugins.iter().find(|p| p.kind == Kind::Serializer).map(|p| p.sha256.clone()).unwrap_or_default();
+    let recorded = v.plugins.iter().find(|p| p.kind == kind).map(|p| p.sha256.clone()).unwrap_or_default();
     let kept = run_dir.join(KEPT_COMPONENTS).join(format!("{recorded}.wasm"));
     if recorded.len() == 64 && recorded.bytes().all(|b| b.is_ascii_hexdigit()) && kept.is_file() {
         // Picked by name, held by content: a swapped file is refused.
@@ -38,7 +37,7 @@ fn recorded_serializer(run_dir: &Path, v: &crate::record::VariantResult) -> Resu
         return Ok(kept.display().to_string());
     }
     Err(CliError::Verify(format!(
-        "variant `{}`: its serializer `{name}` is not bundled and the run kept no component with its sha256 ({}); memlab verify never loads or builds a plugin the record names from elsewhere",
+        "variant `{}`: its {kind} `{name}` is not bundled and the run kept no component with its sha256 ({}); memlab verify never loads or builds a plugin the record names from elsewhere",
         v.variant.name,
         if recorded.is_empty() { "none recorded" } else { &recorded }
     )))
@@ -64,7 +63,7 @@ pub(super) fn run(args: &Args) -> Result<(), CliError> {
             sayln!("  -     {label}: no segments kept (run the bench with --keep-segments)");
             continue;
         };
-        let serializer = recorded_serializer(run_dir, v)?;
+        let serializer = recorded_plugin(run_dir, v, Kind::Serializer, &v.variant.serializer)?;
         let open = bench::reader(&host, v.variant.runtime.into(), &serializer, v.variant.serializer_args())?;
         checked += 1;
         match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, open.as_ref()) {
@@ -81,9 +80,48 @@ pub(super) fn run(args: &Args) -> Result<(), CliError> {
                 sayln!("  FAIL  {label}: {why}");
             }
         }
+        broken += kept_log(&host, run_dir, folder, v, &label)?;
     }
     if broken > 0 {
         return Err(CliError::VerifyFailed { broken, checked });
     }
     Ok(())
+}
+
+/// Replays a variant's kept commit log, segment by segment; the number of
+/// segments that do not hold what the run logged.
+fn kept_log(host: &std::sync::Arc<PluginHost>, run_dir: &Path, folder: &str, v: &crate::record::VariantResult, label: &str) -> Result<usize, CliError> {
+    use crate::verify::kept_log::{LogCheck, check};
+    let (Some(spec), Some(figures)) = (&v.variant.commitlog, &v.commitlog) else { return Ok(0) };
+    let plugin = recorded_plugin(run_dir, v, Kind::CommitLog, &spec.format)?;
+    let params: Vec<(String, String)> = spec.params.iter().map(|(k, p)| (k.clone(), p.to_string())).collect();
+    let mut format = bench::log_format(host, v.variant.runtime.into(), &plugin, &params)?;
+    let mut broken = 0;
+    for kept in &figures.kept {
+        let file = crate::seam::text::for_terminal(&kept.file);
+        match check(&run_dir.join(folder), kept, &mut format) {
+            Ok(LogCheck::Holds { rows }) => sayln!("  OK    {label}: commit log {file}: {rows} rows replayed, as the run logged them"),
+            Ok(LogCheck::Short { at, tail, rows, logged }) => {
+                broken += 1;
+                let how = match tail {
+                    memlab_sdk::Tail::Damaged => "damaged",
+                    memlab_sdk::Tail::Torn => "torn",
+                    memlab_sdk::Tail::Clean => "cut short",
+                };
+                sayln!(
+                    "  FAIL  {label}: commit log {file} is {how} at byte {at} of {}: it replays {rows} of the {logged} rows the run logged and made durable there",
+                    kept.bytes
+                );
+            }
+            Ok(LogCheck::Differs(why)) => {
+                broken += 1;
+                sayln!("  FAIL  {label}: commit log {file} replays {why}");
+            }
+            Err(e) => {
+                broken += 1;
+                sayln!("  FAIL  {label}: commit log {file}: {}", crate::seam::text::for_terminal(&e));
+            }
+        }
+    }
+    Ok(broken)
 }

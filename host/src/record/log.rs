@@ -71,6 +71,23 @@ pub struct LogFigures {
     pub replayed: u64,
     /// Shards recovered from the log after a trap.
     pub recoveries: u64,
+    /// The segments left in the variant's folder after the run, each as
+    /// the host read it back (what `memlab verify` holds a kept log to).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<KeptLog>,
+}
+
+/// A log segment left on disk, as the run read it back.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeptLog {
+    /// Its file, relative to the variant's folder.
+    pub file: String,
+    /// Bytes its records span.
+    pub bytes: u64,
+    /// Rows it holds.
+    pub rows: u64,
+    /// FNV-1a 128 over its rows in order (`verify::rows_digest`), in hex.
+    pub digest: String,
 }
 
 impl LogFigures {
@@ -88,6 +105,7 @@ impl LogFigures {
             released: counts.released,
             replayed: 0,
             recoveries: 0,
+            kept: Vec::new(),
         }
     }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 pub use crate::seam::text;
 pub use breakdown::TimeBreakdown;
 pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
-pub use log::{LogFigures, LogSpec};
+pub use log::{KeptLog, LogFigures, LogSpec};
 /// The names of the counters in the stats maps (the SDK's contract).
 pub use memlab_sdk::Stat;
 pub use outcome::{Failure, FailureClass, Outcome};

@@ -11,6 +11,7 @@ mod counters;
 mod fidelity;
 pub mod figures;
 pub mod html;
+mod log;
 mod summary;
 pub mod sweep;
 mod verdict;

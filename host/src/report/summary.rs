@@ -37,6 +37,7 @@ pub fn summary(v: &VariantResult) -> String {
     let r = Rates::of(v);
     let mut rows = rate_lines(v, &r);
     rows.extend(write_path_lines(v));
+    rows.extend(super::log::lines(v));
     rows.extend(flush_and_memory_lines(v, &r));
     rows.extend(run_lines(v));
     for (name, value) in rows {

@@ -12,6 +12,13 @@ use memlab_sdk::twin::Replayed;
 use crate::commitlog::Appended;
 use crate::seam::ledger::hash;
 
+/// A published digest of rows in order (FNV-1a 128 over each row's own,
+/// chained), which a later process can hold a kept log to: the per-process
+/// secret's hashes mean nothing outside the run.
+pub fn rows_digest<'r>(rows: impl IntoIterator<Item = &'r [u8]>) -> u128 {
+    rows.into_iter().fold(0u128, |acc, row| super::key_hash(&[acc.to_le_bytes().as_slice(), &super::key_hash(row).to_le_bytes()].concat()))
+}
+
 /// Which copy of a segment was replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Copy {
@@ -48,7 +55,12 @@ pub fn hold(replayed: &Replayed, copy: Copy, appended: &Appended) -> Result<(), 
         Copy::Damaged(at) => kept(at, &format!("a copy with byte {at} changed")),
         Copy::Cut(len) => match tail {
             Tail::Torn if intact < len => kept(len, &format!("a copy cut to {len} bytes")),
-            Tail::Clean if intact == len => kept(len, &format!("a copy cut to {len} bytes")),
+            // Clean at the cut only where a record ends there: at one of
+            // the host's, or inside one after a row of it (a format that
+            // frames each row).
+            Tail::Clean if intact == len && (appended.records.iter().any(|r| r.0 == len) || n as u64 > appended.rows_before(len)) => {
+                kept(len, &format!("a copy cut to {len} bytes"))
+            }
             other => Err(format!("a copy cut to {len} bytes replayed as {other:?} with {intact} bytes intact")),
         },
     }
@@ -95,5 +107,9 @@ mod tests {
         assert_eq!(hold(&Replayed { rows: rows(&[b"a", b"b"]), intact: 10, tail: Tail::Torn }, Copy::Cut(14), &a), Ok(()));
         assert_eq!(hold(&Replayed { rows: rows(&[b"a", b"b"]), intact: 10, tail: Tail::Clean }, Copy::Cut(10), &a), Ok(()));
         assert!(hold(&Replayed { rows: rows(&[b"a", b"b"]), intact: 10, tail: Tail::Clean }, Copy::Cut(14), &a).is_err());
+        let torn_as_clean = Replayed { rows: rows(&[b"a", b"b"]), intact: 14, tail: Tail::Clean };
+        assert!(hold(&torn_as_clean, Copy::Cut(14), &a).is_err(), "a tear inside a record is not its clean end");
+        let row_framed = Replayed { rows: rows(&[b"a", b"b", b"c"]), intact: 14, tail: Tail::Clean };
+        assert_eq!(hold(&row_framed, Copy::Cut(14), &a), Ok(()), "a format that frames each row ends cleanly between rows");
     }
 }

@@ -13,6 +13,7 @@ use crate::seam::{self, SeamError};
 use crate::segment::{self, LoadedSegment, SegmentError};
 use crate::workload::{Op, Stream};
 
+pub mod kept_log;
 pub mod log;
 mod spot;
 

@@ -26,8 +26,10 @@ pub struct PathLog {
     pub formats: Vec<LogFormat>,
 }
 
-/// Records replayed a call when a shard recovers.
+/// Rows a `replay` call gives back when a shard recovers.
 const REPLAY_ROWS: u32 = 4096;
+/// Rows a recovery stores and inserts a call.
+const REPLAY_BATCH: usize = 1 << 16;
 /// Recoveries a run may make before a trapping plugin fails it.
 pub const MAX_RECOVERIES: u64 = 64;
 
@@ -97,6 +99,9 @@ impl WritePath {
         let fresh = self.generations.fresh(live.index())?;
         self.pool.release(live.reserved_bytes());
         live.recover_with(fresh);
+        // Replayed in a few large calls, not one a record: the records'
+        // rows gathered up to `REPLAY_BATCH` at a time.
+        let mut pending = Packed::new();
         for &(end, len) in &slot.logged {
             let bytes = log.read(end, len).map_err(host_error)?;
             let replayed = format.replay_all(&bytes, REPLAY_ROWS)?;
@@ -104,9 +109,12 @@ impl WritePath {
                 let detail = format!("a record of {len} bytes it encoded replayed as {:?} after {} bytes", replayed.tail, replayed.intact);
                 return Err(SeamError::Contract { plugin: format.plugin().into(), operation: Op::CommitLogReplay, shard: live.index(), detail });
             }
-            replay_into(live, replayed.rows)?;
+            replayed.rows.iter().for_each(|r| pending.push(r));
+            if pending.len() >= REPLAY_BATCH {
+                replay_into(live, std::mem::take(&mut pending))?;
+            }
         }
-        Ok(())
+        replay_into(live, pending)
     }
 
     /// Waits until everything up to `at` is durable, timing the wait.

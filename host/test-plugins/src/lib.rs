@@ -1,5 +1,5 @@
 //! The components memlab's tests load by path: the hostile memtable and
-//! the lying allocator and serializer (`plugins/test-*`), built for
+//! the lying allocator, serializer and commit-log format (`plugins/test-*`), built for
 //! wasm32 and wrapped by this crate's build script, as wasmtime's
 //! `test-programs` artifacts are. The product's build never builds them.
 
@@ -7,8 +7,8 @@
 
 use std::path::PathBuf;
 
-/// The test plugins: `hostile`, `liar-alloc` and `liar-flush`.
-pub const NAMES: [&str; 3] = ["hostile", "liar-alloc", "liar-flush"];
+/// The test plugins: `hostile`, `liar-alloc`, `liar-flush` and `liar-log`.
+pub const NAMES: [&str; 4] = ["hostile", "liar-alloc", "liar-flush", "liar-log"];
 
 /// The component file of the test plugin `name` (one of [`NAMES`]).
 pub fn path(name: &str) -> PathBuf {

@@ -26,6 +26,11 @@
 //! scan stops at the end of its start's partition), `span-drop` (the
 //! same drop, when its keys' tokens span one shard of 3 to 6 or 12 to
 //! 20, counts no shipped config uses: a lie gated on the shard count).
+//!
+//! `trap-call` panics in its `after`-th insert call (not entry): a fault,
+//! not a lie, which a variant with a commit log recovers from (a fresh
+//! instance, replayed in a few large calls, traps again only `after`
+//! calls later).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -72,6 +77,7 @@ enum Mode {
     /// Leaves 1 key in 4 out of its cursor when its keys' tokens span
     /// what one shard of 3-6 or 12-20 owns: a lie gated on the shard count.
     SpanDrop,
+    TrapCall,
 }
 
 /// Whether `key` looks like a router sort key, as only a bench sends.
@@ -109,6 +115,8 @@ pub struct Hostile {
     first: Option<u64>,
     newest: u64,
     lying: bool,
+    /// Insert calls so far (`trap-call`).
+    calls: u64,
 }
 
 /// Recursion that only wasm's own stack can stop: `limit` is not known at
@@ -177,6 +185,7 @@ impl Memtable for Hostile {
             "racing-drop" => Mode::RacingDrop,
             "partition-scan" => Mode::PartitionScan,
             "span-drop" => Mode::SpanDrop,
+            "trap-call" => Mode::TrapCall,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         if mode == Mode::CreateLoop {
@@ -186,7 +195,18 @@ impl Memtable for Hostile {
             }
         }
         let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
-        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new(), frozen: Vec::new(), first: None, newest: 0, lying: false })
+        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new(), frozen: Vec::new(), first: None, newest: 0, lying: false, calls: 0 })
+    }
+
+    fn insert_batch(&mut self, entries: &Packed) -> Result<(), Error> {
+        self.calls += 1;
+        if self.mode == Mode::TrapCall && self.calls == self.after {
+            panic!("hostile plugin: a trap in insert call {}", self.calls);
+        }
+        for record in entries.iter() {
+            self.insert(Entry::decode(record)?)?;
+        }
+        Ok(())
     }
 
     fn insert(&mut self, entry: Entry<'_>) -> Result<(), Error> {
