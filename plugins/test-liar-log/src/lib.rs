@@ -97,7 +97,7 @@ impl CommitLog for Liar {
         }
         let added = out.len() - before;
         match self.mode {
-            Mode::DropRow if n % 50 == 0 && added > 1 => out.truncate(out.len() - 1),
+            Mode::DropRow if n.is_multiple_of(50) && added > 1 => out.truncate(out.len() - 1),
             Mode::Reorder if added >= 2 => {
                 let rows: Vec<Vec<u8>> = out.iter().skip(before).map(<[u8]>::to_vec).collect();
                 out.truncate(before);
@@ -105,7 +105,7 @@ impl CommitLog for Liar {
                 out.push(&rows[0]);
                 rows[2..].iter().for_each(|r| out.push(r));
             }
-            Mode::ExtraRow if n % 50 == 0 => out.push(b"a row never logged"),
+            Mode::ExtraRow if n.is_multiple_of(50) => out.push(b"a row never logged"),
             _ => {}
         }
         Decoded::Record(len)
