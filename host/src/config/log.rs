@@ -11,13 +11,11 @@ use serde::Deserialize;
 use super::raw::RawVariant;
 use crate::commitlog::{Access, SyncMode};
 
-/// `commitlog_sync`, as written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+/// `commitlog_sync`, as written (not written: `periodic` when a format
+/// is named, else no log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(super) enum RawSync {
-    /// Not written: `periodic` when a format is named, else no log.
-    #[default]
-    Unset,
     None,
     Periodic,
     Batch,
@@ -62,18 +60,18 @@ pub(super) fn settings(v: &RawVariant, format: bool) -> Result<LogSettings, (&'s
         None => Ok(()),
     };
     let sync = match v.commitlog_sync {
-        RawSync::Unset if !format => SyncMode::None,
-        RawSync::None => SyncMode::None,
-        RawSync::Unset | RawSync::Periodic => {
+        None if !format => SyncMode::None,
+        Some(RawSync::None) => SyncMode::None,
+        None | Some(RawSync::Periodic) => {
             unused("commitlog_sync_group_window_ms", v.commitlog_sync_group_window_ms, "periodic")?;
             SyncMode::Periodic(ms("commitlog_sync_period_ms", v.commitlog_sync_period_ms, 10_000.0)?)
         }
-        RawSync::Batch => {
+        Some(RawSync::Batch) => {
             unused("commitlog_sync_period_ms", v.commitlog_sync_period_ms, "batch")?;
             unused("commitlog_sync_group_window_ms", v.commitlog_sync_group_window_ms, "batch")?;
             SyncMode::Batch
         }
-        RawSync::Group => {
+        Some(RawSync::Group) => {
             unused("commitlog_sync_period_ms", v.commitlog_sync_period_ms, "group")?;
             SyncMode::Group(ms("commitlog_sync_group_window_ms", v.commitlog_sync_group_window_ms, 1.0)?)
         }

@@ -77,7 +77,7 @@ pub(super) struct RawVariant {
     #[serde(default)]
     pub(super) commitlog_params: BTreeMap<String, ParamValue>,
     #[serde(default)]
-    pub(super) commitlog_sync: RawSync,
+    pub(super) commitlog_sync: Option<RawSync>,
     #[serde(default)]
     pub(super) commitlog_sync_period_ms: Option<f64>,
     #[serde(default)]

@@ -58,7 +58,7 @@ pub fn hold(replayed: &Replayed, copy: Copy, appended: &Appended) -> Result<(), 
             // Clean at the cut only where a record ends there: at one of
             // the host's, or inside one after a row of it (a format that
             // frames each row).
-            Tail::Clean if intact == len && (appended.records.iter().any(|r| r.0 == len) || n as u64 > appended.rows_before(len)) => {
+            Tail::Clean if intact == len && (len == 0 || appended.records.iter().any(|r| r.0 == len) || n as u64 > appended.rows_before(len)) => {
                 kept(len, &format!("a copy cut to {len} bytes"))
             }
             other => Err(format!("a copy cut to {len} bytes replayed as {other:?} with {intact} bytes intact")),

@@ -102,3 +102,31 @@ fn plugin_paths_are_taken_from_the_configs_folder() {
     let message = write("Cargo.toml").expect_err("the old rule").to_string();
     assert!(message.contains("line 7") && message.contains("taken from the config's folder"), "{message}");
 }
+
+#[test]
+fn the_commit_log_keys_fit_together_or_are_refused_by_key() {
+    let with = |keys: &str| GOOD.replace("serializer = \"naive\"", &format!("serializer = \"naive\"\n{keys}"));
+    let v = |keys: &str| BenchConfig::parse("bench.toml", &with(keys)).expect("a log config parses").variants.remove(0);
+    assert_eq!(v("").log.sync, memlab::commitlog::SyncMode::None, "no key: no log");
+    assert!(v("").commitlog.is_empty() && v("").strategies().count() == 3);
+    let named = v("commitlog = \"lz4\"");
+    assert_eq!(named.log.sync, memlab::commitlog::SyncMode::Periodic(std::time::Duration::from_secs(10)), "Cassandra's default");
+    assert_eq!(named.log.segment_size, memlab::config::DEFAULT_SEGMENT_SIZE);
+    assert_eq!(v("commitlog_sync = \"batch\"").commitlog, "plain", "a sync mode alone logs in the plain format");
+    let group = v("commitlog_sync = \"group\"\ncommitlog_sync_group_window_ms = 2.5\ncommitlog_disk_access_mode = \"direct\"\ncommitlog_segment_size = \"4MiB\"");
+    assert_eq!(group.log.sync, memlab::commitlog::SyncMode::Group(std::time::Duration::from_micros(2500)));
+    assert_eq!((group.log.access, group.log.segment_size), (memlab::commitlog::Access::Direct, 4 << 20));
+    for (keys, key, says) in [
+        ("commitlog_sync = \"batch\"\ncommitlog_sync_period_ms = 5", "commitlog_sync_period_ms", "no effect"),
+        ("commitlog = \"plain\"\ncommitlog_sync = \"none\"", "commitlog_sync", "keeps no log"),
+        ("commitlog_sync = \"fast\"", "commitlog_sync", "`none`, `periodic`, `batch`, `group`"),
+        ("commitlog_disk_access_mode = \"direct\"", "commitlog_disk_access_mode", "keeps no commit log"),
+        ("commitlog_sync = \"group\"\ncommitlog_sync_group_window_ms = 0", "commitlog_sync_group_window_ms", "must lie in"),
+        ("commitlog_params = { level = 1 }", "commitlog_params", "without a commit log"),
+        ("commitlog_sync = \"batch\"\ncommitlog_segment_size = \"2GiB\"", "commitlog_segment_size", "1GiB"),
+    ] {
+        let message = error_of(&with(keys));
+        assert!(message.starts_with("bench.toml: line ") && message.contains(key) && message.contains(says), "{keys}: {message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+    }
+}

@@ -5,6 +5,7 @@ mod allocators;
 mod bad_input;
 mod c_plugin;
 mod check;
+mod commitlog;
 mod config;
 mod differential;
 mod fuzz;

@@ -10,7 +10,7 @@ use crate::support::scratch;
 fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
     let dir = scratch("scaffold");
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target");
-    for kind in ["memtable", "allocator", "serializer"] {
+    for kind in memlab::seam::KINDS.iter().map(|k| k.name) {
         let name = format!("my-{kind}");
         let out = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", kind, &name, dir.to_str().expect("path")]).output().expect("memlab new");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

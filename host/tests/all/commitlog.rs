@@ -1,0 +1,158 @@
+//! The commit log end to end: every sync mode, buffered or direct, with
+//! or without coalescing and over many client threads, stores exactly
+//! what a variant without a log stores (a metamorphic test); a memtable
+//! that traps mid-run is recovered from the log with nothing lost; every
+//! lying format fails `memlab check`, and a bench publishes nothing of
+//! one; a kept log cut short replays up to the tear and `memlab verify`
+//! says where.
+
+use memlab::bench;
+use memlab::config::BenchConfig;
+use memlab::record::{BenchResult, FailureClass};
+
+use crate::support::{host, hostile_plugin, liar_plugin, memlab, options, scratch};
+
+/// One stream through a variant without a log and one per log setting.
+fn config(threads: usize, variants: &str) -> String {
+    format!(
+        r#"
+[workload]
+seed = 35
+ops = 3000
+threads = {threads}
+partitions = {{ count = 900 }}
+rows_per_batch = 10
+tombstone_ratio = 0.1
+
+[[variant]]
+name = "none"
+memtable = "btree"
+allocator = "per-row"
+serializer = "lean"
+shards = 3
+memtable_space = "1MiB"
+{variants}"#
+    )
+}
+
+fn variant(name: &str, keys: &str) -> String {
+    format!("\n[[variant]]\nname = \"{name}\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nshards = 3\nmemtable_space = \"1MiB\"\n{keys}\n")
+}
+
+fn run(name: &str, text: &str) -> BenchResult {
+    let config = BenchConfig::parse(name, text).expect("config");
+    bench::run(&host(), &config, &options(scratch(name)), |_| {}).expect("bench")
+}
+
+/// The digest every completed variant of `result` read back, which must
+/// be the first's.
+fn same_state(result: &BenchResult) {
+    let first = result.variants[0].verified.as_ref().expect("the variant without a log verified").digest.clone();
+    for v in &result.variants {
+        assert_eq!(v.failure(), None, "{}", v.variant.name);
+        assert_eq!(v.verified.as_ref().map(|x| x.digest.clone()), Some(first.clone()), "{}: the same state as without a log", v.variant.name);
+    }
+}
+
+#[test]
+fn every_sync_mode_stores_what_a_variant_without_a_log_stores() {
+    let variants = [
+        variant("periodic", "commitlog = \"plain\"\ncommitlog_sync_period_ms = 5"),
+        variant("batch", "commitlog = \"batched\"\ncommitlog_sync = \"batch\"\ncommitlog_segment_size = \"1MiB\""),
+        variant("group-direct", "commitlog = \"lz4\"\ncommitlog_sync = \"group\"\ncommitlog_disk_access_mode = \"direct\"\ncommitlog_segment_size = \"1MiB\""),
+        variant("batch-coalesced", "commitlog = \"plain\"\ncommitlog_sync = \"batch\"\ncoalescing = \"group\"\nruntime = \"native\""),
+    ]
+    .concat();
+    let result = run("log-modes", &config(2, &variants));
+    same_state(&result);
+    assert!(result.variants[0].commitlog.is_none(), "no log unless one is configured");
+    for v in &result.variants[1..] {
+        let log = v.commitlog.as_ref().unwrap_or_else(|| panic!("{}: log figures", v.variant.name));
+        assert_eq!(log.rows, v.rows, "{}: every row logged", v.variant.name);
+        assert!(log.bytes >= log.rows * 4 && log.syncs >= 1 && log.replayed >= 1, "{}: {log:?}", v.variant.name);
+        assert!(log.kept.iter().map(|k| k.rows).sum::<u64>() > 0, "{}: what is left on disk was read back", v.variant.name);
+    }
+    let by = |name: &str| result.variants.iter().find(|v| v.variant.name == name).and_then(|v| v.commitlog.clone()).expect("variant");
+    assert_eq!(by("periodic").wait_latency.max, 0, "periodic writers never wait");
+    assert!(by("batch").wait_latency.max > 0 && result.variants.iter().any(|v| v.counters.durability_wait_ns > 0));
+    assert!(by("group-direct").written > by("group-direct").bytes, "direct I/O rewrites its partial block");
+    assert_eq!(by("batch").written, by("batch").bytes, "buffered I/O writes each byte once");
+    assert!(by("batch").released > 0, "1 MiB segments are released once flushed");
+}
+
+#[test]
+fn group_commit_with_many_threads_stores_what_none_stores() {
+    let variants = [
+        variant("group", "commitlog = \"batched\"\ncommitlog_sync = \"group\"\ncommitlog_sync_group_window_ms = 2"),
+        variant("group-coalesced", "commitlog = \"batched\"\ncommitlog_sync = \"group\"\ncoalescing = \"group\""),
+    ]
+    .concat();
+    let result = run("log-threads", &config(16, &variants));
+    same_state(&result);
+    for v in &result.variants[1..] {
+        let log = v.commitlog.as_ref().expect("log");
+        assert!(log.rows > log.syncs * 10, "{}: 16 writers share their syncs: {} rows in {} syncs", v.variant.name, log.rows, log.syncs);
+    }
+}
+
+#[test]
+fn a_memtable_that_traps_mid_run_is_recovered_from_the_log_with_nothing_lost() {
+    let hostile = hostile_plugin();
+    let trapping = |name: &str, log: &str| {
+        format!(
+            "\n[[variant]]\nname = \"{name}\"\nmemtable = \"{hostile}\"\nmemtable_params = {{ mode = \"trap-call\", after = 120 }}\nallocator = \"per-row\"\nserializer = \"lean\"\nshards = 3\nmemtable_space = \"1MiB\"\n{log}\n"
+        )
+    };
+    let variants = [trapping("recovered", "commitlog = \"plain\"\ncommitlog_sync = \"group\""), trapping("no-log", "")].concat();
+    let config = BenchConfig::parse("recovery", &config(2, &variants)).expect("config");
+    let result = bench::run(&host(), &config, &options(scratch("recovery")), |_| {}).expect("bench");
+    let (none, recovered, no_log) = (&result.variants[0], &result.variants[1], &result.variants[2]);
+    assert_eq!(recovered.failure(), None);
+    let recoveries = recovered.commitlog.as_ref().map(|l| l.recoveries).unwrap_or_default();
+    assert!(recoveries >= 1, "the trap was recovered from ({recoveries} recoveries)");
+    assert_eq!(recovered.counters.recoveries, recoveries);
+    assert_eq!(recovered.verified.as_ref().map(|v| &v.digest), none.verified.as_ref().map(|v| &v.digest), "nothing lost");
+    assert_eq!(no_log.failure().map(|f| f.class), Some(FailureClass::Trap), "without a log the trap fails the variant");
+}
+
+#[test]
+fn every_lying_log_format_fails_check_and_a_bench_publishes_nothing_of_it() {
+    let liar = liar_plugin("liar-log");
+    let (ok, text) = memlab(&["check", &liar, "--param", "mode=none", "--ops", "4000", "--size", "4000"]);
+    assert!(ok, "the honest mode passes:\n{text}");
+    for mode in ["drop-row", "reorder", "no-checksum", "torn-clean", "give-up", "extra-row", "hash-only"] {
+        let (ok, text) = memlab(&["check", &liar, "--param", &format!("mode={mode}"), "--ops", "4000", "--size", "4000"]);
+        assert!(!ok && text.contains("FAIL"), "{mode} passed check:\n{text}");
+    }
+    // What a whole replay shows: the bench fails the variant, no figure.
+    for mode in ["drop-row", "reorder", "extra-row", "hash-only"] {
+        let keys = format!("commitlog = \"{liar}\"\ncommitlog_params = {{ mode = \"{mode}\" }}\ncommitlog_sync = \"group\"");
+        let result = run(&format!("liar-log-{mode}"), &config(2, &variant("liar", &keys)));
+        let v = &result.variants[1];
+        let failure = v.failure().unwrap_or_else(|| panic!("{mode}: the bench published a lying log's figures"));
+        assert_eq!(failure.class, FailureClass::Contract, "{mode}: {failure:?}");
+        assert_eq!(failure.operation.as_deref(), Some("commitlog.replay"), "{mode}");
+        assert!(v.verified.is_none(), "{mode}: a failed variant publishes nothing");
+        assert!(memlab::report::comparison(&result).contains("FAILED"), "{mode}");
+    }
+}
+
+#[test]
+fn a_kept_log_cut_short_replays_up_to_the_tear_and_verify_says_where() {
+    let dir = scratch("torn-log");
+    let text = config(2, &variant("batch", "commitlog = \"batched\"\ncommitlog_sync = \"batch\""));
+    let path = dir.join("torn.toml");
+    std::fs::write(&path, &text).expect("config");
+    let runs = dir.join("runs");
+    let (ok, out) = memlab(&["bench", path.to_str().expect("path"), "--keep-segments", "--out", runs.to_str().expect("path")]);
+    assert!(ok, "{out}");
+    let run = std::fs::read_dir(&runs).expect("runs").filter_map(Result::ok).map(|e| e.path()).find(|p| p.is_dir()).expect("a run directory");
+    let (ok, out) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(ok && out.contains("commit log") && out.contains("rows replayed, as the run logged them"), "{out}");
+    let segment = std::fs::read_dir(run.join("02-batch-1/commitlog")).expect("kept log").filter_map(Result::ok).map(|e| e.path()).next().expect("a segment");
+    let len = std::fs::metadata(&segment).expect("segment").len();
+    std::fs::OpenOptions::new().write(true).open(&segment).and_then(|f| f.set_len(len / 2 + 3)).expect("truncate");
+    let (ok, out) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(!ok, "a torn log fails verify:\n{out}");
+    assert!(out.contains("is torn at byte") && out.contains(&format!("of {len}")), "it says where it stopped:\n{out}");
+}
