@@ -113,6 +113,31 @@ fn main() {
     twins.push(']');
     fs::write(out_dir.join("registry.rs"), table).unwrap_or_else(|e| fail(&format!("writing registry.rs: {e}")));
     fs::write(out_dir.join("twins.rs"), twins).unwrap_or_else(|e| fail(&format!("writing twins.rs: {e}")));
+    fs::write(out_dir.join("wit_files.rs"), wit_files(&workspace)).unwrap_or_else(|e| fail(&format!("writing wit_files.rs: {e}")));
+    println!("cargo:rustc-env=MEMLAB_WIT_VERSION={}", wit_version(&workspace));
+}
+
+/// The WIT package's version, from its one declaration in `worlds.wit`.
+fn wit_version(workspace: &Path) -> String {
+    let path = workspace.join("wit/worlds.wit");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| fail(&format!("reading {}: {e}", path.display())));
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("package memlab:strategy@")?.strip_suffix(';').map(str::to_string))
+        .unwrap_or_else(|| fail(&format!("{}: no `package memlab:strategy@VERSION;` line", path.display())))
+}
+
+/// The WIT package's files, embedded for `memlab bindings c`.
+fn wit_files(workspace: &Path) -> String {
+    let dir = workspace.join("wit");
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| fail(&format!("reading {}: {e}", dir.display())))
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wit"))
+        .collect();
+    names.sort();
+    let rows: Vec<String> = names.iter().map(|n| format!("    ({n:?}, include_str!({:?})),\n", dir.join(n).display().to_string())).collect();
+    format!("&[\n{}]", rows.concat())
 }
 
 /// `rust-toolchain.toml` lists the target, but rustup installs it only when

@@ -200,14 +200,7 @@ fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(St
             Kind::Memtable | Kind::Allocator => ShardSubject::new(host, loaded, &options).ok().and_then(|subject| shard_trace(&subject, params).ok()),
         }
     };
-    let described = match kind {
-        Kind::Serializer => host.serializer(loaded, params, 0).and_then(|mut w| w.describe()).ok(),
-        Kind::CommitLog => host.log_format(loaded, params, 0).and_then(|mut l| l.describe()).ok(),
-        Kind::Memtable | Kind::Allocator => ShardSubject::new(host, loaded, &options)
-            .ok()
-            .and_then(|subject| subject.shard(params).and_then(|mut s| s.describe()).ok())
-            .map(|(m, a)| if kind == Kind::Allocator { a } else { m }),
-    };
+    let described = super::describe(host, loaded, params).ok();
     let (Some(described), Some(base)) = (described.map(|d| self::described(&d)), trace(params)) else { return Vec::new() };
     let mut idle = Vec::new();
     for (i, (name, value)) in described.iter().enumerate() {

@@ -114,6 +114,18 @@ impl CheckReport {
     }
 }
 
+/// What `plugin` says of itself, created with `params` (a memtable or an
+/// allocator beside a bundled partner of the other kind).
+pub fn describe(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<memlab_sdk::Description, SeamError> {
+    let pool = || Arc::new(crate::pool::MemoryPool::new(CHECK_POOL, crate::pool::PoolMode::FetchAdd));
+    match plugin.kind {
+        Kind::Memtable => Ok(host.shard(plugin, params, &host.load_as("per-row", Kind::Allocator)?, &[], pool(), 0)?.describe()?.0),
+        Kind::Allocator => Ok(host.shard(&host.load_as("btree", Kind::Memtable)?, &[], plugin, params, pool(), 0)?.describe()?.1),
+        Kind::Serializer => host.serializer(plugin, params, 0)?.describe(),
+        Kind::CommitLog => host.log_format(plugin, params, 0)?.describe(),
+    }
+}
+
 /// Checks `plugin` (a bundled name or a path) on `host`.
 pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, SeamError> {
     let started = Instant::now();

@@ -18,13 +18,5 @@ pub(super) fn run() -> Result<(), CliError> {
 
 /// The version a bundled plugin's `describe()` gives (its own crate's).
 fn described_version(host: &Arc<PluginHost>, plugin: &Arc<plugin::Plugin>) -> Result<String, CliError> {
-    use crate::seam::Kind;
-    let pool = || Arc::new(crate::pool::MemoryPool::new(1 << 30, crate::pool::PoolMode::FetchAdd));
-    let description = match plugin.kind {
-        Kind::Memtable => host.shard(plugin, &[], &host.load_as("per-row", Kind::Allocator)?, &[], pool(), 0)?.describe()?.0,
-        Kind::Allocator => host.shard(&host.load_as("btree", Kind::Memtable)?, &[], plugin, &[], pool(), 0)?.describe()?.1,
-        Kind::Serializer => host.serializer(plugin, &[], 0)?.describe()?,
-        Kind::CommitLog => host.log_format(plugin, &[], 0)?.describe()?,
-    };
-    Ok(description.version)
+    Ok(crate::check::describe(host, plugin, &[])?.version)
 }

@@ -7,4 +7,5 @@ wasmtime::component::bindgen!({
 });
 
 pub use self::memlab::strategy::types;
-pub use exports::memlab::strategy::{allocator, commitlog, memtable, serializer};
+// Each kind's exports, by its interface's name (`memtable`, ...).
+pub use exports::memlab::strategy::*;

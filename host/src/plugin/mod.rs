@@ -32,9 +32,10 @@ use crate::pool::MemoryPool;
 use crate::seam::{self, LoadError, SeamError};
 
 /// The WIT package this host speaks; plugins must match it.
-pub const WIT_PACKAGE: &str = "memlab:strategy@0.7.0";
+pub const WIT_PACKAGE: &str = concat!("memlab:strategy@", env!("MEMLAB_WIT_VERSION"));
 const WIT_NAMESPACE: &str = "memlab:strategy";
-const WIT_VERSION: &str = "0.7.0";
+/// From `wit/worlds.wit`'s package line (host/build.rs).
+const WIT_VERSION: &str = env!("MEMLAB_WIT_VERSION");
 
 /// The full name of one of the package's interfaces, as components name it.
 fn interface_name(interface: &str) -> String {

@@ -11,17 +11,9 @@ use wit_bindgen_core::wit_parser::{Resolve, SourceMap};
 use super::ScaffoldError;
 use crate::seam::Kind;
 
-/// The WIT package, as built into this binary.
-const WIT: [(&str, &str); 8] = [
-    ("types.wit", include_str!("../../../wit/types.wit")),
-    ("diagnostics.wit", include_str!("../../../wit/diagnostics.wit")),
-    ("pool.wit", include_str!("../../../wit/pool.wit")),
-    ("memtable.wit", include_str!("../../../wit/memtable.wit")),
-    ("allocator.wit", include_str!("../../../wit/allocator.wit")),
-    ("serializer.wit", include_str!("../../../wit/serializer.wit")),
-    ("commitlog.wit", include_str!("../../../wit/commitlog.wit")),
-    ("worlds.wit", include_str!("../../../wit/worlds.wit")),
-];
+/// The WIT package, as built into this binary: every file of `wit/`
+/// (host/build.rs lists them, so a new interface needs no line here).
+const WIT: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/wit_files.rs"));
 
 /// Writes `<world>.h`, `<world>.c` and `<world>_component_type.o` for a
 /// `kind` plugin into `dir`, and returns the paths written.
@@ -29,7 +21,7 @@ pub fn c_bindings(kind: Kind, dir: &Path) -> Result<Vec<PathBuf>, ScaffoldError>
     let bindings = |detail: String| ScaffoldError::Bindings { kind: kind.interface(), detail };
     let mut sources = SourceMap::new();
     for (name, text) in WIT {
-        sources.push_str(name, text);
+        sources.push_str(name, *text);
     }
     let group = sources.parse().map_err(|(_, e)| bindings(format!("parsing memlab's WIT: {e}")))?;
     let mut resolve = Resolve::new();
