@@ -36,7 +36,9 @@ memtable_space = "1MiB"
 }
 
 fn variant(name: &str, keys: &str) -> String {
-    format!("\n[[variant]]\nname = \"{name}\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nshards = 3\nmemtable_space = \"1MiB\"\n{keys}\n")
+    format!(
+        "\n[[variant]]\nname = \"{name}\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nshards = 3\nmemtable_space = \"1MiB\"\n{keys}\n"
+    )
 }
 
 fn run(name: &str, text: &str) -> BenchResult {
@@ -47,10 +49,10 @@ fn run(name: &str, text: &str) -> BenchResult {
 /// The digest every completed variant of `result` read back, which must
 /// be the first's.
 fn same_state(result: &BenchResult) {
-    let first = result.variants[0].verified.as_ref().expect("the variant without a log verified").digest.clone();
+    let first = result.variants[0].verified.as_ref().expect("the variant without a log verified").digest;
     for v in &result.variants {
         assert_eq!(v.failure(), None, "{}", v.variant.name);
-        assert_eq!(v.verified.as_ref().map(|x| x.digest.clone()), Some(first.clone()), "{}: the same state as without a log", v.variant.name);
+        assert_eq!(v.verified.as_ref().map(|x| x.digest), Some(first), "{}: the same state as without a log", v.variant.name);
     }
 }
 

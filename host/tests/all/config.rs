@@ -113,7 +113,8 @@ fn the_commit_log_keys_fit_together_or_are_refused_by_key() {
     assert_eq!(named.log.sync, memlab::commitlog::SyncMode::Periodic(std::time::Duration::from_secs(10)), "Cassandra's default");
     assert_eq!(named.log.segment_size, memlab::config::DEFAULT_SEGMENT_SIZE);
     assert_eq!(v("commitlog_sync = \"batch\"").commitlog, "plain", "a sync mode alone logs in the plain format");
-    let group = v("commitlog_sync = \"group\"\ncommitlog_sync_group_window_ms = 2.5\ncommitlog_disk_access_mode = \"direct\"\ncommitlog_segment_size = \"4MiB\"");
+    let group =
+        v("commitlog_sync = \"group\"\ncommitlog_sync_group_window_ms = 2.5\ncommitlog_disk_access_mode = \"direct\"\ncommitlog_segment_size = \"4MiB\"");
     assert_eq!(group.log.sync, memlab::commitlog::SyncMode::Group(std::time::Duration::from_micros(2500)));
     assert_eq!((group.log.access, group.log.segment_size), (memlab::commitlog::Access::Direct, 4 << 20));
     for (keys, key, says) in [

@@ -31,12 +31,13 @@ fn every_seed_config_loads_and_quotes_its_ticket() {
         assert!(text.contains(&format!("CASSANDRA-{ticket}")), "{}: its header names its ticket", path.display());
         assert!(text.contains("cannot model"), "{}: its header says what memlab cannot model", path.display());
         assert!(config.bench.decide.is_some(), "{}: a seed decides", path.display());
-        tickets.push((ticket, config));
+        let stem = path.file_stem().and_then(|n| n.to_str()).expect("a name").to_string();
+        tickets.push((stem, config));
     }
     tickets.sort_by(|a, b| a.0.cmp(&b.0));
     let names: Vec<&str> = tickets.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(names, ["19429", "20226", "21083", "8457"]);
-    let config = |t: &str| &tickets.iter().find(|(n, _)| n == t).expect("ticket").1;
+    assert_eq!(names, ["19429-lock", "20226-allocator", "21083-flush", "8457-coalescing", "8457-coalescing-sync"]);
+    let config = |t: &str| &tickets.iter().find(|(n, _)| n.split('-').next() == Some(t)).expect("ticket").1;
     // 20226's chain, in the ticket's order.
     let chain: Vec<String> = config("20226").variants.iter().map(|v| format!("{} {}", v.pool, v.allocator)).collect();
     assert_eq!(chain, ["cas-loop per-cell", "fetch-add per-cell", "striped-packed per-cell", "striped per-cell", "striped per-row"]);
@@ -51,6 +52,14 @@ fn every_seed_config_loads_and_quotes_its_ticket() {
     }
     let modes: Vec<String> = config("8457").variants.iter().map(|v| v.coalescing.to_string()).collect();
     assert_eq!(modes, ["none", "window 20 µs", "adaptive"]);
+    // 8457 again once writes wait for a sync: every variant logs, paired
+    // against `batch` without coalescing.
+    let synced = &tickets.iter().find(|(n, _)| n == "8457-coalescing-sync").expect("8457 with a log").1;
+    let modes: Vec<String> = synced.variants.iter().map(|v| format!("{:?} {}", v.log.sync, v.coalescing)).collect();
+    assert_eq!(modes, ["Batch none", "Batch group", "Batch adaptive", "Group(1ms) none", "Group(1ms) adaptive"]);
+    assert!(synced.variants.iter().all(|v| v.commitlog == "plain" && v.shards == 1));
+    let values: Vec<String> = synced.sweep.as_ref().expect("a thread sweep").values.iter().map(ToString::to_string).collect();
+    assert_eq!(values, ["1", "8", "32", "100"]);
     let serializers: Vec<&str> = config("21083").variants.iter().map(|v| v.serializer.as_str()).collect();
     assert_eq!(serializers, ["naive", "lean", "naive", "lean"]);
     let shards: Vec<usize> = config("19429").variants.iter().map(|v| v.shards).collect();
