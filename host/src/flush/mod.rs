@@ -311,7 +311,7 @@ mod tests {
 
     use super::Held;
     use crate::pool::{MemoryPool, PoolMode};
-    use crate::seam::{Fault, Kind, Shard, ShardRuntime};
+    use crate::seam::{AllocatorRuntime, Fault, Kind, MemtableRuntime, Shard, ShardRuntime};
 
     /// A shard runtime that only holds a reservation count.
     struct Holding(Arc<AtomicU64>);
@@ -320,55 +320,75 @@ mod tests {
         Err(Fault::Malformed("not called in this test".into()))
     }
 
-    impl ShardRuntime for Holding {
-        fn store_rows(&mut self, _: &mut Packed) -> Result<Vec<u64>, Fault> {
-            no()
-        }
+    impl MemtableRuntime for Holding {
         fn insert(&mut self, _: &mut Packed) -> Result<(), Fault> {
             no()
         }
+
         fn get(&mut self, _: Packed) -> Result<Packed, Fault> {
             no()
         }
+
         fn scan(&mut self, _: &[u8], _: Option<&[u8]>, _: u32) -> Result<Packed, Fault> {
             no()
         }
+
         fn open_cursor(&mut self) -> Result<(), Fault> {
             no()
         }
+
         fn next_entries(&mut self, _: u32) -> Result<Packed, Fault> {
             no()
         }
-        fn load(&mut self, _: Vec<u64>) -> Result<Packed, Fault> {
-            no()
-        }
+
         fn memtable_stats(&mut self) -> Result<Stats, Fault> {
             no()
         }
-        fn allocator_stats(&mut self) -> Result<Stats, Fault> {
-            no()
-        }
+
         fn describe_memtable(&mut self) -> Result<Description, Fault> {
             no()
         }
+    }
+
+    impl AllocatorRuntime for Holding {
+        fn store_rows(&mut self, _: &mut Packed) -> Result<Vec<u64>, Fault> {
+            no()
+        }
+
+        fn load(&mut self, _: Vec<u64>) -> Result<Packed, Fault> {
+            no()
+        }
+
+        fn allocator_stats(&mut self) -> Result<Stats, Fault> {
+            no()
+        }
+
         fn describe_allocator(&mut self) -> Result<Description, Fault> {
             no()
         }
+
         fn reserved_bytes(&self) -> u64 {
             self.0.load(Ordering::Relaxed)
         }
+
         fn reservations(&self) -> u64 {
             0
         }
+
         fn pool_refused(&self) -> bool {
             false
         }
+
         fn allocator_baseline(&self) -> Option<u64> {
             None
         }
+    }
+
+    impl ShardRuntime for Holding {
         fn guest_memory_bytes(&self) -> u64 {
             0
         }
+
         fn memory_of(&self, _: Kind) -> Option<u64> {
             None
         }

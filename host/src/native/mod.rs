@@ -15,7 +15,7 @@ use memlab_sdk::twin::{ArenaInstance, MemtableInstance, ReaderInstance, WriterIn
 use memlab_sdk::{Allocator, CommitLog, Description, Error, Finished, Memtable, Packed, Pool, SegmentReader, Serializer, Stats};
 
 use crate::pool::MemoryPool;
-use crate::seam::{self, Fault, Kind, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
+use crate::seam::{self, AllocatorRuntime, Fault, Kind, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime};
 
 type Params = Vec<(String, String)>;
 
@@ -295,12 +295,7 @@ pub fn shard_of(memtable: (&str, Box<dyn MemtableTwin>), allocator: (&str, Box<d
     seam::Shard::new(Box::new(runtime), memtable.0, allocator.0, shard)
 }
 
-impl ShardRuntime for NativeShard {
-    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
-        self.pool.refused = false;
-        self.allocator.store(&mut self.pool, rows).map_err(Fault::Guest)
-    }
-
+impl MemtableRuntime for NativeShard {
     fn insert(&mut self, entries: &mut Packed) -> Result<(), Fault> {
         self.memtable.insert(entries).map_err(Fault::Guest)
     }
@@ -328,22 +323,29 @@ impl ShardRuntime for NativeShard {
         Ok(out)
     }
 
+    fn memtable_stats(&mut self) -> Result<Stats, Fault> {
+        Ok(self.memtable.stats())
+    }
+
+    fn describe_memtable(&mut self) -> Result<Description, Fault> {
+        Ok(self.memtable.description())
+    }
+}
+
+impl AllocatorRuntime for NativeShard {
+    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
+        self.pool.refused = false;
+        self.allocator.store(&mut self.pool, rows).map_err(Fault::Guest)
+    }
+
     fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
         let mut out = Packed::with_capacity(refs.len(), refs.len() * 128);
         self.allocator.load(&refs, &mut out).map_err(Fault::Guest)?;
         Ok(out)
     }
 
-    fn memtable_stats(&mut self) -> Result<Stats, Fault> {
-        Ok(self.memtable.stats())
-    }
-
     fn allocator_stats(&mut self) -> Result<Stats, Fault> {
         Ok(self.allocator.stats())
-    }
-
-    fn describe_memtable(&mut self) -> Result<Description, Fault> {
-        Ok(self.memtable.description())
     }
 
     fn describe_allocator(&mut self) -> Result<Description, Fault> {
@@ -365,7 +367,9 @@ impl ShardRuntime for NativeShard {
     fn allocator_baseline(&self) -> Option<u64> {
         None
     }
+}
 
+impl ShardRuntime for NativeShard {
     fn guest_memory_bytes(&self) -> u64 {
         0
     }

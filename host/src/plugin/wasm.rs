@@ -14,7 +14,7 @@ use super::store::{Limits, Running, StoreCtx};
 use super::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
 use crate::seam::watch::during;
-use crate::seam::{self, Fault, Kind, LoadError, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
+use crate::seam::{self, AllocatorRuntime, Fault, Kind, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
 
 /// A store plus the trap state every call shares.
 pub(super) struct Caller {
@@ -215,13 +215,7 @@ pub(super) fn shard(
     Ok(seam::Shard::new(Box::new(runtime), &memtable_plugin.name, &allocator_plugin.name, shard))
 }
 
-impl ShardRuntime for WasmShard {
-    fn store_rows(&mut self, lent: &mut Packed) -> Result<Vec<u64>, Fault> {
-        self.caller.store.data_mut().refused = false;
-        let (caller, api, plugin) = (&mut self.caller, &self.allocator, &self.allocator_plugin);
-        lent.with_wire(|rows| caller.try_call(plugin, Op::AllocatorStoreRows, |s| api.call_store_rows(s, rows)))
-    }
-
+impl MemtableRuntime for WasmShard {
     fn insert(&mut self, lent: &mut Packed) -> Result<(), Fault> {
         let (caller, api, plugin) = (&mut self.caller, &self.memtable, &self.memtable_plugin);
         lent.with_wire(|entries| caller.try_call(plugin, Op::MemtableInsert, |s| api.call_insert(s, entries)))
@@ -252,24 +246,32 @@ impl ShardRuntime for WasmShard {
         packed_out(self.caller.call(&self.memtable_plugin, Op::CursorNext, |s| api.cursor().call_next(s, cursor, max_bytes))?)
     }
 
-    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
-        let api = &self.allocator;
-        packed_out(self.caller.try_call(&self.allocator_plugin, Op::AllocatorLoad, |s| api.call_load(s, &refs))?)
-    }
-
     fn memtable_stats(&mut self) -> Result<Stats, Fault> {
         let api = &self.memtable;
         self.caller.call(&self.memtable_plugin, Op::MemtableStats, |s| api.call_stats(s))
     }
 
-    fn allocator_stats(&mut self) -> Result<Stats, Fault> {
-        let api = &self.allocator;
-        self.caller.call(&self.allocator_plugin, Op::AllocatorStats, |s| api.call_stats(s))
-    }
-
     fn describe_memtable(&mut self) -> Result<Description, Fault> {
         let api = &self.memtable;
         self.caller.call(&self.memtable_plugin, Op::MemtableDescribe, |s| api.call_describe(s)).map(description)
+    }
+}
+
+impl AllocatorRuntime for WasmShard {
+    fn store_rows(&mut self, lent: &mut Packed) -> Result<Vec<u64>, Fault> {
+        self.caller.store.data_mut().refused = false;
+        let (caller, api, plugin) = (&mut self.caller, &self.allocator, &self.allocator_plugin);
+        lent.with_wire(|rows| caller.try_call(plugin, Op::AllocatorStoreRows, |s| api.call_store_rows(s, rows)))
+    }
+
+    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
+        let api = &self.allocator;
+        packed_out(self.caller.try_call(&self.allocator_plugin, Op::AllocatorLoad, |s| api.call_load(s, &refs))?)
+    }
+
+    fn allocator_stats(&mut self) -> Result<Stats, Fault> {
+        let api = &self.allocator;
+        self.caller.call(&self.allocator_plugin, Op::AllocatorStats, |s| api.call_stats(s))
     }
 
     fn describe_allocator(&mut self) -> Result<Description, Fault> {
@@ -289,16 +291,18 @@ impl ShardRuntime for WasmShard {
         self.caller.store.data().refused
     }
 
+    fn allocator_baseline(&self) -> Option<u64> {
+        Some(self.allocator_baseline)
+    }
+}
+
+impl ShardRuntime for WasmShard {
     fn guest_memory_bytes(&self) -> u64 {
         self.caller.store.data().memory_bytes
     }
 
     fn memory_of(&self, kind: Kind) -> Option<u64> {
         Some(self.caller.store.data().memory_of[Running::of(kind) as usize])
-    }
-
-    fn allocator_baseline(&self) -> Option<u64> {
-        Some(self.allocator_baseline)
     }
 }
 

@@ -70,13 +70,11 @@ impl Boundary {
     }
 }
 
-/// A shard's memtable and allocator as a runtime runs them: raw calls, no
-/// counting, no checks (`Shard` does both).
-pub trait ShardRuntime: Send {
-    /// Stores rows in the allocator. The batch is lent, so its buffers
-    /// serve the next one; it comes back unchanged.
-    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault>;
-    /// Inserts entries into the memtable; lent as in `store_rows`.
+/// A shard's memtable as a runtime runs it: raw calls, no counting, no
+/// checks (`Shard` does both).
+pub trait MemtableRuntime {
+    /// Inserts entries into the memtable. The batch is lent, so its
+    /// buffers serve the next one; it comes back unchanged.
     fn insert(&mut self, entries: &mut Packed) -> Result<(), Fault>;
     /// Batched point reads.
     fn get(&mut self, keys: Packed) -> Result<Packed, Fault>;
@@ -86,14 +84,20 @@ pub trait ShardRuntime: Send {
     fn open_cursor(&mut self) -> Result<(), Fault>;
     /// The cursor's next entries.
     fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, Fault>;
-    /// Loads rows by ref.
-    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault>;
     /// The memtable's counters.
     fn memtable_stats(&mut self) -> Result<Stats, Fault>;
-    /// The allocator's counters.
-    fn allocator_stats(&mut self) -> Result<Stats, Fault>;
     /// The memtable's `describe()`.
     fn describe_memtable(&mut self) -> Result<Description, Fault>;
+}
+
+/// A shard's allocator as a runtime runs it.
+pub trait AllocatorRuntime {
+    /// Stores rows in the allocator; lent as in `MemtableRuntime::insert`.
+    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault>;
+    /// Loads rows by ref.
+    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault>;
+    /// The allocator's counters.
+    fn allocator_stats(&mut self) -> Result<Stats, Fault>;
     /// The allocator's `describe()`.
     fn describe_allocator(&mut self) -> Result<Description, Fault>;
     /// Bytes reserved from the pool and not released.
@@ -104,14 +108,20 @@ pub trait ShardRuntime: Send {
     /// Whether the pool refused a reservation during the last
     /// `store_rows`: a `pool-full` the pool did not give is a lie.
     fn pool_refused(&self) -> bool;
+    /// The allocator instance's memory before its `create`, which the
+    /// budget rule measures growth from; `None` where unknown.
+    fn allocator_baseline(&self) -> Option<u64>;
+}
+
+/// A shard's memtable and allocator together: one store (wasm), where the
+/// allocator's refs mean something to the memtable, under one lock, and
+/// the memory they hold.
+pub trait ShardRuntime: MemtableRuntime + AllocatorRuntime + Send {
     /// Linear memory (wasm) held by the instances; 0 for native twins.
     fn guest_memory_bytes(&self) -> u64;
     /// Linear memory of the memtable's or the allocator's instance alone;
     /// `None` where the runtime cannot tell (native twins share the heap).
     fn memory_of(&self, kind: Kind) -> Option<u64>;
-    /// The allocator instance's memory before its `create`, which the
-    /// budget rule measures growth from; `None` where unknown.
-    fn allocator_baseline(&self) -> Option<u64>;
 }
 
 /// One segment's serializer as a runtime runs it.
