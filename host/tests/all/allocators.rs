@@ -68,7 +68,7 @@ fn a_refused_batch_keeps_nothing_and_the_next_one_fits() {
         for (runtime, mut shard, pool) in shards(allocator, 8 << 10) {
             let (mut big, _) = rows(50, 250);
             let err = shard.store_rows(&mut big).expect_err("past the hard limit");
-            assert!(err.to_string().contains("pool"), "{allocator} {runtime}: {err}");
+            assert_eq!(err.guest_error(), Some(&memlab_sdk::Error::PoolFull), "{allocator} {runtime}: {err}");
             assert_eq!(shard.reserved_bytes(), 0, "{allocator} {runtime}");
             assert_eq!(pool.owns(), 0, "{allocator} {runtime}");
             let (mut small, _) = rows(3, 10);
