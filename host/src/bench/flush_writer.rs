@@ -34,7 +34,7 @@ impl FlushWriter<'_> {
             let flushed = flush::flush(job, self.serializer, self.dir, self.pool, self.run_started);
             // Flushed or failed, the generation no longer needs its log.
             if let Some(Err(e)) = log.map(|log| log.flushed(generation, super::log::keep)) {
-                failures.report(Failure::from(&crate::seam::SeamError::Host { operation: "commit log", detail: e.to_string() }));
+                failures.report(Failure::from(&crate::seam::SeamError::from(e)));
             }
             match flushed {
                 Ok(report) => {

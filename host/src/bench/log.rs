@@ -17,9 +17,6 @@ use crate::write_path::{CallTimes, PathLog, WriteCounters};
 
 /// One released segment in this many is set aside to be read back.
 pub(super) const KEEP_EVERY: u64 = 4;
-/// The largest log segment read back (a record larger than a segment gets
-/// one of its own).
-const MAX_SEGMENT_BYTES: u64 = 4 << 30;
 
 /// The log's folder in the variant's.
 const FOLDER: &str = "commitlog";
@@ -31,8 +28,7 @@ fn folder(dir: &Path) -> std::path::PathBuf {
 /// Opens the variant's log, when it keeps one.
 pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&LogFactory>) -> Result<Option<PathLog>, SeamError> {
     let Some(factory) = factory.filter(|_| variant.log.sync != crate::commitlog::SyncMode::None) else { return Ok(None) };
-    let host = |e: crate::commitlog::LogIoError| SeamError::Host { operation: "commit log", detail: e.to_string() };
-    let files = LogFiles::create(&folder(dir), variant.log.access, variant.log.segment_size).map_err(host)?;
+    let files = LogFiles::create(&folder(dir), variant.log.access, variant.log.segment_size)?;
     let log = std::sync::Arc::new(CommitLog::new(files, variant.log.sync, variant.verify));
     let formats = (0..variant.shards).map(factory).collect::<Result<Vec<_>, _>>()?;
     Ok(Some(PathLog { log, formats }))
@@ -56,7 +52,7 @@ pub(super) fn close(
         Ok(figures) => figures,
         Err(e) => {
             let (counts, times) = log.figures();
-            let failure = Failure::from(&SeamError::Host { operation: "commit log", detail: e.to_string() });
+            let failure = Failure::from(&SeamError::from(e));
             return (LogFigures::of(&counts, &times, calls.log_records, calls.log_rows), Some(failure));
         }
     };
@@ -84,7 +80,7 @@ fn replay_segments(log: &CommitLog, factory: &LogFactory, round: u64) -> Result<
     let picked = seam::secret_pick(segments.len(), round);
     let mut kept = Vec::with_capacity(segments.len());
     for (i, (number, path, appended)) in segments.iter().enumerate() {
-        let bytes = crate::input::read(path, MAX_SEGMENT_BYTES, "commit-log segment").map_err(|e| e.to_string())?;
+        let bytes = crate::input::read(path, crate::commitlog::MAX_SEGMENT_BYTES, "commit-log segment").map_err(|e| e.to_string())?;
         let whole = format.replay_all(&bytes, 4096).map_err(|e| e.to_string())?;
         hold(&whole, Copy::Whole, appended).map_err(|e| format!("log segment {number} ({} bytes): {e}", appended.len()))?;
         let file = path.file_name().map(|n| format!("{FOLDER}/{}", n.to_string_lossy())).unwrap_or_default();

@@ -66,6 +66,17 @@ pub struct LogIoError {
     pub source: std::io::Error,
 }
 
+/// A log file that failed is memlab's own step failing, not a plugin's.
+impl From<LogIoError> for crate::seam::SeamError {
+    fn from(e: LogIoError) -> Self {
+        crate::seam::SeamError::Host { operation: "commit log", detail: e.to_string() }
+    }
+}
+
+/// The largest log segment the host reads back (a record larger than a
+/// segment gets one of its own).
+pub const MAX_SEGMENT_BYTES: u64 = 4 << 30;
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LogIoError + '_ {
     move |source| LogIoError { path: path.display().to_string(), source }
 }

@@ -11,5 +11,5 @@ mod sync;
 
 pub use appended::Appended;
 
-pub use files::{Access, BLOCK, FileCounts, LogFiles, LogIoError, Position};
+pub use files::{Access, BLOCK, FileCounts, LogFiles, LogIoError, MAX_SEGMENT_BYTES, Position};
 pub use sync::{CommitLog, SyncMode, SyncTimes};

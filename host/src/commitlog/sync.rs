@@ -89,6 +89,9 @@ struct Shared {
     synced: Mutex<Synced>,
     /// Signalled when a sync ends.
     durable: Condvar,
+    /// The writers' waits: a lock of their own, so timing a wait never
+    /// queues behind an append or a sync's preparation.
+    waits: Mutex<Histogram<u64>>,
     stop: AtomicBool,
     /// Whether each segment's rows are kept (their hashes) to read back.
     keep_rows: bool,
@@ -184,6 +187,7 @@ impl CommitLog {
             keep_rows,
             synced: Mutex::new(Synced::default()),
             durable: Condvar::new(),
+            waits: Mutex::new(histogram()),
             stop: AtomicBool::new(false),
             failed: Mutex::new(None),
         });
@@ -299,7 +303,7 @@ impl CommitLog {
             }
         }
         let waited = started.elapsed();
-        let _ = self.shared.state().times.waits.record(waited.as_nanos().clamp(1, 3_600_000_000_000) as u64);
+        let _ = self.shared.waits.lock().unwrap_or_else(|p| p.into_inner()).record(waited.as_nanos().clamp(1, 3_600_000_000_000) as u64);
         Ok(waited)
     }
 
@@ -310,8 +314,9 @@ impl CommitLog {
 
     /// What the files cost, and the syncs' and waits' times, so far.
     pub fn figures(&self) -> (FileCounts, SyncTimes) {
+        let waits = self.shared.waits.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let state = self.shared.state();
-        (state.files.counts(), state.times.clone())
+        (state.files.counts(), SyncTimes { syncs: state.times.syncs.clone(), waits })
     }
 
     /// Stops the syncer and makes everything durable; the figures.

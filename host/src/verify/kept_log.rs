@@ -36,13 +36,10 @@ pub enum LogCheck {
     Differs(String),
 }
 
-/// The largest kept segment read.
-const MAX_BYTES: u64 = 4 << 30;
-
 /// Replays the kept segment `kept` under `dir` (the variant's folder).
 pub fn check(dir: &Path, kept: &KeptLog, format: &mut LogFormat) -> Result<LogCheck, String> {
     let path = crate::input::inside(dir, &kept.file).map_err(|e| e.to_string())?;
-    let bytes = crate::input::read(&path, MAX_BYTES, "commit-log segment").map_err(|e| e.to_string())?;
+    let bytes = crate::input::read(&path, crate::commitlog::MAX_SEGMENT_BYTES, "commit-log segment").map_err(|e| e.to_string())?;
     let replayed = format.replay_all(&bytes, 4096).map_err(|e| e.to_string())?;
     let rows = replayed.rows.len() as u64;
     if replayed.tail != Tail::Clean || replayed.intact < kept.bytes {

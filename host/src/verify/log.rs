@@ -16,7 +16,12 @@ use crate::seam::ledger::hash;
 /// chained), which a later process can hold a kept log to: the per-process
 /// secret's hashes mean nothing outside the run.
 pub fn rows_digest<'r>(rows: impl IntoIterator<Item = &'r [u8]>) -> u128 {
-    rows.into_iter().fold(0u128, |acc, row| super::key_hash(&[acc.to_le_bytes().as_slice(), &super::key_hash(row).to_le_bytes()].concat()))
+    let mut pair = [0u8; 32];
+    rows.into_iter().fold(0u128, |acc, row| {
+        pair[..16].copy_from_slice(&acc.to_le_bytes());
+        pair[16..].copy_from_slice(&super::key_hash(row).to_le_bytes());
+        super::key_hash(&pair)
+    })
 }
 
 /// Which copy of a segment was replayed.

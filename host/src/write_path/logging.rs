@@ -68,7 +68,7 @@ impl WritePath {
                 let started = Instant::now();
                 let bytes = format.encode(rows)?;
                 let hashes = noted.map(Noted::row_hashes).into_iter().flatten();
-                let end = log.append(&bytes, hashes).map_err(host_error)?;
+                let end = log.append(&bytes, hashes)?;
                 slot.calls.log_ns += started.elapsed().as_nanos() as u64;
                 slot.calls.log_bytes += bytes.len() as u64;
                 slot.calls.log_records += 1;
@@ -103,7 +103,7 @@ impl WritePath {
         // rows gathered up to `REPLAY_BATCH` at a time.
         let mut pending = Packed::new();
         for &(end, len) in &slot.logged {
-            let bytes = log.read(end, len).map_err(host_error)?;
+            let bytes = log.read(end, len)?;
             let replayed = format.replay_all(&bytes, REPLAY_ROWS)?;
             if replayed.tail != memlab_sdk::Tail::Clean || replayed.intact != len {
                 let detail = format!("a record of {len} bytes it encoded replayed as {:?} after {} bytes", replayed.tail, replayed.intact);
