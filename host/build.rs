@@ -15,19 +15,23 @@ const TARGET: &str = WASM_TARGET;
 /// A bundled strategy: a plugin crate the host depends on.
 struct Bundled {
     krate: String,
-    /// The kind's `Kind` variant and SDK trait (`KINDS` below).
-    kind: &'static str,
+    /// Its kind, as config and the WIT world name it.
+    kind: String,
 }
 
-/// The kinds a bundled crate may declare, as config names them, and
-/// their `Kind` variant (also the SDK trait's name), in pipeline order:
-/// the build script's copy of `seam::KINDS`, which a test holds equal.
-const KINDS: [(&str, &str); 4] = [("memtable", "Memtable"), ("allocator", "Allocator"), ("serializer", "Serializer"), ("commitlog", "CommitLog")];
+/// The kinds of strategy, in pipeline order: the worlds `wit/worlds.wit`
+/// declares as `world KIND-plugin`. The WIT is where a kind is declared;
+/// a lib test holds `seam::KINDS` to the same list.
+fn kinds(workspace: &Path) -> Vec<String> {
+    let path = workspace.join("wit/worlds.wit");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| fail(&format!("reading {}: {e}", path.display())));
+    text.lines().filter_map(|l| l.trim().strip_prefix("world ")?.strip_suffix(" {")?.strip_suffix("-plugin").map(str::to_string)).collect()
+}
 
 /// The registry's table: every `[dependencies]` entry of host/Cargo.toml
 /// whose crate declares `[package.metadata.memlab] kind`. The dependency
 /// line is the one place a bundled strategy is listed.
-fn bundled(manifest_dir: &Path) -> Vec<Bundled> {
+fn bundled(manifest_dir: &Path, kinds: &[String]) -> Vec<Bundled> {
     let manifest = read_toml(&manifest_dir.join("Cargo.toml"));
     let mut bundled = Vec::new();
     let deps = manifest.get("dependencies").and_then(toml::Value::as_table).cloned().unwrap_or_default();
@@ -37,14 +41,14 @@ fn bundled(manifest_dir: &Path) -> Vec<Bundled> {
         let plugin = read_toml(&plugin_manifest);
         let kind = plugin.get("package").and_then(|p| p.get("metadata")).and_then(|m| m.get("memlab")).and_then(|m| m.get("kind"));
         let Some(kind) = kind else { continue };
-        let Some(&(_, kind)) = KINDS.iter().find(|(name, _)| Some(*name) == kind.as_str()) else {
-            let names: Vec<String> = KINDS.iter().map(|(name, _)| format!("{name:?}")).collect();
+        let Some(kind) = kinds.iter().find(|name| Some(name.as_str()) == kind.as_str()) else {
+            let names: Vec<String> = kinds.iter().map(|name| format!("{name:?}")).collect();
             fail(&format!("{}: [package.metadata.memlab] kind must be one of {}", plugin_manifest.display(), names.join(", ")))
         };
-        bundled.push(Bundled { krate: krate.clone(), kind });
+        bundled.push(Bundled { krate: krate.clone(), kind: kind.clone() });
     }
-    let order = |kind: &str| KINDS.iter().position(|(_, k)| *k == kind);
-    bundled.sort_by(|a, b| (order(a.kind), &a.krate).cmp(&(order(b.kind), &b.krate)));
+    let order = |kind: &str| kinds.iter().position(|k| k == kind);
+    bundled.sort_by(|a, b| (order(&a.kind), &a.krate).cmp(&(order(&b.kind), &b.krate)));
     bundled
 }
 
@@ -53,32 +57,27 @@ fn read_toml(path: &Path) -> toml::Table {
     text.parse().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())))
 }
 
-/// The strategy type a bundled crate exports, and its trait.
-fn strategy(b: &Bundled) -> (String, &'static str) {
-    (format!("{}::MemlabStrategy", b.krate.replace('-', "_")), b.kind)
+/// The strategy type a bundled crate exports.
+fn strategy(b: &Bundled) -> String {
+    format!("{}::MemlabStrategy", b.krate.replace('-', "_"))
 }
 
-/// One row of the generated registry table (the components).
+/// One row of the generated registry table (the components); the SDK
+/// names each kind's trait by the kind's name in `__kinds`.
 fn registry_row(b: &Bundled, component_path: &Path) -> String {
-    let (strategy, trait_name) = strategy(b);
     format!(
-        "    Bundled {{ name: <{strategy} as memlab_sdk::{trait_name}>::NAME, kind: Kind::{}, crate_name: {:?}, component: include_bytes!({:?}) }},\n",
-        b.kind,
+        "    Bundled {{ name: <{} as memlab_sdk::__kinds::{kind}>::NAME, kind: Kind::named({kind:?}), crate_name: {:?}, component: include_bytes!({:?}) }},\n",
+        strategy(b),
         b.krate,
-        component_path.display().to_string()
+        component_path.display().to_string(),
+        kind = b.kind,
     )
 }
 
-/// One row of the generated table of native twins.
+/// One row of the generated table of native twins: `native`'s `twin!`
+/// makes a kind's entry.
 fn twin_row(b: &Bundled) -> String {
-    let (strategy, trait_name) = strategy(b);
-    let twin = match b.kind {
-        "Memtable" => format!("Twin::Memtable(memtable::<{strategy}>)"),
-        "Allocator" => format!("Twin::Allocator(allocator::<{strategy}>)"),
-        "CommitLog" => format!("Twin::CommitLog(commitlog::<{strategy}>)"),
-        _ => format!("Twin::Serializer {{ writer: writer::<{strategy}>, reader: reader::<{strategy}> }}"),
-    };
-    format!("    (<{strategy} as {trait_name}>::NAME, {twin}),\n")
+    format!("    twin!({}, {}),\n", b.kind, strategy(b))
 }
 
 fn main() {
@@ -96,7 +95,7 @@ fn main() {
 
     ensure_target(&workspace);
     let target_dir = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace.join("target")).join("wasm-plugins");
-    let bundled = bundled(&manifest_dir);
+    let bundled = bundled(&manifest_dir, &kinds(&workspace));
     build_plugins(&workspace, &target_dir, bundled.iter().map(|b| b.krate.as_str()), "the bundled plugins");
 
     let mut table = String::from("&[\n");
@@ -113,6 +112,7 @@ fn main() {
     twins.push(']');
     fs::write(out_dir.join("registry.rs"), table).unwrap_or_else(|e| fail(&format!("writing registry.rs: {e}")));
     fs::write(out_dir.join("twins.rs"), twins).unwrap_or_else(|e| fail(&format!("writing twins.rs: {e}")));
+    fs::write(out_dir.join("templates.rs"), templates(&manifest_dir, &kinds(&workspace))).unwrap_or_else(|e| fail(&format!("writing templates.rs: {e}")));
     fs::write(out_dir.join("wit_files.rs"), wit_files(&workspace)).unwrap_or_else(|e| fail(&format!("writing wit_files.rs: {e}")));
     println!("cargo:rustc-env=MEMLAB_WIT_VERSION={}", wit_version(&workspace));
 }
@@ -124,6 +124,24 @@ fn wit_version(workspace: &Path) -> String {
     text.lines()
         .find_map(|l| l.trim().strip_prefix("package memlab:strategy@")?.strip_suffix(';').map(str::to_string))
         .unwrap_or_else(|| fail(&format!("{}: no `package memlab:strategy@VERSION;` line", path.display())))
+}
+
+/// Each kind's plugin template for `memlab new`: `src/scaffold/KIND.rs.in`,
+/// which every kind must have.
+fn templates(manifest_dir: &Path, kinds: &[String]) -> String {
+    let dir = manifest_dir.join("src/scaffold");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let rows: Vec<String> = kinds
+        .iter()
+        .map(|kind| {
+            let path = dir.join(format!("{kind}.rs.in"));
+            if !path.is_file() {
+                fail(&format!("{}: kind `{kind}` has no plugin template", path.display()));
+            }
+            format!("    ({kind:?}, include_str!({:?})),\n", path.display().to_string())
+        })
+        .collect();
+    format!("&[\n{}]", rows.concat())
 }
 
 /// The WIT package's files, embedded for `memlab bindings c`.

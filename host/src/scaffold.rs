@@ -42,6 +42,9 @@ fn checkout() -> PathBuf {
     host.parent().unwrap_or(host).to_path_buf()
 }
 
+/// (kind, its `scaffold/KIND.rs.in`); host/build.rs lists one for every kind.
+const TEMPLATES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/templates.rs"));
+
 /// Writes the crate for a `kind` plugin called `name` into `dir/name`.
 pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldError> {
     let valid = name.starts_with(|c: char| c.is_ascii_lowercase()) && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
@@ -54,12 +57,7 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
     }
     let checkout = checkout();
     let file = name.replace('-', "_");
-    let source = match kind {
-        Kind::Memtable => include_str!("scaffold/memtable.rs.in"),
-        Kind::Allocator => include_str!("scaffold/allocator.rs.in"),
-        Kind::Serializer => include_str!("scaffold/serializer.rs.in"),
-        Kind::CommitLog => include_str!("scaffold/commitlog.rs.in"),
-    };
+    let source = TEMPLATES.iter().find(|(k, _)| *k == kind.interface()).map_or("", |(_, t)| t);
     let (trait_name, bundled) = (kind.spec().sdk_trait, kind.spec().rivals);
     // The new plugin in its kind's place, every other kind's stand-in beside it.
     let variant = |label: &str, plugin: &str| {

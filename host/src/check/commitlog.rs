@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use memlab_sdk::Packed;
 
-use super::{CheckOptions, Property, describe_result, rounds, unknown_param_result, unknown_params};
+use super::{CheckOptions, Property, defaults, describe_result, rounds, unknown_param_result, unknown_params};
 use crate::commitlog::Appended;
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::LogFormat;
@@ -27,8 +27,8 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
     let fresh = || host.log_format(plugin, params, 0).map_err(|e| e.to_string());
     vec![
         describe_result(plugin, params, host.log_format(plugin, params, 0).and_then(|mut l| l.describe())),
-        super::defaults::commitlog(host, plugin, params),
-        super::defaults::effect_property(host, plugin, params),
+        defaults::property(host, plugin, params),
+        defaults::effect_property(host, plugin, params),
         unknown_param_result(host.log_format(plugin, &unknown_params(params), 0).map(|_| ())),
         Property::of("round-trip", rounds(options, PER_ROUND, |seed, rows| round_trip(&fresh, seed, rows))),
         Property::of("damaged-tail", rounds(options, PER_ROUND, |seed, rows| damaged(&fresh, seed, rows, 8))),
@@ -106,4 +106,18 @@ fn at_size(fresh: &dyn Fn() -> Result<LogFormat, String>, rows: u64, seed: u64) 
     hold(&replayed, Copy::Whole, &appended).map_err(|e| format!("{rows} rows in {} bytes: {e}", bytes.len()))?;
     damaged(fresh, seed, rows, 2)?;
     Ok(format!("{rows} rows in {:.1} MiB replayed whole, {:.2} bytes logged a row", bytes.len() as f64 / f64::from(1 << 20), bytes.len() as f64 / rows as f64))
+}
+
+/// For `defaults` and `params-effect`: what a log format encodes for the fixed workload, and what it described.
+pub(super) fn trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
+    let mut log = host.log_format(plugin, params, 0).map_err(|e| e.to_string())?;
+    let own = log.describe().map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    for batch in defaults::workload().chunks(20) {
+        let mut rows = Packed::new();
+        batch.iter().for_each(|(_, r, _)| rows.push(r));
+        bytes.extend(log.encode(&mut rows).map_err(|e| e.to_string())?);
+    }
+    let digest = crate::verify::key_hash(&bytes);
+    Ok(format!("describes {:?}; {}", defaults::described(&own), defaults::behaviour(&format!("logged {} bytes, digest {digest:032x}", bytes.len()))))
 }

@@ -16,7 +16,7 @@ use crate::seam::Kind;
 const NAME: &str = "defaults";
 
 /// The parameters a description lists, sorted, as a plugin receives them.
-fn described(d: &Description) -> Vec<(String, String)> {
+pub(super) fn described(d: &Description) -> Vec<(String, String)> {
     let mut params = d.params.clone();
     params.sort();
     params
@@ -24,7 +24,7 @@ fn described(d: &Description) -> Vec<(String, String)> {
 
 /// Rows of a fixed workload of generator rows under router sort keys,
 /// with their keys and timestamps, in key order.
-fn workload() -> Vec<(Vec<u8>, Vec<u8>, u64)> {
+pub(super) fn workload() -> Vec<(Vec<u8>, Vec<u8>, u64)> {
     let mut source = super::bench_like::BenchLike::new(0xdefa_0001);
     let mut rows: Vec<(Vec<u8>, Vec<u8>, u64)> = (0..2_000)
         .map(|_| {
@@ -39,7 +39,7 @@ fn workload() -> Vec<(Vec<u8>, Vec<u8>, u64)> {
 
 /// What a shard shows after the fixed workload: what it described, its
 /// counters and the memory it holds.
-fn shard_trace(subject: &ShardSubject<'_>, params: &[(String, String)]) -> Result<String, String> {
+pub(super) fn shard_trace(subject: &ShardSubject<'_>, params: &[(String, String)]) -> Result<String, String> {
     let mut shard = subject.shard(params).map_err(|e| e.to_string())?;
     let (m, a) = shard.describe().map_err(|e| e.to_string())?;
     let own = if subject.kind() == Kind::Allocator { a } else { m };
@@ -61,7 +61,7 @@ fn shard_trace(subject: &ShardSubject<'_>, params: &[(String, String)]) -> Resul
 /// Marks where a trace's behaviour starts, after what it described.
 const BEHAVIOUR: &str = "behaves: ";
 
-fn behaviour(text: &str) -> String {
+pub(super) fn behaviour(text: &str) -> String {
     format!("{BEHAVIOUR}{text}")
 }
 
@@ -70,66 +70,14 @@ fn behaviour_of(trace: &str) -> &str {
     trace.split_once(BEHAVIOUR).map_or(trace, |(_, b)| b)
 }
 
-/// Creates the shard's plugin as configured, then with what it described.
-pub(super) fn shard(subject: &ShardSubject<'_>) -> Property {
-    let first = subject.shard(subject.params).and_then(|mut s| s.describe()).map(|(m, a)| if subject.kind() == Kind::Allocator { a } else { m });
-    let params = match first {
+/// Creates the plugin as configured, then with what it described, and
+/// holds the two to the same trace (`super::trace`, per kind).
+pub(super) fn property(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, configured: &[(String, String)]) -> Property {
+    let params = match super::describe(host, plugin, configured) {
         Ok(d) => described(&d),
         Err(e) => return Property::fail(NAME, e.to_string()),
     };
-    compare(&params, shard_trace(subject, subject.params), shard_trace(subject, &params))
-}
-
-/// What a serializer writes for the fixed workload, and what it described.
-fn serializer_trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    let mut w = host.serializer(plugin, params, 0).map_err(|e| e.to_string())?;
-    let own = w.describe().map_err(|e| e.to_string())?;
-    let mut data = Vec::new();
-    for batch in workload().chunks(100) {
-        let mut p = Packed::new();
-        batch.iter().for_each(|(k, r, _)| p.push_with(|buf| memlab_sdk::encode_flush_record(buf, k, r)));
-        data.extend(w.write(p).map_err(|e| e.to_string())?);
-    }
-    let (tail, finished) = w.finish().map_err(|e| e.to_string())?;
-    data.extend(tail);
-    let digest = crate::verify::key_hash(&[data.as_slice(), &finished.index].concat());
-    Ok(format!(
-        "describes {:?}; {}",
-        described(&own),
-        behaviour(&format!("wrote {} data and {} index bytes, digest {digest:032x}", data.len(), finished.index.len()))
-    ))
-}
-
-/// Creates the serializer as configured, then with what it described.
-pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, configured: &[(String, String)]) -> Property {
-    let params = match host.serializer(plugin, configured, 0).and_then(|mut w| w.describe()) {
-        Ok(d) => described(&d),
-        Err(e) => return Property::fail(NAME, e.to_string()),
-    };
-    compare(&params, serializer_trace(host, plugin, configured), serializer_trace(host, plugin, &params))
-}
-
-/// What a log format encodes for the fixed workload, and what it described.
-fn commitlog_trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    let mut log = host.log_format(plugin, params, 0).map_err(|e| e.to_string())?;
-    let own = log.describe().map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    for batch in workload().chunks(20) {
-        let mut rows = Packed::new();
-        batch.iter().for_each(|(_, r, _)| rows.push(r));
-        bytes.extend(log.encode(&mut rows).map_err(|e| e.to_string())?);
-    }
-    let digest = crate::verify::key_hash(&bytes);
-    Ok(format!("describes {:?}; {}", described(&own), behaviour(&format!("logged {} bytes, digest {digest:032x}", bytes.len()))))
-}
-
-/// Creates the log format as configured, then with what it described.
-pub(super) fn commitlog(host: &PluginHost, plugin: &Arc<Plugin>, configured: &[(String, String)]) -> Property {
-    let params = match host.log_format(plugin, configured, 0).and_then(|mut l| l.describe()) {
-        Ok(d) => described(&d),
-        Err(e) => return Property::fail(NAME, e.to_string()),
-    };
-    compare(&params, commitlog_trace(host, plugin, configured), commitlog_trace(host, plugin, &params))
+    compare(&params, super::trace(host, plugin, configured), super::trace(host, plugin, &params))
 }
 
 /// The property for one strategy as a bench configures it: the bench's
@@ -137,15 +85,7 @@ pub(super) fn commitlog(host: &PluginHost, plugin: &Arc<Plugin>, configured: &[(
 /// not used is refused before any figure is measured.
 pub(crate) fn holds(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[(String, String)]) -> Result<(), crate::seam::SeamError> {
     let loaded = host.load_as(plugin, kind)?;
-    let options = super::CheckOptions::new(params.to_vec(), 0);
-    let property = match kind {
-        Kind::Serializer => serializer(host, &loaded, params),
-        Kind::CommitLog => commitlog(host, &loaded, params),
-        Kind::Memtable | Kind::Allocator => match ShardSubject::new(host, &loaded, &options) {
-            Ok(subject) => shard(&subject),
-            Err(failed) => failed,
-        },
-    };
+    let property = property(host, &loaded, params);
     match property.failure {
         None => Ok(()),
         Some(detail) => Err(crate::seam::SeamError::Contract { plugin: plugin.to_string(), operation: crate::seam::Op::describe(kind), shard: 0, detail }),
@@ -191,15 +131,7 @@ pub(crate) fn without_effect(host: &Arc<PluginHost>, kind: Kind, plugin: &str, p
 }
 
 fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(String, String)]) -> Vec<(String, String)> {
-    let kind = loaded.kind;
-    let options = super::CheckOptions::new(params.to_vec(), 0);
-    let trace = |params: &[(String, String)]| -> Option<String> {
-        match kind {
-            Kind::Serializer => serializer_trace(host, loaded, params).ok(),
-            Kind::CommitLog => commitlog_trace(host, loaded, params).ok(),
-            Kind::Memtable | Kind::Allocator => ShardSubject::new(host, loaded, &options).ok().and_then(|subject| shard_trace(&subject, params).ok()),
-        }
-    };
+    let trace = |params: &[(String, String)]| super::trace(host, loaded, params).ok();
     let described = super::describe(host, loaded, params).ok();
     let (Some(described), Some(base)) = (described.map(|d| self::described(&d)), trace(params)) else { return Vec::new() };
     let mut idle = Vec::new();

@@ -126,6 +126,22 @@ pub fn describe(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String,
     }
 }
 
+/// What `plugin` does on `defaults`' fixed workload created with
+/// `params`, and what it described: `defaults` and `params-effect` compare
+/// two of these. With `describe` above and `properties` below, the layer's
+/// table of kinds.
+fn trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
+    match plugin.kind {
+        Kind::Memtable | Kind::Allocator => {
+            let options = CheckOptions::new(params.to_vec(), 0);
+            let subject = ShardSubject::new(host, plugin, &options).map_err(|p| p.failure.unwrap_or_default())?;
+            defaults::shard_trace(&subject, params)
+        }
+        Kind::Serializer => serializer::trace(host, plugin, params),
+        Kind::CommitLog => commitlog::trace(host, plugin, params),
+    }
+}
+
 /// Checks `plugin` (a bundled name or a path) on `host`.
 pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, SeamError> {
     let started = Instant::now();
@@ -238,7 +254,7 @@ impl<'a> ShardSubject<'a> {
         let described = self.shard(self.params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m });
         vec![
             describe_result(self.plugin, self.params, described),
-            defaults::shard(self),
+            defaults::property(self.host, self.plugin, self.params),
             defaults::effect_property(self.host, self.plugin, self.params),
             unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ())),
         ]

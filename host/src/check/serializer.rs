@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
-use super::{CheckOptions, Property, describe_result, key, rounds, unknown_param_result, unknown_params};
+use super::{CheckOptions, Property, defaults, describe_result, key, rounds, unknown_param_result, unknown_params};
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::{self, Op, SeamError, show_key};
 use crate::workload::SplitMix;
@@ -139,11 +139,31 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
     }
     vec![
         describe_result(plugin, &options.params, host.serializer(plugin, &options.params, 0).and_then(|mut w| w.describe())),
-        super::defaults::serializer(host, plugin, &options.params),
-        super::defaults::effect_property(host, plugin, &options.params),
+        defaults::property(host, plugin, &options.params),
+        defaults::effect_property(host, plugin, &options.params),
         unknown_param_result(host.serializer(plugin, &unknown_params(&options.params), 0).map(|_| ())),
         Property::of("round-trip", rounds(options, PER_ROUND, |seed, ops| round_trip(host, plugin, &options.params, seed, ops))),
         Property::of("corruption", corruption(host, plugin, &options.params, options.seed)),
         Property::of("at-size", super::at_size::serializer(host, plugin, &options.params, options.size, options.seed, options.flips)),
     ]
+}
+
+/// For `defaults` and `params-effect`: what a serializer writes for the fixed workload, and what it described.
+pub(super) fn trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
+    let mut w = host.serializer(plugin, params, 0).map_err(|e| e.to_string())?;
+    let own = w.describe().map_err(|e| e.to_string())?;
+    let mut data = Vec::new();
+    for batch in defaults::workload().chunks(100) {
+        let mut p = Packed::new();
+        batch.iter().for_each(|(k, r, _)| p.push_with(|buf| encode_flush_record(buf, k, r)));
+        data.extend(w.write(p).map_err(|e| e.to_string())?);
+    }
+    let (tail, finished) = w.finish().map_err(|e| e.to_string())?;
+    data.extend(tail);
+    let digest = crate::verify::key_hash(&[data.as_slice(), &finished.index].concat());
+    Ok(format!(
+        "describes {:?}; {}",
+        defaults::described(&own),
+        defaults::behaviour(&format!("wrote {} data and {} index bytes, digest {digest:032x}", data.len(), finished.index.len()))
+    ))
 }

@@ -248,6 +248,23 @@ impl Twin {
     }
 }
 
+/// One bundled strategy's (name, twin), by its kind's name: the rows
+/// host/build.rs generates use it, so a new kind adds its line here.
+macro_rules! twin {
+    (memtable, $s:ty) => {
+        (<$s as Memtable>::NAME, Twin::Memtable(memtable::<$s>))
+    };
+    (allocator, $s:ty) => {
+        (<$s as Allocator>::NAME, Twin::Allocator(allocator::<$s>))
+    };
+    (serializer, $s:ty) => {
+        (<$s as Serializer>::NAME, Twin::Serializer { writer: writer::<$s>, reader: reader::<$s> })
+    };
+    (commitlog, $s:ty) => {
+        (<$s as CommitLog>::NAME, Twin::CommitLog(commitlog::<$s>))
+    };
+}
+
 /// (name, twin) of every bundled strategy; generated with the registry.
 static TWINS: &[(&str, Twin)] = include!(concat!(env!("OUT_DIR"), "/twins.rs"));
 

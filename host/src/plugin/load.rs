@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, InstancePre};
 
 use super::store::StoreCtx;
-use super::{PluginHost, WIT_NAMESPACE, WIT_PACKAGE, bindings, cache, interface_name};
+use super::{Indices, PluginHost, WIT_NAMESPACE, WIT_PACKAGE, cache, interface_name};
 use crate::registry;
 use crate::seam::{Kind, LoadError};
 
@@ -20,16 +20,6 @@ pub enum Source {
     Bundled,
     /// A file on disk.
     File(String),
-}
-
-/// Export indices resolved once per plugin, so a new instance needs no
-/// string lookups.
-#[derive(Clone)]
-pub(crate) enum Indices {
-    Memtable(bindings::memtable::GuestIndices),
-    Allocator(bindings::allocator::GuestIndices),
-    Serializer(bindings::serializer::GuestIndices),
-    CommitLog(bindings::commitlog::GuestIndices),
 }
 
 /// The largest plugin file memlab reads.
@@ -115,12 +105,7 @@ impl PluginHost {
         let kind = check_interfaces(&self.engine, name, &component)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link { plugin: name.to_string(), detail: format!("{e:#}") })?;
         let missing = |e: wasmtime::Error| LoadError::Link { plugin: name.to_string(), detail: format!("{e:#}") };
-        let indices = match kind {
-            Kind::Memtable => Indices::Memtable(bindings::memtable::GuestIndices::new(&pre).map_err(missing)?),
-            Kind::Allocator => Indices::Allocator(bindings::allocator::GuestIndices::new(&pre).map_err(missing)?),
-            Kind::Serializer => Indices::Serializer(bindings::serializer::GuestIndices::new(&pre).map_err(missing)?),
-            Kind::CommitLog => Indices::CommitLog(bindings::commitlog::GuestIndices::new(&pre).map_err(missing)?),
-        };
+        let indices = Indices::new(kind, &pre).map_err(missing)?;
         let component: Arc<[u8]> = Arc::from(component_bytes);
         Ok(Arc::new(Plugin {
             name: name.to_string(),

@@ -31,6 +31,28 @@ pub use store::Limits;
 use crate::pool::MemoryPool;
 use crate::seam::{self, LoadError, SeamError};
 
+/// Export indices resolved once per plugin, so a new instance needs no
+/// string lookups. The layer's one table of kinds: a new kind adds its
+/// variant and its line in `new`, beside its `mod wasm_KIND` above.
+#[derive(Clone)]
+pub(crate) enum Indices {
+    Memtable(bindings::memtable::GuestIndices),
+    Allocator(bindings::allocator::GuestIndices),
+    Serializer(bindings::serializer::GuestIndices),
+    CommitLog(bindings::commitlog::GuestIndices),
+}
+
+impl Indices {
+    fn new(kind: seam::Kind, pre: &wasmtime::component::InstancePre<store::StoreCtx>) -> wasmtime::Result<Indices> {
+        Ok(match kind {
+            seam::Kind::Memtable => Indices::Memtable(bindings::memtable::GuestIndices::new(pre)?),
+            seam::Kind::Allocator => Indices::Allocator(bindings::allocator::GuestIndices::new(pre)?),
+            seam::Kind::Serializer => Indices::Serializer(bindings::serializer::GuestIndices::new(pre)?),
+            seam::Kind::CommitLog => Indices::CommitLog(bindings::commitlog::GuestIndices::new(pre)?),
+        })
+    }
+}
+
 /// The WIT package this host speaks; plugins must match it.
 pub const WIT_PACKAGE: &str = concat!("memlab:strategy@", env!("MEMLAB_WIT_VERSION"));
 const WIT_NAMESPACE: &str = "memlab:strategy";

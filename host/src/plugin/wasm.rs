@@ -8,8 +8,8 @@ use memlab_sdk::{Description, Finished, Packed, SegmentMeta, Stats};
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
+use super::Indices;
 use super::bindings::{allocator, memtable, serializer, types};
-use super::load::Indices;
 use super::store::{Limits, Running, StoreCtx};
 use super::{Plugin, PluginHost};
 use crate::pool::MemoryPool;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use memlab_sdk::twin::Replayed;
 use memlab_sdk::{Description, Packed, Stats, Tail};
 
+use super::Indices;
 use super::bindings::commitlog;
-use super::load::Indices;
 use super::wasm::{Caller, create_failed, description, instantiate, load_failed, packed_out, wrong_kind};
 use super::{Plugin, PluginHost};
 use crate::seam::watch::during;

@@ -108,6 +108,20 @@ impl Kind {
     /// Every kind, in pipeline order.
     pub const ALL: [Kind; 4] = [Kind::Memtable, Kind::Allocator, Kind::Serializer, Kind::CommitLog];
 
+    /// The kind config names `name`; at compile time for host/build.rs's
+    /// tables (which hold only the worlds' names), so an unknown name
+    /// cannot build.
+    pub const fn named(name: &str) -> Kind {
+        let mut i = 0;
+        while i < KINDS.len() {
+            if eq(KINDS[i].name.as_bytes(), name.as_bytes()) {
+                return KINDS[i].kind;
+            }
+            i += 1;
+        }
+        panic!("not a kind of seam::KINDS")
+    }
+
     /// The kind's descriptor.
     pub fn spec(self) -> &'static KindSpec {
         &KINDS[self as usize]
@@ -117,6 +131,20 @@ impl Kind {
     pub fn interface(self) -> &'static str {
         self.spec().name
     }
+}
+
+const fn eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 impl fmt::Display for Kind {
@@ -150,9 +178,20 @@ mod tests {
             assert_eq!(spec.create.kind(), kind);
             assert_eq!(spec.world, format!("{}-plugin", spec.name));
             assert_eq!(spec.name.parse::<Kind>(), Ok(kind));
+            assert_eq!(Kind::named(spec.name), kind);
         }
         for &op in crate::seam::Op::ALL {
             assert!(op.kind().spec().op_prefixes.iter().any(|p| op.name().starts_with(p)), "{op} is named after its kind's interface");
         }
+    }
+
+    /// host/build.rs takes the kinds from the WIT's `KIND-plugin` worlds:
+    /// the descriptors must be those worlds, in the same order.
+    #[test]
+    fn the_descriptors_are_the_wits_plugin_worlds_in_order() {
+        let wit = include_str!("../../../wit/worlds.wit");
+        let worlds: Vec<&str> = wit.lines().filter_map(|l| l.trim().strip_prefix("world ")?.strip_suffix(" {")).filter(|w| w.ends_with("-plugin")).collect();
+        let ours: Vec<&str> = KINDS.iter().map(|k| k.world).collect();
+        assert_eq!(worlds, ours);
     }
 }

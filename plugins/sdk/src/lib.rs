@@ -92,7 +92,17 @@ mod memtable;
 mod packed;
 mod params;
 mod serializer;
-pub mod twin;
+
+/// One instance of each kind, with the contract's state rules, as both the
+/// wasm export glue and the memlab host's native twins drive it: the batch
+/// loops live once, in each kind's `twin.rs`, so the sandbox and the native
+/// run do the same work per call. Plugin authors do not need this module.
+pub mod twin {
+    pub use crate::allocator::twin::ArenaInstance;
+    pub use crate::commitlog::twin::{LogInstance, Replayed};
+    pub use crate::memtable::twin::MemtableInstance;
+    pub use crate::serializer::twin::{ReaderInstance, WriterInstance};
+}
 
 pub use allocator::{Allocator, Pool, reserve_rows};
 pub use chunks::ChunkStore;
@@ -109,6 +119,27 @@ pub use serializer::{Finished, SegmentMeta, SegmentReader, Serializer};
 #[doc(hidden)]
 pub mod __private;
 
+/// Each kind's export glue, by the kind's name, for `export!`.
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub mod __export {
+    #[cfg(feature = "allocator")]
+    pub use crate::allocator::export as allocator;
+    #[cfg(feature = "commitlog")]
+    pub use crate::commitlog::export as commitlog;
+    #[cfg(feature = "memtable")]
+    pub use crate::memtable::export as memtable;
+    #[cfg(feature = "serializer")]
+    pub use crate::serializer::export as serializer;
+}
+
+/// Each kind's trait by the kind's name, for the rows memlab's build
+/// script generates.
+#[doc(hidden)]
+pub mod __kinds {
+    pub use crate::{Allocator as allocator, CommitLog as commitlog, Memtable as memtable, Serializer as serializer};
+}
+
 /// Exports a strategy type as the component's implementation.
 ///
 /// `export!(memtable: T)`, `export!(allocator: T)`,
@@ -122,9 +153,9 @@ macro_rules! export {
         pub type MemlabStrategy = $t;
         #[cfg(target_arch = "wasm32")]
         const _: () = {
-            type MemlabExport = $crate::__private::memtable::Export<$t>;
-            $crate::__private::memtable::__memlab_export_memtable_world!(
-                MemlabExport with_types_in $crate::__private::memtable
+            type MemlabExport = $crate::__export::memtable::Export<$t>;
+            $crate::__export::memtable::__memlab_export_memtable_world!(
+                MemlabExport with_types_in $crate::__export::memtable
             );
         };
     };
@@ -133,9 +164,9 @@ macro_rules! export {
         pub type MemlabStrategy = $t;
         #[cfg(target_arch = "wasm32")]
         const _: () = {
-            type MemlabExport = $crate::__private::allocator::Export<$t>;
-            $crate::__private::allocator::__memlab_export_allocator_world!(
-                MemlabExport with_types_in $crate::__private::allocator
+            type MemlabExport = $crate::__export::allocator::Export<$t>;
+            $crate::__export::allocator::__memlab_export_allocator_world!(
+                MemlabExport with_types_in $crate::__export::allocator
             );
         };
     };
@@ -144,9 +175,9 @@ macro_rules! export {
         pub type MemlabStrategy = $t;
         #[cfg(target_arch = "wasm32")]
         const _: () = {
-            type MemlabExport = $crate::__private::serializer::Export<$t>;
-            $crate::__private::serializer::__memlab_export_serializer_world!(
-                MemlabExport with_types_in $crate::__private::serializer
+            type MemlabExport = $crate::__export::serializer::Export<$t>;
+            $crate::__export::serializer::__memlab_export_serializer_world!(
+                MemlabExport with_types_in $crate::__export::serializer
             );
         };
     };
@@ -155,9 +186,9 @@ macro_rules! export {
         pub type MemlabStrategy = $t;
         #[cfg(target_arch = "wasm32")]
         const _: () = {
-            type MemlabExport = $crate::__private::commitlog::Export<$t>;
-            $crate::__private::commitlog::__memlab_export_commitlog_world!(
-                MemlabExport with_types_in $crate::__private::commitlog
+            type MemlabExport = $crate::__export::commitlog::Export<$t>;
+            $crate::__export::commitlog::__memlab_export_commitlog_world!(
+                MemlabExport with_types_in $crate::__export::commitlog
             );
         };
     };

@@ -112,3 +112,16 @@ impl Params {
         Ok(self.applied)
     }
 }
+
+/// Runs a constructor's parameter handling: build, then reject leftovers.
+pub(crate) fn construct<T>(
+    name: &str,
+    version: &str,
+    given: Vec<(String, String)>,
+    build: impl FnOnce(&mut Params) -> Result<T, Error>,
+) -> Result<(T, Description), Error> {
+    let mut params = Params::new(given);
+    let value = build(&mut params)?;
+    let applied = params.finish()?;
+    Ok((value, Description { name: name.to_string(), version: version.to_string(), params: applied }))
+}

@@ -5,16 +5,7 @@ pub use wit_bindgen::rt;
 
 use crate::{Error, Packed};
 
-#[cfg(feature = "allocator")]
-pub mod allocator;
-#[cfg(feature = "commitlog")]
-pub mod commitlog;
-#[cfg(feature = "memtable")]
-pub mod memtable;
-#[cfg(feature = "serializer")]
-pub mod serializer;
-
-fn packed_in(wire: Vec<u8>) -> Result<Packed, Error> {
+pub fn packed_in(wire: Vec<u8>) -> Result<Packed, Error> {
     Packed::from_wire(wire)
 }
 
@@ -41,7 +32,7 @@ macro_rules! types_glue {
         }
 
         fn packed_in(p: wit_types::Packed) -> Result<$crate::Packed, wit_types::Error> {
-            super::packed_in(p).map_err(Into::into)
+            $crate::__private::packed_in(p).map_err(Into::into)
         }
 
         /// Hands a panic's message and location to the host before the
@@ -56,4 +47,4 @@ macro_rules! types_glue {
         }
     };
 }
-use types_glue;
+pub(crate) use types_glue;

@@ -1,3 +1,7 @@
+#[cfg(all(target_arch = "wasm32", feature = "commitlog"))]
+#[doc(hidden)]
+pub mod export;
+pub(crate) mod twin;
 use crate::{Error, Packed, Params, Stats};
 
 /// Where a replay stopped: WIT `tail`.

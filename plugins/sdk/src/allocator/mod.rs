@@ -1,3 +1,7 @@
+#[cfg(all(target_arch = "wasm32", feature = "allocator"))]
+#[doc(hidden)]
+pub mod export;
+pub(crate) mod twin;
 use crate::{Error, Packed, Params, RowView, Stats};
 
 /// The host's memory budget, as an allocator sees it.

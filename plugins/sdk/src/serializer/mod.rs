@@ -1,3 +1,7 @@
+#[cfg(all(target_arch = "wasm32", feature = "serializer"))]
+#[doc(hidden)]
+pub mod export;
+pub(crate) mod twin;
 use crate::{Error, FlushRecord, Packed, Params, Stats};
 
 /// Segment metadata: WIT `segment-meta`.

@@ -2,7 +2,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use crate::twin::LogInstance;
+use super::twin::LogInstance;
 use crate::{CommitLog, Tail};
 
 wit_bindgen::generate!({
@@ -11,11 +11,11 @@ wit_bindgen::generate!({
     runtime_path: "::memlab_sdk::__private::rt",
     pub_export_macro: true,
     export_macro_name: "__memlab_export_commitlog_world",
-    default_bindings_module: "::memlab_sdk::__private::commitlog",
+    default_bindings_module: "::memlab_sdk::__export::commitlog",
 });
 
 use exports::memlab::strategy::commitlog as wit;
-super::types_glue!(memlab::strategy::types);
+crate::__private::types_glue!(memlab::strategy::types);
 
 /// The `Guest` implementation for a commit-log type `T`.
 pub struct Export<T>(PhantomData<T>);

@@ -1,3 +1,7 @@
+#[cfg(all(target_arch = "wasm32", feature = "memtable"))]
+#[doc(hidden)]
+pub mod export;
+pub(crate) mod twin;
 use crate::{Entry, Error, Packed, Params, Stats};
 
 /// A sorted in-memory index: WIT `memtable`, in plain Rust.

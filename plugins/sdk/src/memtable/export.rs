@@ -3,7 +3,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
 
-use crate::twin::MemtableInstance;
+use super::twin::MemtableInstance;
 use crate::{Memtable, Packed};
 
 wit_bindgen::generate!({
@@ -12,11 +12,11 @@ wit_bindgen::generate!({
     runtime_path: "::memlab_sdk::__private::rt",
     pub_export_macro: true,
     export_macro_name: "__memlab_export_memtable_world",
-    default_bindings_module: "::memlab_sdk::__private::memtable",
+    default_bindings_module: "::memlab_sdk::__export::memtable",
 });
 
 use exports::memlab::strategy::memtable as wit;
-super::types_glue!(memlab::strategy::types);
+crate::__private::types_glue!(memlab::strategy::types);
 
 /// The `Guest` implementation for a memtable type `T`.
 pub struct Export<T>(PhantomData<T>);

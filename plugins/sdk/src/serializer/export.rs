@@ -1,7 +1,7 @@
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use crate::twin::{ReaderInstance, WriterInstance};
+use super::twin::{ReaderInstance, WriterInstance};
 use crate::{Packed, SegmentReader, Serializer};
 
 wit_bindgen::generate!({
@@ -10,11 +10,11 @@ wit_bindgen::generate!({
     runtime_path: "::memlab_sdk::__private::rt",
     pub_export_macro: true,
     export_macro_name: "__memlab_export_serializer_world",
-    default_bindings_module: "::memlab_sdk::__private::serializer",
+    default_bindings_module: "::memlab_sdk::__export::serializer",
 });
 
 use exports::memlab::strategy::serializer as wit;
-super::types_glue!(memlab::strategy::types);
+crate::__private::types_glue!(memlab::strategy::types);
 
 /// The `Guest` implementation for a serializer type `T`.
 pub struct Export<T>(PhantomData<T>);

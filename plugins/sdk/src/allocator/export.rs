@@ -2,7 +2,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use crate::twin::ArenaInstance;
+use super::twin::ArenaInstance;
 use crate::{Allocator, Error, Packed, Pool};
 
 wit_bindgen::generate!({
@@ -11,11 +11,11 @@ wit_bindgen::generate!({
     runtime_path: "::memlab_sdk::__private::rt",
     pub_export_macro: true,
     export_macro_name: "__memlab_export_allocator_world",
-    default_bindings_module: "::memlab_sdk::__private::allocator",
+    default_bindings_module: "::memlab_sdk::__export::allocator",
 });
 
 use exports::memlab::strategy::allocator as wit;
-super::types_glue!(memlab::strategy::types);
+crate::__private::types_glue!(memlab::strategy::types);
 
 /// The `Guest` implementation for an allocator type `T`.
 pub struct Export<T>(PhantomData<T>);
