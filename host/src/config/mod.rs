@@ -80,6 +80,10 @@ pub struct BenchConfig {
 pub struct BenchInfo {
     /// A short name, used for the run directory.
     pub name: String,
+    /// The file the config was read from (none for text parsed as is,
+    /// such as the built-in default).
+    #[serde(skip)]
+    pub file: Option<String>,
     /// What the comparison is meant to show.
     pub description: String,
     /// Runs of every variant, interleaved: A B A B ... (1 to 100).
@@ -112,6 +116,7 @@ impl Default for BenchInfo {
         BenchInfo {
             name: String::new(),
             description: String::new(),
+            file: None,
             repeats: 1,
             interval: 0.25,
             call_deadline_ms: None,
@@ -241,7 +246,9 @@ impl BenchConfig {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
         let text = read_text(path)?;
-        Self::parse_in(&file, &text, path.parent().unwrap_or(Path::new(".")))
+        let mut config = Self::parse_in(&file, &text, path.parent().unwrap_or(Path::new(".")))?;
+        config.bench.file = Some(file);
+        Ok(config)
     }
 
     /// Parses and checks config text; `file` names it in errors, and

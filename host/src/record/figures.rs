@@ -111,6 +111,33 @@ pub struct Resources {
     /// state). `peak_rss - start_rss` is what the run itself added.
     #[serde(default)]
     pub start_rss: u64,
+    /// The machine around the run, where the kernel says (records
+    /// before it have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<Machine>,
+}
+
+/// The machine while one run ran, from Linux's `/proc`: what this process
+/// got and what everything else on the machine took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Machine {
+    /// The cores the machine has online.
+    pub cpus: usize,
+    /// Cores this process kept busy (its CPU time over the wall time).
+    pub cores: f64,
+    /// Cores the whole machine kept busy over the run (every process).
+    pub busy: f64,
+    /// Share of the machine's CPU time stolen by its hypervisor.
+    pub steal: f64,
+    /// The one-minute load average at the run's end.
+    pub load: f64,
+}
+
+impl Machine {
+    /// Cores the rest of the machine kept busy: the neighbours.
+    pub fn others(&self) -> f64 {
+        (self.busy - self.cores).max(0.0)
+    }
 }
 
 impl Resources {

@@ -24,7 +24,7 @@ use std::time::Duration;
 /// Untrusted text, escaped for a terminal or a report.
 pub use crate::seam::text;
 pub use breakdown::TimeBreakdown;
-pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
+pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, Machine, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
 pub use log::{KeptLog, LogFigures, LogSpec};
 /// The names of the counters in the stats maps (the SDK's contract).
 pub use memlab_sdk::Stat;
@@ -228,7 +228,7 @@ pub struct RoundChecks {
 }
 
 /// The result of a whole bench: what `run.json` holds.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct BenchResult {
     /// The run record's schema version (`SCHEMA_VERSION` when written;
     /// records without one are schema 1).

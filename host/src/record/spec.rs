@@ -131,6 +131,10 @@ pub struct BenchSpec {
     /// What the comparison is meant to show.
     #[serde(default)]
     pub description: String,
+    /// The config file it was read from, as given; none for the
+    /// built-in default (the advice's command names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// Runs of every variant, interleaved.
     #[serde(default = "one")]
     pub repeats: usize,
@@ -260,6 +264,7 @@ impl From<&BenchConfig> for ConfigSpec {
             bench: BenchSpec {
                 name: b.name.clone(),
                 description: b.description.clone(),
+                file: b.file.clone(),
                 repeats: b.repeats,
                 interval: b.interval,
                 call_deadline_ms: b.call_deadline_ms,

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+mod advice;
 mod baseline;
 mod breakdown;
 mod charts;
@@ -12,6 +13,7 @@ mod fidelity;
 pub mod figures;
 pub mod html;
 mod log;
+mod machine;
 mod summary;
 pub mod sweep;
 mod verdict;

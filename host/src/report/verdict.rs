@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::advice::Need;
 use crate::record::BenchResult;
 use crate::record::VariantResult;
 use crate::record::verdict::{CONFIDENCE, Decision, Verdict, by_variant, failed_variants, verdicts, winner};
@@ -84,10 +85,7 @@ fn decided(result: &BenchResult) -> Option<Headline> {
             winner: None,
             text: format!("No verdict: each variant ran {rounds} time(s), and one round cannot tell a difference from noise."),
             why: None,
-            advice: Some(
-                "Run rounds until every verdict decides: add `[bench.decide]` to the config (or `repeats = 5` under `[bench]`), or pass `--max-rounds 10`."
-                    .into(),
-            ),
+            advice: Some(super::advice::advice(result, Need::of(rounds, 0))),
         });
     }
     if let Some((name, v)) = winner(baseline, &all) {
@@ -124,16 +122,7 @@ fn decided(result: &BenchResult) -> Option<Headline> {
                 list(&all, |v| !v.decision.decided()),
                 leader(&all).map_or(String::new(), |(n, v)| format!(" Leading so far: `{n}`, {:.2}x [{:.2}, {:.2}].", v.ratio, v.low, v.high))
             ),
-            advice: Some(if rounds < 3 || more > 60 {
-                format!(
-                    "{rounds} rounds cannot estimate the noise: let the bench add rounds until it decides, `memlab bench <config> --max-rounds 20` (or `[bench.decide]` in the config), on a quieter machine if you can."
-                )
-            } else {
-                format!(
-                    "Run about {more} more round(s): `memlab bench <config> --max-rounds {}` (or `[bench.decide]` with `max_rounds`), on a quieter machine if you can; rounds are paired, so a busy neighbour costs rounds, not truth.",
-                    rounds + more
-                )
-            }),
+            advice: Some(super::advice::advice(result, Need::of(rounds, more))),
         });
     }
     if crate::record::verdict::contested(baseline, &all) {
@@ -146,8 +135,8 @@ fn decided(result: &BenchResult) -> Option<Headline> {
                 list(&all, |v| v.decision == Decision::Faster)
             ),
             advice: Some(format!(
-                "Let more rounds run (`--max-rounds {}`): `[bench.decide]` keeps adding rounds until one clears the others. Or pair them directly: put `{leader}` first in the config.",
-                (rounds * 2).max(8)
+                "{} Or pair them directly: put `{leader}` first in the config, so each is held to it.",
+                super::advice::advice(result, Need::Contested)
             )),
         });
     }
@@ -186,6 +175,9 @@ pub fn verdict_block(result: &BenchResult) -> String {
     }
     if let Some((_, run)) = failed.iter().find(|(n, _)| *n == baseline) {
         let _ = writeln!(s, "  {baseline:<width$}  FAILED (baseline): {}", failed_text(run));
+    }
+    if let Some(machine) = super::machine::line(result) {
+        let _ = writeln!(s, "{machine}");
     }
     s
 }

@@ -101,3 +101,23 @@ fn the_verdict_reads_its_interval() {
     let v = Verdict::of(&[1.16, 1.15, 1.17, 1.16], 0.02).expect("four rounds");
     assert!(v.to_string().starts_with("1.16x [1.1") && v.to_string().ends_with("faster"), "{v}");
 }
+
+/// The advice names what stopped the rounds, the flag that lifts it and
+/// the command as typed, through the binary: the time ceiling (and the
+/// machine, when not even the floor fit), then a fixed count.
+#[test]
+fn the_advice_names_the_limit_that_stopped_the_rounds() {
+    let dir = scratch("rounds-advice");
+    let path = dir.join("advice.toml");
+    let timed = CONFIG.replace("max_rounds = 6", "max_rounds = 6\nmax_time = \"1ms\"").replace("{hostile}", &hostile_plugin());
+    std::fs::write(&path, timed).expect("config");
+    let (file, out) = (path.to_str().expect("path"), dir.join("runs"));
+    let (ok, text) = crate::support::memlab(&["bench", file, "--quiet", "--no-intervals", "--out", out.to_str().expect("path")]);
+    let advice = text.lines().find(|l| l.starts_with("What to run:")).unwrap_or_default();
+    assert!(ok && advice.contains("ceiling on time") && advice.contains("`max_time` = 0.001 s"), "{text}");
+    assert!(advice.contains(&format!("`memlab bench {file} --max-time ")) && advice.contains("This machine is the cause"), "{advice}");
+    assert!(!advice.contains("[bench.decide]") && !advice.contains("<config>"), "{advice}");
+    let (ok, text) = crate::support::memlab(&["bench", file, "--quiet", "--no-intervals", "--repeats", "1", "--out", out.to_str().expect("path")]);
+    let advice = text.lines().find(|l| l.starts_with("What to run:")).unwrap_or_default();
+    assert!(ok && advice.contains("fixed at 1") && advice.contains(&format!("`memlab bench {file} --max-rounds 10`")), "{text}");
+}
