@@ -94,6 +94,8 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
         ("src/lib.rs", fill(source)),
         ("README.md", fill(include_str!("scaffold/README.md.in"))),
         ("bench.toml", fill(include_str!("scaffold/bench.toml.in"))),
+        // The toolchain memlab is built with, so the crate builds the same.
+        ("rust-toolchain.toml", include_str!("../../rust-toolchain.toml").to_string()),
     ];
     // Written beside, then renamed: a failure (a full disk) leaves no
     // half-made crate for the retry to call existing.

@@ -170,6 +170,9 @@ pub fn run_saving(
             record.variants.push(result);
             finished(&record);
         }
+        if repeat == 1 && options.keep_segments {
+            progress(&kept_note(&options.run_dir, max));
+        }
         if let Some(reason) = rounds.after(repeat, &record, started.elapsed(), round_started.elapsed()) {
             record.stop = Some(Stop { rounds: repeat, reason });
             break;
@@ -181,6 +184,30 @@ pub fn run_saving(
     record.provenance = Provenance::collect(host, config, &record.variants);
     finished(&record);
     Ok(record)
+}
+
+/// What `--keep-segments` keeps: the bytes round 1 left in the run's
+/// directory, and what every round it may run would leave.
+fn kept_note(run_dir: &std::path::Path, max_rounds: usize) -> String {
+    let round = dir_bytes(run_dir) as f64 / (1024.0 * 1024.0);
+    format!(
+        "--keep-segments: round 1 kept {round:.1} MiB in {}; at most {max_rounds} round(s) keep up to about {:.0} MiB (`--repeats 1` keeps one round)",
+        crate::seam::text::clean(&run_dir.display().to_string()),
+        round * max_rounds as f64
+    )
+}
+
+/// The bytes of the regular files under `dir`; links are not followed.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// A strategy as probed: its kind, plugin and parameters.

@@ -108,8 +108,15 @@ fn pair(text: &str, run: &BenchResult, base: &BenchResult) -> Result<(String, St
 
 /// The records behind `path`: its own, or its folders' (a sweep's directory).
 fn records_in(path: &Path) -> Result<Vec<(String, BenchResult)>, CliError> {
+    run_paths(path)?.iter().map(|d| Ok((d.display().to_string(), read_run(d)?))).collect()
+}
+
+/// The runs behind `path`: itself (a run's directory or its record), or
+/// the run directories in it (a sweep's points), sorted; `show` and
+/// `verify` both take either.
+pub(super) fn run_paths(path: &Path) -> Result<Vec<PathBuf>, CliError> {
     if record::file_in(path).is_file() {
-        return Ok(vec![(path.display().to_string(), read_run(path)?)]);
+        return Ok(vec![path.to_path_buf()]);
     }
     let listing = std::fs::read_dir(path).map_err(io(path))?;
     let mut dirs: Vec<PathBuf> = listing.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| record::is_run_dir(p)).collect();
@@ -117,7 +124,7 @@ fn records_in(path: &Path) -> Result<Vec<(String, BenchResult)>, CliError> {
         return Err(CliError::Usage(format!("{}: no run.json (or run.json.gz) there, nor in its folders", path.display())));
     }
     dirs.sort();
-    dirs.iter().map(|d| Ok((d.display().to_string(), read_run(d)?))).collect()
+    Ok(dirs)
 }
 
 /// Prints the merged points of one sweep; `--html` writes its report.

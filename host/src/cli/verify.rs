@@ -51,11 +51,29 @@ pub(super) struct Args {
 }
 
 /// `memlab verify`: every variant's kept segments against its record.
+/// A sweep's directory: every point in turn.
 pub(super) fn run(args: &Args) -> Result<(), CliError> {
-    let json = crate::record::file_in(&args.run_dir);
+    let runs = super::show::run_paths(&args.run_dir)?;
+    let host = PluginHost::new(EngineSettings { instance_slots: 0, ..EngineSettings::default() })?;
+    let (mut broken, mut checked) = (0, 0);
+    for run in &runs {
+        if runs.len() > 1 || run != &args.run_dir {
+            sayln!("{}:", crate::seam::text::for_terminal(&run.display().to_string()));
+        }
+        let (b, c) = verify_run(&host, run)?;
+        (broken, checked) = (broken + b, checked + c);
+    }
+    if broken > 0 {
+        return Err(CliError::VerifyFailed { broken, checked });
+    }
+    Ok(())
+}
+
+/// One run's variants: how many broke, and how many were checked.
+fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, usize), CliError> {
+    let json = crate::record::file_in(path);
     let run_dir = json.parent().unwrap_or(Path::new("."));
     let record = BenchResult::load(&json)?;
-    let host = PluginHost::new(EngineSettings { instance_slots: 0, ..EngineSettings::default() })?;
     let (mut broken, mut checked) = (0, 0);
     for v in &record.variants {
         let label = format!("{} (repeat {})", v.variant.name, v.repeat);
@@ -64,7 +82,7 @@ pub(super) fn run(args: &Args) -> Result<(), CliError> {
             continue;
         };
         let serializer = recorded_plugin(run_dir, v, Kind::Serializer, &v.variant.serializer)?;
-        let open = bench::reader(&host, v.variant.runtime.into(), &serializer, v.variant.serializer_args())?;
+        let open = bench::reader(host, v.variant.runtime.into(), &serializer, v.variant.serializer_args())?;
         checked += 1;
         match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, open.as_ref()) {
             crate::verify::Recheck::Holds(x) => sayln!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
@@ -80,12 +98,9 @@ pub(super) fn run(args: &Args) -> Result<(), CliError> {
                 sayln!("  FAIL  {label}: {why}");
             }
         }
-        broken += kept_log(&host, run_dir, folder, v, &label)?;
+        broken += kept_log(host, run_dir, folder, v, &label)?;
     }
-    if broken > 0 {
-        return Err(CliError::VerifyFailed { broken, checked });
-    }
-    Ok(())
+    Ok((broken, checked))
 }
 
 /// Replays a variant's kept commit log, segment by segment; the number of

@@ -30,6 +30,13 @@ pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
     for var in OUTER_CARGO_VARS {
         cmd.env_remove(var);
     }
+    // Every crate memlab builds shares one target folder in memlab's cache,
+    // so a second crate's first build reuses the SDK and wit-bindgen built
+    // for the first (seconds, not minutes).
+    let shared = env::var_os("CARGO_TARGET_DIR").is_none().then(super::cache::default_dir).flatten().map(|d| d.join("plugin-target"));
+    if let Some(shared) = &shared {
+        cmd.env("CARGO_TARGET_DIR", shared);
+    }
     eprintln!(
         "memlab: building {} (cargo build --release --target {TARGET}): its build scripts and proc-macros run on this machine, outside the sandbox",
         for_terminal(spec)

@@ -84,7 +84,7 @@ impl PluginHost {
             if !self.settings.build_crates {
                 return Err(LoadError::BuildNotAsked { plugin: spec.to_string() });
             }
-            path = super::from_crate::build(spec, &path)?;
+            path = self.built(spec, &path)?;
         }
         let bytes = crate::seam::read_bounded(&path, MAX_PLUGIN_BYTES, "plugin file").map_err(|e| LoadError::Read {
             plugin: spec.to_string(),
@@ -92,6 +92,20 @@ impl PluginHost {
             detail: e.to_string(),
         })?;
         self.load_bytes(spec, Source::File(path.display().to_string()), &bytes)
+    }
+
+    /// The `.wasm` of the crate at `dir`, built the first time it is asked for.
+    fn built(&self, spec: &str, dir: &std::path::Path) -> Result<PathBuf, LoadError> {
+        let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        // Held across the build: a second loader of the same crate waits
+        // for the first build instead of starting its own.
+        let mut built = self.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(wasm) = built.get(&key) {
+            return Ok(wasm.clone());
+        }
+        let wasm = super::from_crate::build(spec, dir)?;
+        built.insert(key, wasm.clone());
+        Ok(wasm)
     }
 
     /// Loads a plugin from bytes: a component, or a core module carrying

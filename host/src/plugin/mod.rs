@@ -167,6 +167,9 @@ pub struct PluginHost {
     settings: EngineSettings,
     sampler: Option<Arc<sampler::GuestSampler>>,
     _ticker: Option<store::EpochTicker>,
+    /// Crate folders built by this host, and the `.wasm` each built, so a
+    /// crate is built (and says so) once however often it is loaded.
+    built: std::sync::Mutex<std::collections::HashMap<PathBuf, PathBuf>>,
 }
 
 impl std::fmt::Debug for PluginHost {
@@ -198,7 +201,7 @@ impl PluginHost {
         let ticking = settings.call_deadline.is_some() || settings.profile;
         let ticker = ticking.then(|| store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings)));
         let sampler = settings.profile.then(|| Arc::new(sampler::GuestSampler::default()));
-        Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker }))
+        Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker, built: Default::default() }))
     }
 
     /// The settings the engine was built with.

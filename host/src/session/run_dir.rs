@@ -31,13 +31,14 @@ pub(super) fn keep_components(host: &Arc<PluginHost>, config: &BenchConfig, run_
     Ok(())
 }
 
-/// `<out>/<name>-<unix seconds>`, or with `-2`, `-3`... when a run in the
-/// same second took it; created here, so an unwritable `out` fails first.
+/// `<out>/<UTC time>-<name>` (`20261202T124000Z-default`), so `ls` lists
+/// runs oldest first, or with `-2`, `-3`... when a run in the same second
+/// took it; created here, so an unwritable `out` fails first.
 pub(super) fn create(out: &Path, name: &str) -> Result<PathBuf, SessionError> {
     std::fs::create_dir_all(out).map_err(|e| SessionError::Out { path: out.display().to_string(), detail: e.to_string() })?;
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let stamp = utc_stamp(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0));
     for n in 1..1000 {
-        let dir = out.join(if n == 1 { format!("{name}-{stamp}") } else { format!("{name}-{stamp}-{n}") });
+        let dir = out.join(if n == 1 { format!("{stamp}-{name}") } else { format!("{stamp}-{name}-{n}") });
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -45,4 +46,33 @@ pub(super) fn create(out: &Path, name: &str) -> Result<PathBuf, SessionError> {
         }
     }
     Err(SessionError::Out { path: out.display().to_string(), detail: "a thousand runs of this name started this second".into() })
+}
+
+/// `YYYYMMDDTHHMMSSZ` for seconds since the epoch (the civil calendar
+/// from days, Howard Hinnant's `civil_from_days`).
+fn utc_stamp(secs: u64) -> String {
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z", rest / 3_600, rest / 60 % 60, rest % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_stamp;
+
+    #[test]
+    fn run_directories_are_named_by_utc_time() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
+        assert_eq!(utc_stamp(1_796_215_200), "20261202T124000Z");
+        assert_eq!(utc_stamp(4_102_444_799), "20991231T235959Z");
+    }
 }

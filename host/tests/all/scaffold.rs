@@ -9,7 +9,7 @@ use crate::support::scratch;
 #[test]
 fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
     let dir = scratch("scaffold");
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache");
     for kind in memlab::seam::KINDS.iter().map(|k| k.name) {
         let name = format!("my-{kind}");
         let out = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", kind, &name, dir.to_str().expect("path")]).output().expect("memlab new");
@@ -18,8 +18,8 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
         // memlab builds the crate itself, when asked: `memlab check . --build`.
         let memlab_in = |at: &Path, args: &[&str]| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_memlab"));
-            cmd.args(args).current_dir(at).env("CARGO_TARGET_DIR", &target);
-            cmd.env("MEMLAB_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("memlab-cache"));
+            // No target folder of the author's: memlab's shared one.
+            cmd.args(args).current_dir(at).env_remove("CARGO_TARGET_DIR").env("MEMLAB_CACHE_DIR", &cache);
             // The outer cargo's settings are for memlab's own build.
             for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_MAKEFLAGS", "MAKEFLAGS"] {
                 cmd.env_remove(var);
@@ -41,7 +41,11 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
         if kind == "memtable" {
             // The README's form, a relative folder from the parent.
             let mut from_parent = Command::new(env!("CARGO_BIN_EXE_memlab"));
-            from_parent.args(["check", &format!("./{name}"), "--ops", "100", "--size", "100", "--build"]).current_dir(&dir).env("CARGO_TARGET_DIR", &target);
+            from_parent
+                .args(["check", &format!("./{name}"), "--ops", "100", "--size", "100", "--build"])
+                .current_dir(&dir)
+                .env_remove("CARGO_TARGET_DIR")
+                .env("MEMLAB_CACHE_DIR", &cache);
             for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_MAKEFLAGS", "MAKEFLAGS"] {
                 from_parent.env_remove(var);
             }
@@ -63,7 +67,20 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
         let run = memlab_in(&dir, &["bench", &config, "--quiet", "--no-intervals", "--out", "runs", "--repeats", "1", "--build"]);
         let report = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
         assert!(run.status.success() && report.matches("Verified").count() == 3, "{kind}: {report}");
+        assert_eq!(report.matches("memlab: building").count(), 1, "{kind}: each step is said once: {report}");
+        assert!(
+            std::fs::read_to_string(root.join("rust-toolchain.toml")).is_ok_and(|t| t.contains("channel = \"1.95.0\"")),
+            "the crate pins memlab's toolchain"
+        );
     }
+    // The crates shared one target folder: wit-bindgen was built once for
+    // all of them, which is what makes a second crate's first build quick.
+    let deps = cache.join("plugin-target/wasm32-unknown-unknown/release/deps");
+    let bindgen = std::fs::read_dir(&deps).expect("the shared target folder").filter_map(Result::ok).filter(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        name.starts_with("libwit_bindgen-") && name.ends_with(".rlib")
+    });
+    assert_eq!(bindgen.count(), 1, "every crate memlab built shares {}", deps.display());
     let again = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", "memtable", "my-memtable", dir.to_str().expect("path")]).output().expect("memlab new");
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("already exists"));
 }
