@@ -19,7 +19,8 @@ fn range(xs: &[f64]) -> (f64, f64) {
 }
 
 fn shown((lo, hi): (f64, f64)) -> String {
-    if (hi - lo).abs() < 0.05 { format!("{lo:.1}") } else { format!("{lo:.1}-{hi:.1}") }
+    let (lo, hi) = (format!("{lo:.1}"), format!("{hi:.1}"));
+    if lo == hi { lo } else { format!("{lo}-{hi}") }
 }
 
 /// The threads a variant keeps busy at once: its clients and its flush
