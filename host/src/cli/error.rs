@@ -34,6 +34,9 @@ pub enum CliError {
     /// `show -b`'s pairing.
     #[error(transparent)]
     Pairing(#[from] report::PairingError),
+    /// `show -b` on records of different workloads.
+    #[error(transparent)]
+    WorkloadsDiffer(#[from] report::WorkloadsDiffer),
     /// The bench session.
     #[error(transparent)]
     Session(#[from] crate::session::SessionError),

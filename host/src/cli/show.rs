@@ -26,6 +26,12 @@ pub(super) struct Args {
     /// the split that names a variant on each side is taken); overrides --by.
     #[arg(long, requires = "baseline")]
     pair: Vec<String>,
+    /// With -b: judge pairs whose variants differ in what ran (settings,
+    /// parameters, plugins' bytes) or ran on different machines, and show
+    /// records of different workloads; each difference is listed beside
+    /// the verdict it then carries.
+    #[arg(long, requires = "baseline")]
+    across_differences: bool,
     /// Also write the run's HTML report here.
     #[arg(long)]
     html: Option<PathBuf>,
@@ -45,7 +51,7 @@ pub(super) fn read_run(path: &Path) -> Result<BenchResult, CliError> {
 }
 
 pub(super) fn run(args: Args) -> Result<(), CliError> {
-    let Args { runs, baseline, by, pair, html } = args;
+    let Args { runs, baseline, by, pair, across_differences, html } = args;
     // One run: a path that is no directory, or a directory with a record.
     let single = runs.len() == 1 && (!runs[0].is_dir() || record::is_run_dir(&runs[0]));
     if !single {
@@ -66,7 +72,7 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
                 (true, MatchBy::Position) => report::Pairing::ByPosition,
             };
             let pairs = report::pairs(&base, &result, &pairing)?;
-            say!("{}", report::against_baseline_paired(&base, &result, &pairs));
+            say!("{}", report::against_baseline_paired(&base, &result, &pairs, across_differences)?);
         }
     }
     if let Some(path) = html {

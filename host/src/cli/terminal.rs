@@ -32,8 +32,17 @@ impl Progress for Terminal {
                 // The stuck thread cannot be stopped: end here.
                 std::process::exit(3);
             }
-            Event::SweepStarted { name, over, values } => {
-                sayln!("memlab sweep: {name} over `{over}` = {} ({} point(s)), every variant at each", values.join(", "), values.len());
+            Event::SweepStarted { name, over, values, not_applied } => {
+                let which = if not_applied.is_empty() {
+                    "every variant at each".to_string()
+                } else {
+                    let names: Vec<String> = not_applied.iter().map(|n| format!("`{n}`")).collect();
+                    format!(
+                        "every variant at each; not applied to {}, whose plugin has no such parameter, so it runs as configured at every point",
+                        names.join(", ")
+                    )
+                };
+                sayln!("memlab sweep: {name} over `{over}` = {} ({} point(s)), {which}", values.join(", "), values.len());
             }
             Event::SweepPoint { index, of, over, value } => sayln!("\n=== sweep point {index} of {of}: {over} = {value} ==="),
             Event::SweepFinished { sweep, dir, html } => {

@@ -77,6 +77,9 @@ pub struct Sweep {
     /// sha256 of the config without the sweep's values: points with the
     /// same identity come from the same experiment.
     pub id: String,
+    /// Variants a plugin parameter's sweep leaves as they are: their
+    /// plugin has no such parameter (found by asking it, before any runs).
+    pub not_applied: Vec<String>,
 }
 
 /// Which point of a sweep a config is.
@@ -92,6 +95,8 @@ pub struct SweepPoint {
     pub values: Vec<String>,
     /// The sweep's identity.
     pub id: String,
+    /// Variants the sweep's parameter was not applied to.
+    pub not_applied: Vec<String>,
 }
 
 impl Sweep {
@@ -106,7 +111,7 @@ impl Sweep {
         if let Some(twice) = shown.iter().enumerate().find_map(|(i, v)| shown[..i].contains(v).then_some(v)) {
             return Err(format!("`sweep.values` holds {twice} twice"));
         }
-        let sweep = Sweep { knob, over: raw.over, values: raw.values, id: identity(text, base) };
+        let sweep = Sweep { knob, over: raw.over, values: raw.values, id: identity(text, base), not_applied: Vec::new() };
         for value in &sweep.values {
             sweep.apply(base.clone(), value).map_err(|e| format!("`sweep.values`: {} = {value}: {e}", sweep.over))?;
         }
@@ -130,6 +135,7 @@ impl Sweep {
             index: self.values.iter().position(|v| v == value).unwrap_or(0),
             values: self.values.iter().map(ToString::to_string).collect(),
             id: self.id.clone(),
+            not_applied: self.not_applied.clone(),
         });
         Ok(config)
     }
@@ -162,7 +168,7 @@ impl Sweep {
                 config.variants.iter_mut().for_each(|v| v.memtable_space = bytes);
             }
             Knob::Param(kind, name) => {
-                for v in &mut config.variants {
+                for v in config.variants.iter_mut().filter(|v| !self.not_applied.contains(&v.name)) {
                     v.params_mut(*kind).insert(name.clone(), value.clone());
                 }
             }

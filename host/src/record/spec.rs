@@ -111,6 +111,17 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl VariantSpec {
+    /// The plugin it ran of `kind`, as configured (empty for no log).
+    pub fn plugin(&self, kind: crate::seam::Kind) -> &str {
+        use crate::seam::Kind;
+        match kind {
+            Kind::Memtable => &self.memtable,
+            Kind::Allocator => &self.allocator,
+            Kind::Serializer => &self.serializer,
+            Kind::CommitLog => self.commitlog.as_ref().map_or("", |l| l.format.as_str()),
+        }
+    }
+
     /// The cleanup threshold in force.
     pub fn threshold(&self) -> f64 {
         self.cleanup_threshold.unwrap_or(1.0 / (self.flush_writers as f64 + 1.0))
@@ -200,6 +211,10 @@ pub struct SweepSpec {
     pub values: Vec<String>,
     /// sha256 of the config without the sweep's values.
     pub id: String,
+    /// Variants whose plugin has no such parameter: they ran as
+    /// configured at every point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<String>,
 }
 
 impl ConfigSpec {
@@ -283,6 +298,7 @@ impl From<&BenchConfig> for ConfigSpec {
                 index: p.index,
                 values: p.values.clone(),
                 id: p.id.clone(),
+                not_applied: p.not_applied.clone(),
             }),
         }
     }

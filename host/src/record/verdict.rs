@@ -63,15 +63,37 @@ impl Verdict {
     /// The verdict on per-round ratios (candidate over baseline); `None`
     /// under two rounds or for a ratio that is not a positive number.
     pub fn of(ratios: &[f64], threshold: f64) -> Option<Verdict> {
-        if ratios.len() < 2 || ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
-            return None;
-        }
-        let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+        let logs = logs(ratios)?;
         let n = logs.len() as f64;
-        let mean = logs.iter().sum::<f64>() / n;
-        let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-        let se = sd / n.sqrt();
-        let t = t_quantile(CONFIDENCE, n - 1.0);
+        let (mean, var) = moments(&logs);
+        let (se, t) = ((var / n).sqrt(), t_quantile(CONFIDENCE, n - 1.0));
+        // Rounds for an interval of half-width `target` at this noise.
+        let needed = |target: f64| (t * t * var / (target * target)).ceil() as usize;
+        Some(Verdict::decide(mean, se, t, logs.len(), threshold, needed))
+    }
+
+    /// The verdict on two records' rounds, which cannot be paired (a run
+    /// against a baseline run): the ratio of their geometric mean rates,
+    /// with Welch's interval on the logs. The same rules decide as in a
+    /// bench; the interval is wider, since a shared round's noise no
+    /// longer cancels. `rounds` is the fewer side's count.
+    pub fn unpaired(baseline: &[f64], run: &[f64], threshold: f64) -> Option<Verdict> {
+        let (a, b) = (logs(baseline)?, logs(run)?);
+        let ((ma, va), (mb, vb)) = (moments(&a), moments(&b));
+        let (na, nb) = (a.len() as f64, b.len() as f64);
+        let (sa, sb) = (va / na, vb / nb);
+        let se = (sa + sb).sqrt();
+        // Welch-Satterthwaite; identical rounds on both sides leave no noise.
+        let df = if se > 0.0 { (sa + sb).powi(2) / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0)) } else { na + nb - 2.0 };
+        let t = t_quantile(CONFIDENCE, df);
+        // Rounds per side for that half-width, both sides alike.
+        let needed = |target: f64| (t * t * (va + vb) / (target * target)).ceil() as usize;
+        Some(Verdict::decide(mb - ma, se, t, a.len().min(b.len()), threshold, needed))
+    }
+
+    /// The bench's rule on a mean log ratio, its standard error and its
+    /// t quantile.
+    fn decide(mean: f64, se: f64, t: f64, rounds: usize, threshold: f64, needed: impl Fn(f64) -> usize) -> Verdict {
         let (low, high) = ((mean - t * se).exp(), (mean + t * se).exp());
         let band = (1.0 + threshold).ln();
         let decision = if low > 1.0 && mean >= band {
@@ -86,11 +108,23 @@ impl Verdict {
             // Narrow enough to exclude 1 (|mean|), or to fit in the band
             // (band - |mean|), whichever is nearer.
             let target = mean.abs().max(band - mean.abs()).max(1e-9);
-            let needed = (t * sd / target).powi(2).ceil() as usize;
-            Decision::Undecided { more_rounds: needed.saturating_sub(logs.len()).max(1) }
+            Decision::Undecided { more_rounds: needed(target).saturating_sub(rounds).max(1) }
         };
-        Some(Verdict { ratio: mean.exp(), low, high, rounds: logs.len(), rse: se, threshold, decision })
+        Verdict { ratio: mean.exp(), low, high, rounds, rse: se, threshold, decision }
     }
+}
+
+/// The logs of `ratios`, if there are two or more and each is a positive
+/// number.
+fn logs(ratios: &[f64]) -> Option<Vec<f64>> {
+    (ratios.len() >= 2 && ratios.iter().all(|r| r.is_finite() && *r > 0.0)).then(|| ratios.iter().map(|r| r.ln()).collect())
+}
+
+/// Mean and sample variance.
+fn moments(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    (mean, x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0))
 }
 
 impl fmt::Display for Verdict {
@@ -277,5 +311,30 @@ mod tests {
     fn identical_rounds_decide_at_once() {
         assert_eq!(Verdict::of(&[1.5, 1.5], 0.02).expect("two").decision, Decision::Faster);
         assert_eq!(Verdict::of(&[1.0, 1.0], 0.02).expect("two").decision, Decision::Same);
+    }
+
+    #[test]
+    fn two_records_are_judged_by_the_same_rules_on_a_wider_interval() {
+        // ln rates: baseline 0, 0.02, -0.02; run ln 1.3 + the same: Welch
+        // se = sqrt(2 * 0.0004 / 3), df 4, t 2.776.
+        let base = [1.0, 0.02f64.exp(), (-0.02f64).exp()];
+        let run: Vec<f64> = base.iter().map(|r| r * 1.3).collect();
+        let v = Verdict::unpaired(&base, &run, 0.02).expect("three a side");
+        let half = 2.776 * (2.0 * 0.0004 / 3.0f64).sqrt();
+        assert!((v.ratio - 1.3).abs() < 1e-9 && (v.low - (1.3f64.ln() - half).exp()).abs() < 1e-3, "{v:?}");
+        assert_eq!(v.decision, Decision::Faster);
+        // The identical rounds on both sides: the same once the interval
+        // fits in the band (±0.2% rounds), undecided while it does not
+        // (±2%), never faster.
+        let tight = [1.0, 1.002, 0.998];
+        assert_eq!(Verdict::unpaired(&tight, &tight, 0.02).expect("same").decision, Decision::Same);
+        assert!(matches!(Verdict::unpaired(&base, &base, 0.02).expect("same").decision, Decision::Undecided { .. }));
+        // Rounds that move by 15-30% between runs: no decision, and how
+        // many rounds a side would settle it.
+        let Decision::Undecided { more_rounds } = Verdict::unpaired(&[1.0, 1.3, 0.9], &[1.1, 1.4, 0.95], 0.02).expect("noisy").decision else {
+            panic!("noise decided")
+        };
+        assert!(more_rounds > 3, "{more_rounds}");
+        assert!(Verdict::unpaired(&[1.0], &run, 0.02).is_none(), "one round on a side");
     }
 }

@@ -71,34 +71,3 @@ pub fn line(t: &TimeBreakdown) -> String {
     let shown: Vec<String> = parts.iter().take(6).map(|(name, ns)| format!("{name} {:.0}%", share(*ns, t))).collect();
     format!("{}; its clock reads cost {:.2}% (measured by the host)", shown.join(", "), t.own_cost() * 100.0)
 }
-
-/// Why `winner` beat `other`, from their breakdowns: the client time per
-/// row of each, and the phases whose time per row fell the most.
-pub fn why(groups: &[(&str, Vec<&VariantResult>)], winner: &str, other: &str) -> Option<String> {
-    let per_row = |name: &str| {
-        let (_, runs) = groups.iter().find(|(n, _)| *n == name)?;
-        let t = of(runs)?;
-        let rows = super::total(super::ok(runs).into_iter().filter(|v| !v.time.is_empty()).map(|v| v.rows));
-        (rows > 0).then_some((t, rows as f64))
-    };
-    let ((w, w_rows), (o, o_rows)) = (per_row(winner)?, per_row(other)?);
-    let us = |ns: u64, rows: f64| ns as f64 / rows / 1e3;
-    let mut drops: Vec<(&str, f64, f64)> = w
-        .parts()
-        .iter()
-        .zip(o.parts().iter())
-        .map(|((name, a), (_, b))| (*name, us(*b, o_rows), us(*a, w_rows)))
-        .filter(|(_, before, after)| before > after)
-        .collect();
-    drops.sort_by(|a, b| (b.1 - b.2).total_cmp(&(a.1 - a.2)));
-    let shown: Vec<String> = drops.iter().take(3).map(|(name, before, after)| format!("{name} {before:.2} → {after:.2} µs")).collect();
-    if shown.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "Why: per row, `{winner}`'s client threads spent {:.2} µs against `{other}`'s {:.2} µs; most of the difference: {} (where the time went, below).",
-        us(w.client_wall_ns, w_rows),
-        us(o.client_wall_ns, o_rows),
-        shown.join(", ")
-    ))
-}

@@ -81,8 +81,10 @@ pub const FIGURES: [Figure; 23] = [
     figure("flushed rows/s", Higher, Quantity, |v| positive(Rates::of(v).flush_rows as f64).map(|_| Rates::of(v).flushed_rows)),
     figure("flush input (MiB/s of rows)", Higher, Quantity, |v| positive(mib(raw_bytes(v)) / Rates::of(v).flush_wall.as_secs_f64().max(1e-9))),
     figure("flush cpu (ms)", Lower, Quantity, |v| positive(Rates::of(v).flush_cpu.as_secs_f64() * 1e3)),
-    figure("allocated per flush, host heap (MiB)", Lower, Quantity, |v| super::heap_per_flush(v).map(|b| b / (1024.0 * 1024.0))),
-    figure("of it in serializer calls (MiB)", Lower, Quantity, |v| super::serializer_heap_per_flush(v).map(|b| b / (1024.0 * 1024.0))),
+    // Per row flushed, not per flush: flushes of different sizes would
+    // rank by their size.
+    figure("host heap per row flushed (B)", Lower, Quantity, super::heap_per_row_flushed),
+    figure("of it in serializer calls (B)", Lower, Quantity, super::serializer_heap_per_row_flushed),
     figure("on disk (MiB)", Lower, Quantity, |v| positive(mib(Rates::of(v).flush_bytes))),
     figure("on disk per row (bytes)", Lower, Quantity, |v| positive(Rates::of(v).flush_bytes as f64 / Rates::of(v).flush_rows.max(1) as f64)),
     figure("compression (raw rows / on disk)", Higher, Times, |v| positive(raw_bytes(v) as f64 / Rates::of(v).flush_bytes.max(1) as f64)),

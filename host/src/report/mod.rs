@@ -9,6 +9,7 @@ mod baseline;
 mod breakdown;
 mod charts;
 mod counters;
+mod differences;
 mod fidelity;
 pub mod figures;
 pub mod html;
@@ -18,12 +19,14 @@ mod summary;
 pub mod sweep;
 mod verdict;
 mod verified;
+mod why;
 
-pub use baseline::{Pairing, PairingError, against_baseline, against_baseline_paired, pairs};
+pub use baseline::{Pairing, PairingError, WorkloadsDiffer, against_baseline, against_baseline_paired, pairs};
+pub use differences::Difference;
 pub use fidelity::fidelity;
 pub use summary::summary;
 use summary::{HEAP_STAT, beyond_budget_mib};
-pub(crate) use summary::{heap_per_flush, reported_heap_per_flush, serializer_heap_per_flush};
+pub(crate) use summary::{heap_per_row_flushed, reported_heap_per_flush, serializer_heap_per_row_flushed};
 pub use verdict::{Headline, headline, verdict_block};
 
 pub use crate::record::verdict::by_variant;

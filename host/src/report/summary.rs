@@ -124,13 +124,30 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
 /// Heap bytes allocated per flush: the host's count of the flush
 /// thread's heap (CASSANDRA-21083's figure), and a wasm serializer's own,
 /// as the SDK counted and the plugin reported it.
-pub(crate) fn heap_per_flush(v: &VariantResult) -> Option<f64> {
+fn heap_per_flush(v: &VariantResult) -> Option<f64> {
     per_flush(v, |f| f.heap_allocated)
 }
 
 /// Of that, the serializer's calls.
-pub(crate) fn serializer_heap_per_flush(v: &VariantResult) -> Option<f64> {
+fn serializer_heap_per_flush(v: &VariantResult) -> Option<f64> {
     per_flush(v, |f| f.serializer_heap)
+}
+
+/// The flush thread's heap bytes per row flushed: the comparison's
+/// figure, since a figure per flush favours whichever variant flushes
+/// smaller generations.
+pub(crate) fn heap_per_row_flushed(v: &VariantResult) -> Option<f64> {
+    per_row_flushed(v, |f| f.heap_allocated)
+}
+
+/// Of that, the serializer's calls, per row flushed.
+pub(crate) fn serializer_heap_per_row_flushed(v: &VariantResult) -> Option<f64> {
+    per_row_flushed(v, |f| f.serializer_heap)
+}
+
+fn per_row_flushed(v: &VariantResult, get: fn(&crate::record::FlushFigures) -> Option<u64>) -> Option<f64> {
+    let rows = total(v.flushes.iter().map(|f| f.rows));
+    per_flush(v, get).filter(|_| rows > 0).map(|per| per * v.flushes.len() as f64 / rows as f64)
 }
 
 fn per_flush(v: &VariantResult, get: fn(&crate::record::FlushFigures) -> Option<u64>) -> Option<f64> {

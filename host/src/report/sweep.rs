@@ -180,6 +180,15 @@ pub fn table(sweep: &Sweep) -> String {
         grid.variants.len(),
         sweep.id
     );
+    let not_applied = sweep.points.iter().find_map(|p| p.result.config.sweep.as_ref().map(|s| s.not_applied.clone())).unwrap_or_default();
+    if !not_applied.is_empty() {
+        let names: Vec<String> = not_applied.iter().map(|n| format!("`{}`", crate::record::text::for_terminal(n))).collect();
+        let _ = writeln!(
+            s,
+            "Not applied to {}: its plugin has no such parameter, so it runs as configured at every point (a reference line, not a point of the sweep)",
+            names.join(", ")
+        );
+    }
     let missing = sweep.missing();
     if !missing.is_empty() {
         let _ = writeln!(s, "Not recorded: {} = {} (run them with `--points`, then show every point's directory together)", sweep.over, missing.join(", "));

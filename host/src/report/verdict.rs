@@ -104,7 +104,13 @@ fn decided(result: &BenchResult) -> Option<Headline> {
             (Some(_), _) => baseline,
             (None, c) => c.map_or(baseline, |c| c.0),
         };
-        let why = super::breakdown::why(&by_variant(result), name, other);
+        // The closest and the baseline first; then the rest by ratio, so a
+        // variant differing in one strategy can be found.
+        let mut against = vec![other, baseline];
+        let mut rest: Vec<(&str, f64)> = all.iter().filter_map(|(n, v)| v.map(|v| (*n, v.ratio))).collect();
+        rest.sort_by(|a, b| b.1.total_cmp(&a.1));
+        against.extend(rest.into_iter().map(|(n, _)| n));
+        let why = super::why::why(&by_variant(result), name, &against);
         return Some(Headline { winner: Some(name.to_string()), text, advice: None, why });
     }
     let undecided: Vec<(usize, &str)> = all

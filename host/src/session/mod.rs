@@ -152,6 +152,9 @@ pub enum Event<'a> {
         over: &'a str,
         /// The values it runs.
         values: &'a [String],
+        /// Variants a plugin parameter is not applied to (their plugin
+        /// has none such).
+        not_applied: &'a [String],
     },
     /// A sweep's point starts (`index` from 1).
     SweepPoint {

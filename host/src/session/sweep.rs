@@ -33,7 +33,12 @@ fn selected<'s>(sweep: &'s Sweep, points: &[String]) -> Result<Vec<&'s ParamValu
 /// applies, each folder name is its own, a stream file is not swept over
 /// what it fixes, and each point passes the bench's preflight. A refused
 /// sweep has run nothing and leaves nothing.
-fn checked_points<'v>(base: &BenchConfig, sweep: &Sweep, values: &[&'v ParamValue], build: bool) -> Result<Vec<(&'v ParamValue, BenchConfig)>, SessionError> {
+fn checked_points<'v>(
+    host: &Arc<PluginHost>,
+    base: &BenchConfig,
+    sweep: &Sweep,
+    values: &[&'v ParamValue],
+) -> Result<Vec<(&'v ParamValue, BenchConfig)>, SessionError> {
     if base.workload.stream.is_some() && matches!(sweep.knob, Knob::Threads | Knob::RowsPerBatch) {
         return Err(SessionError::Points(format!(
             "a sweep over `{}` of a stream file would replay the identical stream at every point (the file fixes its threads and batches); sweep a generated workload, or a variant's knob",
@@ -50,15 +55,38 @@ fn checked_points<'v>(base: &BenchConfig, sweep: &Sweep, values: &[&'v ParamValu
             )));
         }
     }
-    let host = PluginHost::new(EngineSettings { build_crates: build, ..EngineSettings::default() })?;
     values
         .iter()
         .map(|value| {
             let config = sweep.point(base, value).map_err(|e| SessionError::Points(format!("{} = {value}: {e}", sweep.over)))?;
-            crate::bench::preflight(&host, &config, None).map_err(|e| SessionError::Points(format!("{} = {value}: {e}", sweep.over)))?;
+            crate::bench::preflight(host, &config, None).map_err(|e| SessionError::Points(format!("{} = {value}: {e}", sweep.over)))?;
             Ok((*value, config))
         })
         .collect()
+}
+
+/// A plugin parameter's sweep, applied only to the variants whose plugin
+/// has the parameter (each plugin asked with its configured parameters);
+/// refused when none has it.
+fn narrowed(host: &Arc<PluginHost>, base: &BenchConfig, sweep: &Sweep) -> Result<Sweep, SessionError> {
+    let Knob::Param(kind, param) = &sweep.knob else { return Ok(sweep.clone()) };
+    let mut sweep = sweep.clone();
+    for v in &base.variants {
+        let strategy = v.strategy(*kind);
+        let has = !strategy.plugin.is_empty() && {
+            let refused = |e: String| SessionError::Points(format!("`{}`: variant `{}`'s {kind} `{}`: {e}", sweep.over, v.name, strategy.plugin));
+            let plugin = host.load_as(strategy.plugin, *kind).map_err(|e| refused(e.to_string()))?;
+            let described = crate::check::describe(host, &plugin, &crate::config::params(strategy.params)).map_err(|e| refused(e.to_string()))?;
+            described.params.iter().any(|(name, _)| name == param)
+        };
+        if !has {
+            sweep.not_applied.push(v.name.clone());
+        }
+    }
+    if sweep.not_applied.len() == base.variants.len() {
+        return Err(SessionError::Points(format!("`sweep.over = \"{}\"`: no variant's {kind} plugin has a parameter `{param}`", sweep.over)));
+    }
+    Ok(sweep)
 }
 
 /// Runs each selected point into its own folder of one sweep directory.
@@ -72,8 +100,10 @@ pub(super) fn run(
     let values = selected(sweep, &options.points)?;
     let name = name_of(base);
     let shown: Vec<String> = values.iter().map(ToString::to_string).collect();
-    progress.event(Event::SweepStarted { name, over: &sweep.over, values: &shown });
-    let configs = checked_points(base, sweep, &values, options.build)?;
+    let host = PluginHost::new(EngineSettings { build_crates: options.build, ..EngineSettings::default() })?;
+    let sweep = &narrowed(&host, base, sweep)?;
+    progress.event(Event::SweepStarted { name, over: &sweep.over, values: &shown, not_applied: &sweep.not_applied });
+    let configs = checked_points(&host, base, sweep, &values)?;
     let dir = super::run_dir::create(&options.out, name)?;
     let mut points = Vec::new();
     let mut failed: Option<SessionError> = None;

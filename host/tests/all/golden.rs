@@ -95,6 +95,7 @@ fn a_sweeps_table_matches_its_golden_text() {
             index,
             values: vec!["2".into(), "16".into(), "64".into()],
             id: "0123456789abcdef".into(),
+            not_applied: Vec::new(),
         });
         (format!("point-{value}"), r)
     });

@@ -297,12 +297,12 @@ fn show_b_pairs_variants_by_name_by_position_or_as_told() {
     let by_position = report::pairs(&base, &run, &report::Pairing::ByPosition).expect("by position");
     assert_eq!(by_position[0], ("skiplist, per-cell".to_string(), "btree wasm".to_string()));
     assert_eq!(by_position.len(), 4, "as many as the shorter record has");
-    let text = report::against_baseline_paired(&base, &run, &by_position);
+    let text = report::against_baseline_paired(&base, &run, &by_position, true).expect("across the differences");
     assert!(text.contains("skiplist, per-cell (against the baseline's `btree wasm`)"), "{text}");
     assert!(text.contains("vector native: only in the baseline"), "{text}");
     let told = report::Pairing::Explicit(vec![("trie x32, per-row".into(), "trie native".into())]);
     let pairs = report::pairs(&base, &run, &told).expect("explicit");
-    let text = report::against_baseline_paired(&base, &run, &pairs);
+    let text = report::against_baseline_paired(&base, &run, &pairs, true).expect("across the differences");
     assert!(text.contains("trie x32, per-row (against the baseline's `trie native`)") && text.contains("skiplist, per-cell: not paired"), "{text}");
     let wrong = report::Pairing::Explicit(vec![("trie x32, per-row".into(), "nope".into())]);
     let e = report::pairs(&base, &run, &wrong).expect_err("no such variant");

@@ -200,6 +200,33 @@ fn a_sweep_records_each_point_and_show_merges_points_run_apart() {
     assert!(!ok && text.contains("--points 2") && text.contains("1, 3, 4"), "{text}");
 }
 
+/// A plugin parameter's sweep applies to the variants whose plugin has
+/// it, says which it leaves as they are, and records that (issue 36); one
+/// no variant's plugin has is refused before anything runs.
+#[test]
+fn a_plugin_parameters_sweep_applies_only_where_the_plugin_has_it() {
+    let dir = scratch("sweep-param");
+    let variants = "[workload]\nseed = 5\nops = 400\nthreads = 1\npartitions = { count = 200 }\n\n[[variant]]\nname = \"vector\"\nmemtable = \"vector\"\nallocator = \"per-row\"\nserializer = \"lean\"\n\n[[variant]]\nname = \"skiplist\"\nmemtable = \"skiplist\"\nallocator = \"per-row\"\nserializer = \"lean\"\n";
+    let config = dir.join("sweep.toml");
+    std::fs::write(&config, format!("{variants}\n[sweep]\nover = \"memtable.capacity\"\nvalues = [1024, 4096]\n")).expect("write");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("utf-8"), "--out", dir.join("a").to_str().expect("path"), "--quiet", "--no-intervals"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("not applied to `skiplist`, whose plugin has no such parameter"), "{text}");
+    assert!(text.contains("Not applied to `skiplist`: its plugin has no such parameter"), "the sweep's table says so too: {text}");
+    let a = made(&dir.join("a"));
+    for value in [1024, 4096] {
+        let record = BenchResult::load(&a.join(format!("memtable.capacity-{value}")).join("run.json")).expect("a point's record");
+        assert_eq!(record.config.sweep.as_ref().expect("a point").not_applied, ["skiplist"]);
+        let params = |name: &str| record.config.variants.iter().find(|v| v.name == name).expect("variant").memtable_params.clone();
+        assert_eq!(params("vector").get("capacity").map(ToString::to_string), Some(value.to_string()));
+        assert!(params("skiplist").is_empty(), "skiplist ran as configured");
+    }
+    std::fs::write(&config, format!("{variants}\n[sweep]\nover = \"memtable.nope\"\nvalues = [1, 2]\n")).expect("write");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("utf-8"), "--out", dir.join("b").to_str().expect("path"), "--quiet"]);
+    assert!(!ok && text.contains("no variant's memtable plugin has a parameter `nope`"), "{text}");
+    assert!(!text.contains("=== sweep point 1"), "{text}");
+}
+
 #[test]
 fn points_of_different_sweeps_do_not_merge() {
     let dir = scratch("sweep-merge");
@@ -260,5 +287,5 @@ fn a_flush_allocates_measured_natively_and_reported_in_wasm_and_naive_allocates_
     assert!(naive > lean && lean > 0, "naive {naive} vs lean {lean}");
     assert_eq!(&reported[2..], [None, None]);
     let shown = memlab::report::comparison(&result);
-    assert!(shown.contains("allocated per flush, host heap (MiB)") && shown.contains("heap-allocated-bytes per flush (reported by the plugin)"), "{shown}");
+    assert!(shown.contains("host heap per row flushed (B)") && shown.contains("heap-allocated-bytes per flush (reported by the plugin)"), "{shown}");
 }

@@ -197,7 +197,7 @@ fn a_saved_run_round_trips_through_json() {
     assert!(again == json, "the round trip differs at byte {differs:?}: {:?}", again.get(at..(at + 160).min(again.len())));
     assert_eq!(report::comparison(&back), report::comparison(&result));
     assert!(report::comparison(&result).contains("vs first"));
-    assert!(report::against_baseline(&result, &back).contains("row rate verdict"));
+    assert!(report::against_baseline(&result, &back).expect("one workload").contains("row rate verdict"));
     let html = report::html::render(&back);
     assert!(html.matches("<svg").count() >= 4 && html.contains("round-trip"));
     assert!(!back.provenance.wasmtime_version.is_empty() && back.provenance.plugins.contains_key("skiplist"));

@@ -266,6 +266,68 @@ fn pairing_flags_need_a_baseline_and_take_any_variant_name() {
     assert!(!ok && text.contains("--pair `nope=a=b`"), "{text}");
 }
 
+/// `show -b` judges by the bench's interval rules, never a p-value, and
+/// gives no verdict on a pair whose variants differ in what ran or where
+/// (issue 36): the identical record is "the same", a changed parameter
+/// or plugin, or another machine, is named and not judged, and another
+/// stream refuses the comparison, each unless `--across-differences`.
+#[test]
+fn show_b_judges_by_intervals_and_refuses_pairs_whose_specs_differ() {
+    let dir = scratch("untrusted-show-b");
+    let mut base = golden();
+    let machine = |cores: f64| serde_json::json!({ "cpus": 2, "cores": cores, "busy": cores + 0.1, "steal": 0.0, "load": 1.5 });
+    for v in base["variants"].as_array_mut().expect("variants") {
+        v["resources"]["machine"] = machine(1.8);
+    }
+    let base_dir = write_run(&dir.join("base"), &base);
+    let show = |record: &Value, name: &str, extra: &[&str]| {
+        let run = write_run(&dir.join(name), record);
+        let mut args = vec!["show", run.to_str().expect("path"), "-b", base_dir.to_str().expect("path")];
+        args.extend_from_slice(extra);
+        memlab(&args)
+    };
+    let verdicts = |text: &str| text.lines().filter(|l| l.starts_with("row rate verdict")).map(str::to_string).collect::<Vec<_>>();
+    // The identical record: the same, by the interval, with its machine.
+    let (ok, text) = show(&base, "same", &[]);
+    assert!(ok && !text.contains("p="), "{text}");
+    let same = verdicts(&text);
+    // Three noisy rounds a side may not settle "the same"; never a winner.
+    // The golden's `btree` failed a round: it publishes nothing here either.
+    assert!(same.len() == 1 && same[0].contains("1.00x [") && (same[0].contains("same (within ±") || same[0].contains("no decision")), "{text}");
+    assert!(text.contains("btree: the baseline's variant failed round 3") && text.contains("it publishes no figure"), "{text}");
+    assert!(text.contains("baseline 1.8 of 2 cores, 0.1 busy elsewhere"), "{text}");
+    // A parameter and a plugin's bytes changed: named, not judged.
+    let mut changed = base.clone();
+    for v in changed["variants"].as_array_mut().expect("variants") {
+        if v["variant"]["name"] == "skiplist" {
+            v["variant"]["memtable_params"]["capacity"] = 32768.into();
+            v["plugins"][0]["sha256"] = "0123456789abcdef".into();
+        }
+    }
+    let (ok, text) = show(&changed, "changed", &[]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("`memtable_params.capacity` (none) vs 32768") && text.contains("the memtable plugin: skiplist 71a1368f7d02… vs skiplist 0123456789ab…"),
+        "{text}"
+    );
+    let refused = verdicts(&text);
+    assert!(refused.len() == 1 && refused[0].contains("not judged: the variants differ in what ran"), "{text}");
+    let (ok, text) = show(&changed, "changed", &["--across-differences"]);
+    assert!(ok && verdicts(&text)[0].contains("across the differences above"), "{text}");
+    // Another machine: named, not judged.
+    let mut busy = base.clone();
+    for v in busy["variants"].as_array_mut().expect("variants") {
+        v["resources"]["machine"] = machine(0.9);
+    }
+    let (ok, text) = show(&busy, "busy", &[]);
+    assert!(ok && verdicts(&text)[0].contains("not judged: the runs saw different machines"), "{text}");
+    // Another stream: no comparison at all.
+    let mut other = base.clone();
+    other["provenance"]["stream_fingerprint"] = "ffffffffffffffff".into();
+    let (ok, text) = show(&other, "other", &[]);
+    assert!(!ok && text.contains("different workloads: the stream: fingerprint 2c2150d44338ec5f vs ffffffffffffffff"), "{text}");
+}
+
 /// Checking a config is linear in its size: 16,000 named configurations
 /// and a 10,000-link `inherits` chain (21 s each when it was quadratic)
 /// are checked well inside the bound, which only a quadratic check misses.
