@@ -10,8 +10,9 @@ use super::wasm_target::{OUTER_CARGO_VARS, WASM_TARGET as TARGET, ensure_wasm_ta
 use crate::seam::LoadError;
 use crate::seam::text::for_terminal;
 
-/// Builds the crate at `dir` and returns its `.wasm`.
-pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
+/// Builds the crate at `dir` and returns its `.wasm` and the bytes it held
+/// when the build ended.
+pub fn build(spec: &str, dir: &Path) -> Result<(PathBuf, Vec<u8>), LoadError> {
     let fail = |detail: String| LoadError::Build { plugin: spec.to_string(), detail };
     // Absolute: cargo runs in the crate's folder, where `./crate` means
     // something else.
@@ -37,6 +38,13 @@ pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
     if let Some(shared) = &shared {
         cmd.env("CARGO_TARGET_DIR", shared);
     }
+    // Crates of one package name build to one path of a shared target:
+    // another memlab's build could replace this crate's `.wasm` between
+    // our build and our read, so both happen under a lock of the folder.
+    let _locked = match shared.clone().or_else(|| env::var_os("CARGO_TARGET_DIR").map(PathBuf::from)) {
+        Some(target) => Some(lock(&target).map_err(|e| fail(format!("locking {}: {e}", target.display())))?),
+        None => None,
+    };
     eprintln!(
         "memlab: building {} (cargo build --release --target {TARGET}): its build scripts and proc-macros run on this machine, outside the sandbox",
         for_terminal(spec)
@@ -60,5 +68,23 @@ pub fn build(spec: &str, dir: &Path) -> Result<PathBuf, LoadError> {
         .flat_map(|msg| msg["filenames"].as_array().cloned().unwrap_or_default())
         .filter_map(|f| f.as_str().map(PathBuf::from))
         .rfind(|f| f.extension().is_some_and(|e| e == "wasm"));
-    wasm.ok_or_else(|| fail("cargo built no .wasm: is the crate a `cdylib` (as `memlab new` writes it)?".into()))
+    let wasm = wasm.ok_or_else(|| fail("cargo built no .wasm: is the crate a `cdylib` (as `memlab new` writes it)?".into()))?;
+    let bytes = crate::seam::read_bounded(&wasm, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", wasm.display())))?;
+    Ok((wasm, bytes))
+}
+
+/// An exclusive lock of `target`'s memlab lock file, held while the
+/// returned file is open.
+fn lock(target: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::create_dir_all(target)?;
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(target.join("memlab-build.lock"))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            eprintln!("memlab: waiting for another memlab's build in {}", for_terminal(&target.display().to_string()));
+            file.lock()?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(e),
+    }
+    Ok(file)
 }

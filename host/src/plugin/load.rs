@@ -76,7 +76,7 @@ impl PluginHost {
         if let Some(bundled) = registry::find(spec) {
             return self.load_bytes(spec, Source::Bundled, bundled.component);
         }
-        let mut path = PathBuf::from(spec);
+        let path = PathBuf::from(spec);
         if !path.exists() && !spec.contains('/') && !spec.ends_with(".wasm") {
             return Err(LoadError::UnknownBundled(spec.to_string()));
         }
@@ -84,7 +84,8 @@ impl PluginHost {
             if !self.settings.build_crates {
                 return Err(LoadError::BuildNotAsked { plugin: spec.to_string() });
             }
-            path = self.built(spec, &path)?;
+            let (wasm, bytes) = self.built(spec, &path)?;
+            return self.load_bytes(spec, Source::File(wasm.display().to_string()), &bytes);
         }
         let bytes = crate::seam::read_bounded(&path, MAX_PLUGIN_BYTES, "plugin file").map_err(|e| LoadError::Read {
             plugin: spec.to_string(),
@@ -94,8 +95,9 @@ impl PluginHost {
         self.load_bytes(spec, Source::File(path.display().to_string()), &bytes)
     }
 
-    /// The `.wasm` of the crate at `dir`, built the first time it is asked for.
-    fn built(&self, spec: &str, dir: &std::path::Path) -> Result<PathBuf, LoadError> {
+    /// The `.wasm` of the crate at `dir` and its bytes, built the first
+    /// time it is asked for.
+    fn built(&self, spec: &str, dir: &std::path::Path) -> Result<(PathBuf, Arc<[u8]>), LoadError> {
         let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         // Held across the build: a second loader of the same crate waits
         // for the first build instead of starting its own.
@@ -103,9 +105,10 @@ impl PluginHost {
         if let Some(wasm) = built.get(&key) {
             return Ok(wasm.clone());
         }
-        let wasm = super::from_crate::build(spec, dir)?;
-        built.insert(key, wasm.clone());
-        Ok(wasm)
+        let (wasm, bytes) = super::from_crate::build(spec, dir)?;
+        let bytes: Arc<[u8]> = bytes.into();
+        built.insert(key, (wasm.clone(), bytes.clone()));
+        Ok((wasm, bytes))
     }
 
     /// Loads a plugin from bytes: a component, or a core module carrying

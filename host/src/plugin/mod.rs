@@ -167,9 +167,11 @@ pub struct PluginHost {
     settings: EngineSettings,
     sampler: Option<Arc<sampler::GuestSampler>>,
     _ticker: Option<store::EpochTicker>,
-    /// Crate folders built by this host, and the `.wasm` each built, so a
-    /// crate is built (and says so) once however often it is loaded.
-    built: std::sync::Mutex<std::collections::HashMap<PathBuf, PathBuf>>,
+    /// Crate folders built by this host, and the `.wasm` each built with
+    /// its bytes as read right after its build (crates of one package
+    /// name share an artifact path in the shared target), so a crate is
+    /// built (and says so) once however often it is loaded.
+    built: std::sync::Mutex<std::collections::HashMap<PathBuf, (PathBuf, Arc<[u8]>)>>,
 }
 
 impl std::fmt::Debug for PluginHost {

@@ -81,6 +81,46 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
         name.starts_with("libwit_bindgen-") && name.ends_with(".rlib")
     });
     assert_eq!(bindgen.count(), 1, "every crate memlab built shares {}", deps.display());
+    same_name_in_two_folders(&dir, &cache);
     let again = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", "memtable", "my-memtable", dir.to_str().expect("path")]).output().expect("memlab new");
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("already exists"));
+}
+
+/// Two crates of one package name, in two folders, build to one path of
+/// the shared target: each variant still runs its own crate's bytes,
+/// however often a bench loads them.
+fn same_name_in_two_folders(dir: &Path, cache: &Path) {
+    let other = dir.join("other/my-memtable");
+    std::fs::create_dir_all(&other).expect("folder");
+    for file in ["Cargo.toml", "rust-toolchain.toml", "src/lib.rs"] {
+        std::fs::create_dir_all(other.join(file).parent().expect("parent")).expect("folder");
+        let text = std::fs::read_to_string(dir.join("my-memtable").join(file)).expect("the first crate");
+        // Another version: other bytes, since `describe` says it.
+        std::fs::write(other.join(file), text.replacen("version = \"0.1.0\"", "version = \"0.2.0\"", 1)).expect("copy");
+    }
+    let variant = |name: &str, path: &str| format!("[[variant]]\nname = \"{name}\"\nmemtable = \"{path}\"\nallocator = \"per-row\"\nserializer = \"lean\"\n\n");
+    let config = format!(
+        "[workload]\nseed = 3\nops = 600\nthreads = 1\npartitions = {{ count = 100 }}\n\n[bench]\nrepeats = 2\n\n{}{}",
+        variant("first", "./my-memtable"),
+        variant("second", "./other/my-memtable")
+    );
+    std::fs::write(dir.join("both.toml"), config).expect("config");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memlab"));
+    cmd.args(["bench", "both.toml", "--quiet", "--no-intervals", "--out", "both", "--build"])
+        .current_dir(dir)
+        .env_remove("CARGO_TARGET_DIR")
+        .env("MEMLAB_CACHE_DIR", cache);
+    for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_MAKEFLAGS", "MAKEFLAGS"] {
+        cmd.env_remove(var);
+    }
+    let run = cmd.output().expect("memlab runs");
+    assert!(run.status.success(), "{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    let saved =
+        std::fs::read_dir(dir.join("both")).expect("runs").filter_map(Result::ok).map(|e| e.path().join("run.json")).find(|p| p.is_file()).expect("a record");
+    let record = memlab::record::BenchResult::load(&saved).expect("record");
+    for v in &record.variants {
+        let version = &v.descriptions[0].1;
+        let wanted = if v.variant.name == "first" { "0.1.0" } else { "0.2.0" };
+        assert_eq!(version, wanted, "round {} of `{}` ran the other folder's crate", v.repeat, v.variant.name);
+    }
 }
