@@ -27,7 +27,8 @@ impl Need {
     /// From the rounds run and the verdicts' own estimate.
     pub(super) fn of(rounds: usize, more: usize) -> Need {
         match (rounds, more) {
-            (..3, _) => Need::Unknown,
+            // No estimate at all (no verdict had two rounds) is no need of 0.
+            (..3, _) | (_, 0) => Need::Unknown,
             (_, m) if rounds + m > MAX_ROUNDS_FLAG => Need::Beyond,
             (_, m) => Need::More(m),
         }
@@ -77,14 +78,19 @@ fn ceilings(result: &BenchResult) -> Ceilings {
     Ceilings { min_rounds: field("min_rounds").and_then(|v| v.as_u64()), max_rounds: field("max_rounds").and_then(|v| v.as_u64()), max_time_s }
 }
 
-/// The cores the process got over the variants' rounds (CPU time over
-/// wall time), and the wall seconds a round took.
+/// The cores the process got over the completed rounds (the machine each
+/// recorded, else CPU time over wall time), and the wall seconds a round
+/// took.
 fn machine(result: &BenchResult, rounds: usize) -> (f64, f64) {
-    let (cpu, wall) = result
-        .variants
-        .iter()
-        .fold((0.0, 0.0), |(c, w), v| (c + (v.resources.user_cpu + v.resources.system_cpu).as_secs_f64(), w + (v.elapsed + v.setup).as_secs_f64()));
-    (cpu / wall.max(1e-9), wall / rounds.max(1) as f64)
+    let done: Vec<_> = result.variants.iter().filter(|v| v.failure().is_none()).collect();
+    let wall: f64 = done.iter().map(|v| (v.elapsed + v.setup).as_secs_f64()).sum();
+    let recorded: Vec<f64> = done.iter().filter_map(|v| v.resources.machine.map(|m| m.cores)).collect();
+    let cores = if !recorded.is_empty() && recorded.len() == done.len() {
+        recorded.iter().sum::<f64>() / recorded.len() as f64
+    } else {
+        done.iter().map(|v| (v.resources.user_cpu + v.resources.system_cpu).as_secs_f64()).sum::<f64>() / wall.max(1e-9)
+    };
+    (cores, wall / rounds.max(1) as f64)
 }
 
 /// What to run, when the rounds ended with a verdict undecided.
@@ -172,7 +178,22 @@ mod tests {
         let fixed = advice(&result(StopReason::Fixed, 1, decide.clone(), None), Need::of(1, 0));
         assert!(fixed.contains("fixed at 1") && fixed.contains("too few to estimate"), "{fixed}");
 
-        let far = advice(&result(StopReason::MaxRounds, 12, decide, None), Need::of(12, 500));
+        let far = advice(&result(StopReason::MaxRounds, 12, decide.clone(), None), Need::of(12, 500));
         assert!(far.contains("smaller than this machine resolves") && far.contains("--max-rounds 24"), "{far}");
+
+        // Rounds but no estimate: never "about 0 more".
+        let none = advice(&result(StopReason::MaxRounds, 4, decide.clone(), None), Need::of(4, 0));
+        assert!(none.contains("too few to estimate") && !none.contains("about 0"), "{none}");
+
+        // The cores the machine line recorded, and a failed variant's
+        // rounds left out of them.
+        let mut busy = result(StopReason::MaxTime, 1, decide, None);
+        busy.variants[0].resources.machine = Some(crate::record::Machine { cpus: 2, cores: 0.7, busy: 2.0, steal: 0.0, load: 6.0 });
+        let mut failed = busy.variants[0].clone();
+        failed.resources.machine = Some(crate::record::Machine { cpus: 2, cores: 1.9, busy: 2.0, steal: 0.0, load: 6.0 });
+        failed.fail(crate::record::Failure::new(crate::record::FailureClass::Trap, "boom"));
+        busy.variants.push(failed);
+        let text = advice(&busy, Need::of(1, 0));
+        assert!(text.contains("0.7 of 2 cores"), "{text}");
     }
 }
