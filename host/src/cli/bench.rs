@@ -63,6 +63,10 @@ pub(super) struct Args {
     /// to split a sweep across machines; `memlab show` merges them.
     #[arg(long, value_delimiter = ',')]
     points: Vec<String>,
+    /// Pin the run to these CPUs (`0,1`, `0-3`), recorded with it, so its
+    /// rounds get the same cores whatever runs beside them.
+    #[arg(long, value_parser = session::pin::parse)]
+    cpus: Option<session::pin::CpuSet>,
 }
 
 impl Args {
@@ -79,6 +83,7 @@ impl Args {
             build: self.build,
             profile: self.profile,
             points: self.points,
+            cpus: self.cpus.map(|c| c.0).unwrap_or_default(),
         }
     }
 }

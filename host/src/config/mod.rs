@@ -84,6 +84,9 @@ pub struct BenchInfo {
     /// such as the built-in default).
     #[serde(skip)]
     pub file: Option<String>,
+    /// The CPUs `--cpus` pinned the run to (a flag, never a config key).
+    #[serde(skip)]
+    pub cpus: Option<String>,
     /// What the comparison is meant to show.
     pub description: String,
     /// Runs of every variant, interleaved: A B A B ... (1 to 100).
@@ -117,6 +120,7 @@ impl Default for BenchInfo {
             name: String::new(),
             description: String::new(),
             file: None,
+            cpus: None,
             repeats: 1,
             interval: 0.25,
             call_deadline_ms: None,

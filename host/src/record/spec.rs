@@ -146,6 +146,9 @@ pub struct BenchSpec {
     /// built-in default (the advice's command names it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// The CPUs the run was pinned to (`--cpus`), if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
     /// Runs of every variant, interleaved.
     #[serde(default = "one")]
     pub repeats: usize,
@@ -280,6 +283,7 @@ impl From<&BenchConfig> for ConfigSpec {
                 name: b.name.clone(),
                 description: b.description.clone(),
                 file: b.file.clone(),
+                cpus: b.cpus.clone(),
                 repeats: b.repeats,
                 interval: b.interval,
                 call_deadline_ms: b.call_deadline_ms,

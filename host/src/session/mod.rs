@@ -17,6 +17,7 @@ use crate::record::{BenchResult, VariantResult};
 use crate::report;
 
 mod error;
+pub mod pin;
 mod run_dir;
 mod saving;
 mod sweep;
@@ -51,6 +52,9 @@ pub struct SessionOptions {
     pub profile: bool,
     /// With a `[sweep]`: only these of its values.
     pub points: Vec<String>,
+    /// Pin the process to these CPUs before anything runs (`--cpus`);
+    /// empty: wherever the kernel puts it.
+    pub cpus: Vec<usize>,
 }
 
 impl Default for SessionOptions {
@@ -67,6 +71,7 @@ impl Default for SessionOptions {
             build: false,
             profile: false,
             points: Vec::new(),
+            cpus: Vec::new(),
         }
     }
 }
@@ -208,6 +213,10 @@ pub enum Ran {
 /// it is the matching error, after everything that finished was saved.
 pub fn run(mut config: BenchConfig, options: &SessionOptions, progress: &Arc<dyn Progress>, interrupt: &Arc<AtomicBool>) -> Result<Ran, SessionError> {
     config.bench.profile |= options.profile;
+    if !options.cpus.is_empty() {
+        pin::pin(&options.cpus).map_err(SessionError::Points)?;
+        config.bench.cpus = Some(pin::shown(&options.cpus));
+    }
     if let Some(sweep) = config.sweep.clone() {
         return sweep::run(&config, &sweep, options, progress, interrupt);
     }

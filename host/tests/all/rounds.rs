@@ -121,3 +121,24 @@ fn the_advice_names_the_limit_that_stopped_the_rounds() {
     let advice = text.lines().find(|l| l.starts_with("What to run:")).unwrap_or_default();
     assert!(ok && advice.contains("fixed at 1") && advice.contains(&format!("`memlab bench {file} --max-rounds 10`")), "{text}");
 }
+
+/// `--cpus` pins the run, records the set and says so in the machine
+/// line; a CPU the machine does not have is refused before anything runs.
+#[test]
+fn cpus_pins_the_run_and_the_record_says_so() {
+    let dir = scratch("rounds-cpus");
+    let path = dir.join("pinned.toml");
+    std::fs::write(&path, CONFIG.replace("{hostile}", &hostile_plugin())).expect("config");
+    let (file, out) = (path.to_str().expect("path"), dir.join("runs"));
+    let (ok, text) =
+        crate::support::memlab(&["bench", file, "--quiet", "--no-intervals", "--repeats", "2", "--cpus", "0", "--out", out.to_str().expect("path")]);
+    assert!(ok && text.contains("pinned to CPUs 0,"), "{text}");
+    let run = std::fs::read_dir(&out).expect("runs").filter_map(Result::ok).map(|e| e.path().join("run.json")).find(|p| p.is_file()).expect("a record");
+    let record = memlab::record::BenchResult::load(&run).expect("record");
+    assert_eq!(record.config.bench.cpus.as_deref(), Some("0"));
+    // The process's own view of its CPUs (its affinity) is the one CPU.
+    assert_eq!(record.provenance.cpus, 1, "the process was not pinned");
+    let (ok, text) = crate::support::memlab(&["bench", file, "--cpus", "1023", "--out", dir.join("none").to_str().expect("path")]);
+    assert!(!ok && text.contains("--cpus 1023") && text.contains("this machine has CPUs"), "{text}");
+    assert!(!dir.join("none").exists(), "a refused pin made a run directory");
+}

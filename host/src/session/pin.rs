@@ -1,0 +1,93 @@
+//! `--cpus`: the process pinned to a fixed set of CPUs before anything
+//! runs, so a run's cores are the same from round to round whatever the
+//! neighbours do elsewhere; the set is recorded with the run.
+
+use std::fmt::Write as _;
+
+/// The highest CPU number a set may name (the kernel's `CPU_SETSIZE`).
+pub const MAX_CPU: usize = 1023;
+
+/// A set of CPUs, sorted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuSet(pub Vec<usize>);
+
+/// A set of CPUs as `--cpus` reads it: `0,1`, `0-3`, `0,2-3`.
+pub fn parse(text: &str) -> Result<CpuSet, String> {
+    let mut cpus = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let number = |s: &str| s.trim().parse::<usize>().ok().filter(|n| *n <= MAX_CPU).ok_or_else(|| format!("`{s}` is not a CPU number (0 to {MAX_CPU})"));
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => (number(part)?, number(part)?),
+        };
+        if lo > hi {
+            return Err(format!("`{part}`: a range runs low to high"));
+        }
+        for cpu in lo..=hi {
+            if cpus.contains(&cpu) {
+                return Err(format!("CPU {cpu} is named twice"));
+            }
+            cpus.push(cpu);
+        }
+    }
+    cpus.sort_unstable();
+    Ok(CpuSet(cpus))
+}
+
+/// The set as the record and the reports write it: `0-1`, `0,2-3`.
+pub fn shown(cpus: &[usize]) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        let sep = if s.is_empty() { "" } else { "," };
+        let _ = if j > i { write!(s, "{sep}{}-{}", cpus[i], cpus[j]) } else { write!(s, "{sep}{}", cpus[i]) };
+        i = j + 1;
+    }
+    s
+}
+
+/// Pins every thread of the process to `cpus` (threads started later
+/// inherit it); an error names the CPUs the machine lets it have.
+#[expect(unsafe_code, reason = "sched_setaffinity has no safe wrapper in std")]
+pub fn pin(cpus: &[usize]) -> Result<(), String> {
+    // SAFETY: `cpu_set_t` is a plain bit array, valid all zeros.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        // SAFETY: `cpu` is at most MAX_CPU, within the set's bits.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    let tasks = std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
+    for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<libc::pid_t>().ok()) else { continue };
+        // SAFETY: `set` is a valid, initialized cpu_set_t of the size given.
+        if unsafe { libc::sched_setaffinity(tid, size_of::<libc::cpu_set_t>(), &set) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(format!("--cpus {}: {e} (this machine has CPUs {})", shown(cpus), online()));
+        }
+    }
+    Ok(())
+}
+
+fn online() -> String {
+    std::fs::read_to_string("/sys/devices/system/cpu/online").map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse, shown};
+
+    #[test]
+    fn a_cpu_list_reads_as_the_kernel_writes_it() {
+        assert_eq!(parse("0,1").expect("list").0, [0, 1]);
+        assert_eq!(parse("3,0-1").expect("list and range").0, [0, 1, 3]);
+        assert_eq!(shown(&parse("0-3,5,7-8").expect("ranges").0), "0-3,5,7-8");
+        assert!(parse("1,1").expect_err("twice").contains("named twice"));
+        assert!(parse("2-1").expect_err("backwards").contains("low to high"));
+        assert!(parse("x").expect_err("not a number").contains("`x`"));
+        assert!(parse("4096").is_err());
+    }
+}
