@@ -65,7 +65,13 @@ fn rounds_stop_once_every_verdict_is_decided() {
         assert!(s.warmup_rows > 0 && s.rows > 0 && s.warmup_rows + s.rows == run.rows, "{s:?}");
         assert!(s.secs > 0.0 && s.secs < run.elapsed.as_secs_f64(), "{s:?}");
     }
-    assert!(memlab::report::comparison(&result).contains("Winner: `btree` (the baseline)"));
+    let comparison = memlab::report::comparison(&result);
+    assert!(comparison.contains("Winner: `btree` (the baseline)"));
+    // Why, by the one strategy that differs: the memtable's own phases,
+    // never the allocator's.
+    let why = comparison.lines().find(|l| l.starts_with("Why:")).unwrap_or_default();
+    assert!(why.contains("differs from `slow` in its memtable alone") && why.contains("memtable calls"), "{comparison}");
+    assert!(!why.contains("allocator calls") && !why.contains("generating"), "{why}");
 }
 
 #[test]
