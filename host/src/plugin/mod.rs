@@ -171,8 +171,11 @@ pub struct PluginHost {
     /// its bytes as read right after its build (crates of one package
     /// name share an artifact path in the shared target), so a crate is
     /// built (and says so) once however often it is loaded.
-    built: std::sync::Mutex<std::collections::HashMap<PathBuf, (PathBuf, Arc<[u8]>)>>,
+    built: std::sync::Mutex<std::collections::HashMap<PathBuf, Built>>,
 }
+
+/// A crate's `.wasm` and the bytes it held right after its build.
+type Built = (PathBuf, Arc<[u8]>);
 
 impl std::fmt::Debug for PluginHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
