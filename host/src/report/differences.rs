@@ -8,12 +8,9 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::machine::DIFFERENT_BY;
 use crate::record::{BenchResult, Machine, VariantResult};
 use crate::seam::Kind;
-
-/// Cores (got, or taken by neighbours) between two runs' machines past
-/// which their ratio is said to carry the machine too.
-const DIFFERENT_BY: f64 = 0.5;
 
 /// One way two records' variants differ.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,8 +107,9 @@ pub fn of_variants(baseline: &[&VariantResult], run: &[&VariantResult]) -> Vec<D
         let (x, y) = (plugin(a, kind), plugin(b, kind));
         // Plugins the config names apart differ as a setting already;
         // here, one name with other bytes.
+        // Another runtime runs other bytes by design (`runtime` differs).
         let named = |v: &VariantResult| v.variant.plugin(kind).to_string();
-        if x != y && named(a) == named(b) {
+        if x != y && named(a) == named(b) && a.variant.runtime == b.variant.runtime {
             let shown = |p: Option<String>| p.unwrap_or_else(|| "(none)".into());
             out.push(Difference::Plugin { kind, baseline: shown(x), run: shown(y) });
         }

@@ -7,7 +7,7 @@ use crate::record::{BenchResult, Machine, VariantResult};
 
 /// Cores of neighbours between two variants' rounds, on average, past
 /// which their ratio is said to carry the machine too.
-const DIFFERENT_BY: f64 = 0.5;
+pub(super) const DIFFERENT_BY: f64 = 0.5;
 
 fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));

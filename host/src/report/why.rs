@@ -182,7 +182,7 @@ fn credited(w: &Side<'_>, o: &Side<'_>, owner: &Owner) -> String {
             (Owner::Kind(Kind::Allocator), Some(ww), Some(ow)) if (ww - ow).abs() >= 0.01 => {
                 let (more, less) = if ow > ww { (o, w) } else { (w, o) };
                 format!(
-                    "`{}`'s {:.0}% waste of its reservations (against {:.0}%) ",
+                    "`{}`'s {:.0}% waste of its reservations (against {:.0}%; held to its reservations less its rows) ",
                     more.name,
                     more.waste().unwrap_or(0.0) * 100.0,
                     less.waste().unwrap_or(0.0) * 100.0
@@ -227,7 +227,10 @@ mod tests {
         assert!(text.contains("differs from `slab` in its allocator alone"), "{text}");
         assert!(text.contains("allocator calls 0.70 → 0.90 µs"), "{text}");
         assert!(!text.contains("memtable calls"), "an allocator does not own the memtable's calls: {text}");
-        assert!(text.contains("`slab`'s 26% waste of its reservations (against 0%) made 7 memtable switches against 5"), "{text}");
+        assert!(
+            text.contains("`slab`'s 26% waste of its reservations (against 0%; held to its reservations less its rows) made 7 memtable switches against 5"),
+            "{text}"
+        );
         assert!(text.contains("switching 1.50 → 0.10 µs"), "{text}");
         // Two strategies differ: no credit, and what differs is said.
         let mut other = slab.clone();
@@ -240,5 +243,11 @@ mod tests {
         let base = run("base", "slab", 26, 7, 700_000, 1_500_000, 3_400_000);
         let groups = vec![("base", vec![&base]), ("per-row", vec![&per_row]), ("slab", vec![&other])];
         assert!(why(&groups, "per-row", &["slab", "base"]).expect("a why").contains("differs from `base` in its allocator alone"));
+        // Native against wasm: other bytes by design, one difference.
+        let mut native = per_row.clone();
+        native.variant.runtime = crate::record::Runtime::Native;
+        native.plugins[0].sha256 = "native".into();
+        let groups = vec![("wasm", vec![&per_row]), ("native", vec![&native])];
+        assert!(why(&groups, "native", &["wasm"]).expect("a why").contains("in `runtime` alone"), "{:?}", why(&groups, "native", &["wasm"]));
     }
 }
