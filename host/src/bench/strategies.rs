@@ -60,23 +60,43 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
             Ok(Strategies { plugins, shard, serializer: serializer_factory, reader, log })
         }
         Runtime::Native => {
-            let plugins = v
-                .strategies()
-                .map(|(kind, s)| PluginInfo { kind, name: s.plugin.to_string(), sha256: "native".into(), load: Duration::ZERO, cache_hit: false })
-                .collect();
-            let (m, a, p) = (v.memtable.clone(), v.allocator.clone(), Arc::clone(pool));
+            let memtable = native_strategy(host, &v.memtable, Kind::Memtable)?;
+            let allocator = native_strategy(host, &v.allocator, Kind::Allocator)?;
+            let serializer = native_strategy(host, &v.serializer, Kind::Serializer)?;
+            let log = match v.commitlog.as_str() {
+                "" => None,
+                name => Some(native_strategy(host, name, Kind::CommitLog)?),
+            };
+            let plugins = [&memtable, &allocator, &serializer].into_iter().chain(&log).map(|(_, info)| info.clone()).collect();
+            let (m, a, p) = (memtable.0, allocator.0, Arc::clone(pool));
             let checks = Checks::of(v);
-            let shard = Box::new(move |i| native::shard(&m, &mp, &a, &ap, Arc::clone(&p), i).map(|s| checks.apply(s)));
-            let (s, sp2) = (v.serializer.clone(), sp.clone());
-            let serializer = Box::new(move |part| native::serializer(&s, &sp2, part));
-            let reader = native_reader(v.serializer.clone(), sp);
-            let log = (!v.commitlog.is_empty()).then(|| {
-                let (name, lp) = (v.commitlog.clone(), params(&v.commitlog_params));
-                Box::new(move |i| native::log_format(&name, &lp, i)) as Box<LogFactory>
+            let shard = Box::new(move |i| m.shard(&mp, &a, &ap, Arc::clone(&p), i).map(|s| checks.apply(s)));
+            let (s, sp2) = (serializer.0.clone(), sp.clone());
+            let serializer_factory = Box::new(move |part| s.serializer(&sp2, part));
+            let reader = native_reader(serializer.0, sp);
+            let log = log.map(|(format, _)| {
+                let lp = params(&v.commitlog_params);
+                Box::new(move |i| format.log_format(&lp, i)) as Box<LogFactory>
             });
-            Ok(Strategies { plugins, shard, serializer, reader, log })
+            Ok(Strategies { plugins, shard, serializer: serializer_factory, reader, log })
         }
     }
+}
+
+/// A native strategy: the bundled twin of that name, or the crate folder
+/// built for this machine and loaded (`--build --native`), with what the
+/// record says of it (a loaded library's sha256 is its file's).
+fn native_strategy(host: &PluginHost, spec: &str, kind: Kind) -> Result<(native::Strategy, PluginInfo), SeamError> {
+    let info = |sha256: String, load: Duration| PluginInfo { kind, name: spec.to_string(), sha256, load, cache_hit: false };
+    if let Ok(bundled) = native::Strategy::bundled(spec, kind) {
+        return Ok((bundled, info("native".into(), Duration::ZERO)));
+    }
+    let started = std::time::Instant::now();
+    let Some((path, sha256)) = host.native_build(spec)? else {
+        return Err(SeamError::NoTwin { plugin: spec.to_string() });
+    };
+    let strategy = native::Strategy::built(spec, kind, native::Library::open(spec, &path)?)?;
+    Ok((strategy, info(sha256, started.elapsed())))
 }
 
 fn wasm_reader(host: &Arc<PluginHost>, serializer: Arc<Plugin>, params: Vec<(String, String)>) -> Box<ReaderFactory<'static>> {
@@ -84,8 +104,8 @@ fn wasm_reader(host: &Arc<PluginHost>, serializer: Arc<Plugin>, params: Vec<(Str
     Box::new(move |seg: &LoadedSegment| host.reader(&serializer, &params, &seg.data, &seg.index))
 }
 
-fn native_reader(serializer: String, params: Vec<(String, String)>) -> Box<ReaderFactory<'static>> {
-    Box::new(move |seg: &LoadedSegment| native::segment_reader(&serializer, &params, &seg.data, &seg.index))
+fn native_reader(serializer: native::Strategy, params: Vec<(String, String)>) -> Box<ReaderFactory<'static>> {
+    Box::new(move |seg: &LoadedSegment| serializer.reader(&params, &seg.data, &seg.index))
 }
 
 /// Opens segments with a serializer and its parameters, as a run wrote
@@ -93,7 +113,7 @@ fn native_reader(serializer: String, params: Vec<(String, String)>) -> Box<Reade
 pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params: Vec<(String, String)>) -> Result<Box<ReaderFactory<'static>>, SeamError> {
     Ok(match runtime {
         Runtime::Wasm => wasm_reader(host, host.load_as(serializer, Kind::Serializer)?, params),
-        Runtime::Native => native_reader(serializer.to_string(), params),
+        Runtime::Native => native_reader(native_strategy(host, serializer, Kind::Serializer)?.0, params),
     })
 }
 
@@ -102,7 +122,7 @@ pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params
 pub fn log_format(host: &Arc<PluginHost>, runtime: Runtime, format: &str, params: &[(String, String)]) -> Result<LogFormat, SeamError> {
     match runtime {
         Runtime::Wasm => host.log_format(&host.load_as(format, Kind::CommitLog)?, params, 0),
-        Runtime::Native => native::log_format(format, params, 0),
+        Runtime::Native => native_strategy(host, format, Kind::CommitLog)?.0.log_format(params, 0),
     }
 }
 

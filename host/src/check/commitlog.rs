@@ -12,7 +12,7 @@ use memlab_sdk::Packed;
 use super::{CheckOptions, Property, defaults, describe_result, rounds, unknown_param_result, unknown_params};
 use crate::commitlog::Appended;
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::LogFormat;
+use crate::seam::{LogFormat, SeamError};
 use crate::seam::ledger::hash;
 use crate::verify::log::{Copy, hold};
 use crate::workload::SplitMix;
@@ -110,7 +110,12 @@ fn at_size(fresh: &dyn Fn() -> Result<LogFormat, String>, rows: u64, seed: u64) 
 
 /// For `defaults` and `params-effect`: what a log format encodes for the fixed workload, and what it described.
 pub(super) fn trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    let mut log = host.log_format(plugin, params, 0).map_err(|e| e.to_string())?;
+    trace_of(host.log_format(plugin, params, 0))
+}
+
+/// `trace` of a log format made either way.
+pub(super) fn trace_of(format: Result<LogFormat, SeamError>) -> Result<String, String> {
+    let mut log = format.map_err(|e| e.to_string())?;
     let own = log.describe().map_err(|e| e.to_string())?;
     let mut bytes = Vec::new();
     for batch in defaults::workload().chunks(20) {

@@ -34,13 +34,16 @@ pub struct CheckOptions {
     pub size: u64,
     /// Single-bit flips across the big segment (serializer).
     pub flips: u32,
+    /// The same plugin built for this machine (`--native`): checked again
+    /// through the native twins' side of the seam.
+    pub native: Option<crate::native::Strategy>,
 }
 
 impl CheckOptions {
     /// The defaults `memlab check` runs with: 1M ops in rounds, one
     /// instance grown to 1M, 100 flips.
     pub fn new(params: Vec<(String, String)>, seed: u64) -> Self {
-        CheckOptions { params, ops: 1_000_000, seed, size: 1_000_000, flips: 100 }
+        CheckOptions { params, ops: 1_000_000, seed, size: 1_000_000, flips: 100, native: None }
     }
 }
 
@@ -84,6 +87,8 @@ pub struct CheckReport {
     pub sha256: String,
     /// In the order they ran.
     pub properties: Vec<Property>,
+    /// Those run again on the crate built for this machine (`--native`).
+    pub native: Vec<Property>,
     /// Wall time.
     pub seconds: f64,
 }
@@ -91,13 +96,36 @@ pub struct CheckReport {
 impl CheckReport {
     /// True when every property held.
     pub fn passed(&self) -> bool {
-        self.properties.iter().all(|p| p.failure.is_none())
+        self.failed() == 0
+    }
+
+    /// Properties that failed, either way.
+    pub fn failed(&self) -> usize {
+        self.properties.iter().chain(&self.native).filter(|p| p.failure.is_some()).count()
+    }
+
+    /// Properties run, either way.
+    pub fn total(&self) -> usize {
+        self.properties.len() + self.native.len()
     }
 
     /// The report as lines: one per property, failures with their case.
     pub fn render(&self) -> String {
         let mut out = format!("memlab check: {} ({} plugin, component sha256 {:.12}, as memlab wrapped it)\n", self.plugin, self.kind, self.sha256);
-        for p in &self.properties {
+        render_properties(&mut out, &self.properties);
+        if !self.native.is_empty() {
+            out.push_str("natively (the crate built for this machine and loaded into memlab, through the seam's same checks):\n");
+            render_properties(&mut out, &self.native);
+        }
+        let failed = self.failed();
+        out.push_str(&format!("{} of {} properties passed in {:.1} s\n", self.total() - failed, self.total(), self.seconds));
+        out
+    }
+}
+
+fn render_properties(out: &mut String, properties: &[Property]) {
+    {
+        for p in properties {
             match &p.failure {
                 None => out.push_str(&format!("  PASS  {:<22} {}\n", p.name, p.detail)),
                 Some(f) => {
@@ -108,9 +136,6 @@ impl CheckReport {
                 }
             }
         }
-        let failed = self.properties.iter().filter(|p| p.failure.is_some()).count();
-        out.push_str(&format!("{} of {} properties passed in {:.1} s\n", self.properties.len() - failed, self.properties.len(), self.seconds));
-        out
     }
 }
 
@@ -146,17 +171,39 @@ fn trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String
 pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, SeamError> {
     let started = Instant::now();
     let loaded = host.load(plugin)?;
+    let in_wasm = CheckOptions { native: None, ..options.clone() };
     let mut properties = match loaded.kind {
-        Kind::Memtable => memtable::check(host, &loaded, &options),
-        Kind::Allocator => allocator::check(host, &loaded, &options),
-        Kind::Serializer => serializer::check(host, &loaded, &options),
-        Kind::CommitLog => commitlog::check(host, &loaded, &options),
+        Kind::Memtable => memtable::check(host, &loaded, &in_wasm),
+        Kind::Allocator => allocator::check(host, &loaded, &in_wasm),
+        Kind::Serializer => serializer::check(host, &loaded, &in_wasm),
+        Kind::CommitLog => commitlog::check(host, &loaded, &in_wasm),
     };
+    let mut native = options.native.as_ref().map_or_else(Vec::new, |n| natively(host, &loaded, n, &options));
     let args: String = std::iter::once(plugin.to_string()).chain(options.params.iter().map(|(k, v)| format!("--param {k}={v}"))).collect::<Vec<_>>().join(" ");
-    for p in &mut properties {
+    for p in properties.iter_mut().chain(&mut native) {
         p.failure = p.failure.take().map(|f| f.replace(PLUGIN_ARGS, &args));
     }
-    Ok(CheckReport { plugin: loaded.name.clone(), kind: loaded.kind, sha256: loaded.sha256.clone(), properties, seconds: started.elapsed().as_secs_f64() })
+    Ok(CheckReport { plugin: loaded.name.clone(), kind: loaded.kind, sha256: loaded.sha256.clone(), properties, native, seconds: started.elapsed().as_secs_f64() })
+}
+
+/// The crate built for this machine: a memtable's or allocator's whole
+/// suite again, through native shards (beside a bundled native partner);
+/// a serializer's or log format's output on `defaults`' fixed workload,
+/// which must be the wasm build's byte for byte.
+fn natively(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, native: &crate::native::Strategy, options: &CheckOptions) -> Vec<Property> {
+    const AGREES: &str = "native-agrees";
+    let agree = |wasm: Result<String, String>, native: Result<String, String>| match (wasm, native) {
+        (Ok(w), Ok(n)) if w == n => Property::pass(AGREES, "the native build describes itself and writes the same bytes as the wasm build"),
+        (Ok(w), Ok(n)) => Property::fail(AGREES, format!("the wasm build {w}; the native build {n}")),
+        (Err(e), _) => Property::fail(AGREES, format!("the wasm build: {e}")),
+        (_, Err(e)) => Property::fail(AGREES, format!("the native build: {e}")),
+    };
+    match loaded.kind {
+        Kind::Memtable => memtable::check(host, loaded, options),
+        Kind::Allocator => allocator::check(host, loaded, options),
+        Kind::Serializer => vec![agree(serializer::trace(host, loaded, &options.params), serializer::trace_of(native.serializer(&options.params, 0)))],
+        Kind::CommitLog => vec![agree(commitlog::trace(host, loaded, &options.params), commitlog::trace_of(native.log_format(&options.params, 0)))],
+    }
 }
 
 /// A key for checks: a small space of short keys (overwrites), keys over
@@ -222,6 +269,8 @@ pub(crate) struct ShardSubject<'a> {
     plugin: &'a Arc<Plugin>,
     pub(crate) params: &'a [(String, String)],
     partner: Arc<Plugin>,
+    /// Checking the native build: it and its bundled native partner.
+    native: Option<(crate::native::Strategy, crate::native::Strategy)>,
 }
 
 impl<'a> ShardSubject<'a> {
@@ -232,12 +281,27 @@ impl<'a> ShardSubject<'a> {
             _ => host.load_as("per-row", Kind::Allocator),
         };
         let partner = partner.map_err(|e| Property::fail("set-up", e.to_string()))?;
-        Ok(ShardSubject { host, plugin, params: &options.params, partner })
+        let native = match &options.native {
+            None => None,
+            Some(n) => {
+                let other = if plugin.kind == Kind::Allocator { ("btree", Kind::Memtable) } else { ("per-row", Kind::Allocator) };
+                Some((n.clone(), crate::native::Strategy::bundled(other.0, other.1).map_err(|e| Property::fail("set-up", e.to_string()))?))
+            }
+        };
+        Ok(ShardSubject { host, plugin, params: &options.params, partner, native })
     }
 
     /// A fresh shard with the plugin under check given `params`.
     pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::seam::Shard, SeamError> {
         let pool = Arc::new(crate::pool::MemoryPool::new(CHECK_POOL, crate::pool::PoolMode::FetchAdd));
+        match (&self.native, self.plugin.kind) {
+            (Some((allocator, memtable)), Kind::Allocator) => memtable.shard(&[], allocator, params, pool, 0),
+            (Some((memtable, allocator)), _) => memtable.shard(params, allocator, &[], pool, 0),
+            (None, _) => self.shard_in_wasm(params, pool),
+        }
+    }
+
+    fn shard_in_wasm(&self, params: &[(String, String)], pool: Arc<crate::pool::MemoryPool>) -> Result<crate::seam::Shard, SeamError> {
         match self.plugin.kind {
             Kind::Allocator => self.host.shard(&self.partner, &[], self.plugin, params, pool, 0),
             _ => self.host.shard(self.plugin, params, &self.partner, &[], pool, 0),

@@ -150,7 +150,12 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
 
 /// For `defaults` and `params-effect`: what a serializer writes for the fixed workload, and what it described.
 pub(super) fn trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    let mut w = host.serializer(plugin, params, 0).map_err(|e| e.to_string())?;
+    trace_of(host.serializer(plugin, params, 0))
+}
+
+/// `trace` of a writer made either way.
+pub(super) fn trace_of(writer: Result<seam::Serializer, SeamError>) -> Result<String, String> {
+    let mut w = writer.map_err(|e| e.to_string())?;
     let own = w.describe().map_err(|e| e.to_string())?;
     let mut data = Vec::new();
     for batch in defaults::workload().chunks(100) {

@@ -55,6 +55,11 @@ pub(super) struct Args {
     /// build scripts and proc-macros on this machine, outside the sandbox.
     #[arg(long)]
     build: bool,
+    /// Build crate folders a variant runs with `runtime = "native"` for
+    /// this machine too, and load them into memlab: their code runs
+    /// outside the sandbox, with your rights (needs `--build`).
+    #[arg(long, requires = "build")]
+    native: bool,
     /// After the measured rounds, run each variant once more with its
     /// stacks sampled, for flame graphs (sets `bench.profile`).
     #[arg(long)]
@@ -81,6 +86,7 @@ impl Args {
             deadline: self.deadline_ms.map(|ms| std::time::Duration::from_secs_f64(ms / 1e3)),
             stall: std::time::Duration::from_secs(self.stall_s),
             build: self.build,
+            native: self.native,
             profile: self.profile,
             points: self.points,
             cpus: self.cpus.map(|c| c.0).unwrap_or_default(),

@@ -4,6 +4,16 @@
 use super::CliError;
 use super::flags::{check_ops, check_size, deadline, key_value, seed};
 use crate::plugin::{EngineSettings, PluginHost};
+use crate::seam::{LoadError, SeamError};
+
+/// The crate at `plugin` built for this machine and loaded, as the kind
+/// its wasm build is.
+fn native_build(host: &PluginHost, plugin: &str) -> Result<crate::native::Strategy, CliError> {
+    let not_a_crate = || SeamError::Load(LoadError::Native { plugin: plugin.to_string(), detail: "`--native` builds a crate's folder, and this is none".into() });
+    let (path, _) = host.native_build(plugin)?.ok_or_else(not_a_crate)?;
+    let kind = host.load(plugin)?.kind;
+    Ok(crate::native::Strategy::built(plugin, kind, crate::native::Library::open(plugin, &path)?).map_err(SeamError::Load)?)
+}
 
 /// `memlab check`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -31,19 +41,24 @@ pub(super) struct Args {
     /// and proc-macros on this machine, outside the sandbox.
     #[arg(long)]
     build: bool,
+    /// Also build the crate for this machine, load it into memlab and
+    /// check it again natively: its code runs outside the sandbox, with
+    /// your rights (needs `--build`).
+    #[arg(long, requires = "build")]
+    native: bool,
 }
 
 pub(super) fn run(args: Args) -> Result<(), CliError> {
-    let Args { plugin, ops, size, seed, deadline_ms, params, build } = args;
-    let settings =
-        EngineSettings { call_deadline: Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3)), build_crates: build, ..EngineSettings::default() };
+    let Args { plugin, ops, size, seed, deadline_ms, params, build, native } = args;
+    let deadline = Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3));
+    let settings = EngineSettings { call_deadline: deadline, build_crates: build, native_crates: native, ..EngineSettings::default() };
     let host = PluginHost::new(settings)?;
     sayln!("{}", super::terminal::engine_line(host.settings()));
-    let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { ops, size, ..crate::check::CheckOptions::new(params, seed) })?;
+    let native = if native { Some(native_build(&host, &plugin)?) } else { None };
+    let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { ops, size, native, ..crate::check::CheckOptions::new(params, seed) })?;
     say!("{}", result.render());
-    let failed = result.properties.iter().filter(|p| p.failure.is_some()).count();
-    if failed > 0 {
-        return Err(CliError::CheckFailed { plugin: result.plugin, failed, total: result.properties.len() });
+    if !result.passed() {
+        return Err(CliError::CheckFailed { plugin: result.plugin.clone(), failed: result.failed(), total: result.total() });
     }
     Ok(())
 }

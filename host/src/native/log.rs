@@ -4,13 +4,13 @@
 use memlab_sdk::twin::{LogInstance, Replayed};
 use memlab_sdk::{CommitLog, Description, Error, Packed, Stats};
 
-use super::{Params, Twin, created, twin};
-use crate::seam::{self, Fault, Kind, LogRuntime, Op, SeamError};
+use super::Params;
+use crate::seam::{self, Fault, Kind, LogRuntime, SeamError};
 
 /// A native commit-log format.
 pub trait LogTwin: Send {
     /// See `LogInstance::encode`.
-    fn encode(&mut self, rows: &Packed, out: &mut Vec<u8>) -> Result<(), Error>;
+    fn encode(&mut self, rows: &mut Packed, out: &mut Vec<u8>) -> Result<(), Error>;
     /// See `LogInstance::replay`.
     fn replay(&self, segment: &[u8], max_rows: u32) -> Replayed;
     /// What `create` applied.
@@ -20,7 +20,7 @@ pub trait LogTwin: Send {
 }
 
 impl<L: CommitLog + Send> LogTwin for LogInstance<L> {
-    fn encode(&mut self, rows: &Packed, out: &mut Vec<u8>) -> Result<(), Error> {
+    fn encode(&mut self, rows: &mut Packed, out: &mut Vec<u8>) -> Result<(), Error> {
         LogInstance::encode(self, rows, out)
     }
 
@@ -42,7 +42,7 @@ pub fn commitlog<L: CommitLog + Send>(params: Params) -> Result<Box<dyn LogTwin>
     Ok(Box::new(LogInstance::<L>::create(params)?))
 }
 
-struct NativeLog(Box<dyn LogTwin>);
+pub(super) struct NativeLog(pub(super) Box<dyn LogTwin>);
 
 impl LogRuntime for NativeLog {
     fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault> {
@@ -64,12 +64,7 @@ impl LogRuntime for NativeLog {
     }
 }
 
-/// Creates a shard's native log format, checked and metered by the seam.
+/// Creates a shard's bundled log format, checked and metered by the seam.
 pub fn log_format(name: &str, params: &[(String, String)], shard: usize) -> Result<seam::LogFormat, SeamError> {
-    let Twin::CommitLog(new) = twin(name, Kind::CommitLog)? else {
-        // `twin` finds only twins of the kind asked for.
-        return Err(SeamError::NoTwin { plugin: name.into() });
-    };
-    let format = new(params.to_vec()).map_err(created(name, Op::CommitLogCreate, shard))?;
-    Ok(seam::LogFormat::new(Box::new(NativeLog(format)), name, shard))
+    super::Strategy::bundled(name, Kind::CommitLog)?.log_format(params, shard)
 }

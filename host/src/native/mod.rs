@@ -7,9 +7,14 @@
 
 use std::sync::Arc;
 
+#[expect(unsafe_code, reason = "loading a shared library and calling its C-ABI table")]
+mod built;
 mod log;
+mod strategy;
 
+pub use built::Library;
 pub use log::{LogTwin, commitlog, log_format};
+pub use strategy::Strategy;
 
 use memlab_sdk::twin::{ArenaInstance, MemtableInstance, ReaderInstance, WriterInstance};
 use memlab_sdk::{Allocator, CommitLog, Description, Error, Finished, Memtable, Packed, Pool, SegmentReader, Serializer, Stats};
@@ -21,8 +26,9 @@ type Params = Vec<(String, String)>;
 
 /// A native memtable, its cursor position held beside it.
 pub trait MemtableTwin: Send {
-    /// See `MemtableInstance::insert`.
-    fn insert(&mut self, entries: &Packed) -> Result<(), Error>;
+    /// See `MemtableInstance::insert`; lent mutably, so a loaded plugin
+    /// gets its wire form without a copy.
+    fn insert(&mut self, entries: &mut Packed) -> Result<(), Error>;
     /// See `MemtableInstance::get`.
     fn get(&self, keys: &Packed, out: &mut Packed);
     /// See `MemtableInstance::scan`.
@@ -46,7 +52,7 @@ impl<M: Memtable + Send> MemtableTwin for NativeMemtable<M>
 where
     M::Position: Send,
 {
-    fn insert(&mut self, entries: &Packed) -> Result<(), Error> {
+    fn insert(&mut self, entries: &mut Packed) -> Result<(), Error> {
         self.instance.insert(entries)
     }
 
@@ -88,7 +94,7 @@ where
 /// A native allocator.
 pub trait AllocatorTwin: Send {
     /// See `ArenaInstance::store`.
-    fn store(&mut self, pool: &mut dyn Pool, rows: &Packed) -> Result<Vec<u64>, Error>;
+    fn store(&mut self, pool: &mut dyn Pool, rows: &mut Packed) -> Result<Vec<u64>, Error>;
     /// See `ArenaInstance::load`.
     fn load(&self, refs: &[u64], out: &mut Packed) -> Result<(), Error>;
     /// What `create` applied.
@@ -98,7 +104,7 @@ pub trait AllocatorTwin: Send {
 }
 
 impl<A: Allocator + Send> AllocatorTwin for ArenaInstance<A> {
-    fn store(&mut self, pool: &mut dyn Pool, rows: &Packed) -> Result<Vec<u64>, Error> {
+    fn store(&mut self, pool: &mut dyn Pool, rows: &mut Packed) -> Result<Vec<u64>, Error> {
         ArenaInstance::store(self, pool, rows)
     }
 
@@ -123,7 +129,7 @@ pub fn allocator<A: Allocator + Send>(params: Params) -> Result<Box<dyn Allocato
 /// A native serializer's writer.
 pub trait WriterTwin: Send {
     /// See `WriterInstance::write`.
-    fn write(&mut self, records: &Packed, out: &mut Vec<u8>) -> Result<(), Error>;
+    fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Error>;
     /// See `WriterInstance::finish`.
     fn finish(&mut self, tail: &mut Vec<u8>) -> Result<Finished, Error>;
     /// What `create` applied.
@@ -133,7 +139,7 @@ pub trait WriterTwin: Send {
 }
 
 impl<S: Serializer + Send> WriterTwin for WriterInstance<S> {
-    fn write(&mut self, records: &Packed, out: &mut Vec<u8>) -> Result<(), Error> {
+    fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Error> {
         WriterInstance::write(self, records, out)
     }
 
@@ -288,7 +294,7 @@ struct NativeShard {
     pool: NativePool,
 }
 
-/// Creates a shard's native twins, checked and metered by the seam.
+/// Creates a shard of bundled twins, checked and metered by the seam.
 pub fn shard(
     memtable: &str,
     memtable_params: &[(String, String)],
@@ -297,13 +303,7 @@ pub fn shard(
     pool: Arc<MemoryPool>,
     shard: usize,
 ) -> Result<seam::Shard, SeamError> {
-    let (Twin::Memtable(new_memtable), Twin::Allocator(new_allocator)) = (twin(memtable, Kind::Memtable)?, twin(allocator, Kind::Allocator)?) else {
-        // `twin` finds only twins of the kind asked for.
-        return Err(SeamError::NoTwin { plugin: format!("{memtable} / {allocator}") });
-    };
-    let m = new_memtable(memtable_params.to_vec()).map_err(created(memtable, Op::MemtableCreate, shard))?;
-    let a = new_allocator(allocator_params.to_vec()).map_err(created(allocator, Op::AllocatorCreate, shard))?;
-    Ok(shard_of((memtable, m), (allocator, a), pool, shard))
+    Strategy::bundled(memtable, Kind::Memtable)?.shard(memtable_params, &Strategy::bundled(allocator, Kind::Allocator)?, allocator_params, pool, shard)
 }
 
 /// A shard of twins made elsewhere (a test's, say), named as given.
@@ -396,21 +396,17 @@ impl ShardRuntime for NativeShard {
     }
 }
 
-struct NativeWriter(Box<dyn WriterTwin>);
+struct NativeWriter(pub(super) Box<dyn WriterTwin>);
 
-/// Creates the native twin of serializer `name`, checked and metered.
+/// Creates the bundled twin of serializer `name`, checked and metered.
 pub fn serializer(name: &str, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
-    let Twin::Serializer { writer, .. } = twin(name, Kind::Serializer)? else {
-        return Err(SeamError::NoTwin { plugin: name.into() });
-    };
-    let w = writer(params.to_vec()).map_err(created(name, Op::WriterCreate, shard))?;
-    Ok(seam::Serializer::new(Box::new(NativeWriter(w)), name, shard))
+    Strategy::bundled(name, Kind::Serializer)?.serializer(params, shard)
 }
 
 impl SerializerRuntime for NativeWriter {
-    fn write(&mut self, records: Packed) -> Result<Vec<u8>, Fault> {
+    fn write(&mut self, mut records: Packed) -> Result<Vec<u8>, Fault> {
         let mut out = Vec::with_capacity(records.data_len() + records.data_len() / 4);
-        self.0.write(&records, &mut out).map_err(Fault::Guest)?;
+        self.0.write(&mut records, &mut out).map_err(Fault::Guest)?;
         Ok(out)
     }
 
@@ -437,15 +433,11 @@ impl SerializerRuntime for NativeWriter {
     }
 }
 
-struct NativeReader(Box<dyn ReaderTwin>);
+struct NativeReader(pub(super) Box<dyn ReaderTwin>);
 
-/// Opens a segment with the native twin of serializer `name`.
+/// Opens a segment with the bundled twin of serializer `name`.
 pub fn segment_reader(name: &str, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
-    let Twin::Serializer { reader, .. } = twin(name, Kind::Serializer)? else {
-        return Err(SeamError::NoTwin { plugin: name.into() });
-    };
-    let r = reader(params.to_vec(), data.to_vec(), index.to_vec()).map_err(created(name, Op::ReaderOpen, 0))?;
-    Ok(seam::Reader::new(Box::new(NativeReader(r)), name))
+    Strategy::bundled(name, Kind::Serializer)?.reader(params, data, index)
 }
 
 impl ReaderRuntime for NativeReader {

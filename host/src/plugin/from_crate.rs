@@ -1,6 +1,7 @@
 //! A plugin given as its crate's folder: memlab builds it for wasm32 with
 //! the crate's own release profile, so `memlab check .` and a bench config
-//! that names the folder need no build step of the author's.
+//! that names the folder need no build step of the author's; with
+//! `--native`, also as a shared library for this machine.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -10,22 +11,53 @@ use super::wasm_target::{OUTER_CARGO_VARS, WASM_TARGET as TARGET, ensure_wasm_ta
 use crate::seam::LoadError;
 use crate::seam::text::for_terminal;
 
-/// Builds the crate at `dir` and returns its `.wasm` and the bytes it held
-/// when the build ended.
-pub fn build(spec: &str, dir: &Path) -> Result<(PathBuf, Vec<u8>), LoadError> {
+/// What a build is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The wasm component, run in the sandbox.
+    Wasm,
+    /// A shared library for this machine, with the SDK's native entry
+    /// (`--native`), loaded into memlab itself.
+    Host,
+}
+
+impl Target {
+    /// The artifact's extension.
+    fn extension(self) -> &'static str {
+        match self {
+            Target::Wasm => "wasm",
+            Target::Host => env::consts::DLL_EXTENSION,
+        }
+    }
+}
+
+/// Builds the crate at `dir` and returns its `.wasm`, or its shared
+/// library, and the bytes it held when the build ended.
+pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>), LoadError> {
     let fail = |detail: String| LoadError::Build { plugin: spec.to_string(), detail };
     // Absolute: cargo runs in the crate's folder, where `./crate` means
     // something else.
     let dir = &std::path::absolute(dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    if let Some(command) = ensure_wasm_target(dir).map_err(fail)? {
-        eprintln!("memlab: installed the {TARGET} target (`{command}`) to build {spec}");
-    }
     let mut cmd = Command::new(&cargo);
     // In the crate's folder, so rustup picks the toolchain it names.
-    cmd.current_dir(dir)
-        .args(["build", "--release", "--target", TARGET, "--message-format=json-render-diagnostics", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"));
+    cmd.current_dir(dir);
+    let shown = match target {
+        Target::Wasm => {
+            if let Some(command) = ensure_wasm_target(dir).map_err(fail)? {
+                eprintln!("memlab: installed the {TARGET} target (`{command}`) to build {spec}");
+            }
+            cmd.args(["build", "--release", "--target", TARGET]);
+            format!("cargo build --release --target {TARGET}")
+        }
+        Target::Host => {
+            // Unwinding, whatever the crate's profile says: a panic must
+            // come back through the table as a status, not abort memlab.
+            cmd.args(["--config", "profile.release.panic=\"unwind\"", "rustc", "--release", "--lib", "--crate-type", "cdylib", "--features", "memlab-sdk/native-entry"]);
+            "cargo rustc --release --lib --crate-type cdylib --features memlab-sdk/native-entry".to_string()
+        }
+    };
+    cmd.args(["--message-format=json-render-diagnostics", "--manifest-path"]).arg(dir.join("Cargo.toml"));
     // Flags of an outer cargo (memlab run by `cargo run` or a test) are for
     // the host; a CARGO_TARGET_DIR of the author's own is kept.
     for var in OUTER_CARGO_VARS {
@@ -39,16 +71,17 @@ pub fn build(spec: &str, dir: &Path) -> Result<(PathBuf, Vec<u8>), LoadError> {
         cmd.env("CARGO_TARGET_DIR", shared);
     }
     // Crates of one package name build to one path of a shared target:
-    // another memlab's build could replace this crate's `.wasm` between
+    // another memlab's build could replace this crate's artifact between
     // our build and our read, so both happen under a lock of the folder.
     let _locked = match shared.clone().or_else(|| env::var_os("CARGO_TARGET_DIR").map(PathBuf::from)) {
         Some(target) => Some(lock(&target).map_err(|e| fail(format!("locking {}: {e}", target.display())))?),
         None => None,
     };
-    eprintln!(
-        "memlab: building {} (cargo build --release --target {TARGET}): its build scripts and proc-macros run on this machine, outside the sandbox",
-        for_terminal(spec)
-    );
+    let outside = match target {
+        Target::Wasm => "its build scripts and proc-macros run on this machine, outside the sandbox",
+        Target::Host => "its build scripts, its proc-macros and then its own code run on this machine, outside the sandbox",
+    };
+    eprintln!("memlab: building {} ({shown}): {outside}", for_terminal(spec));
     let out = cmd.output().map_err(|e| fail(format!("running {cargo}: {e}")))?;
     // Cargo's own report, warnings of build scripts included, escaped.
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -56,21 +89,39 @@ pub fn build(spec: &str, dir: &Path) -> Result<(PathBuf, Vec<u8>), LoadError> {
         eprint!("{}", for_terminal(&stderr));
     }
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
-        return Err(fail(format!("cargo build failed ({}):\n{}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join("\n"))));
+        return Err(fail(format!("cargo failed ({}):\n{}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join("\n"))));
     }
-    // The last artifact with a .wasm is the crate's cdylib.
-    let wasm = String::from_utf8_lossy(&out.stdout)
+    // The last artifact with the target's extension is the crate's cdylib.
+    let artifact = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|msg| msg["reason"] == "compiler-artifact")
         .flat_map(|msg| msg["filenames"].as_array().cloned().unwrap_or_default())
         .filter_map(|f| f.as_str().map(PathBuf::from))
-        .rfind(|f| f.extension().is_some_and(|e| e == "wasm"));
-    let wasm = wasm.ok_or_else(|| fail("cargo built no .wasm: is the crate a `cdylib` (as `memlab new` writes it)?".into()))?;
-    let bytes = crate::seam::read_bounded(&wasm, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", wasm.display())))?;
-    Ok((wasm, bytes))
+        .rfind(|f| f.extension().is_some_and(|e| e == target.extension()));
+    let artifact = artifact.ok_or_else(|| fail(format!("cargo built no .{}: is the crate a `cdylib` (as `memlab new` writes it)?", target.extension())))?;
+    let bytes = crate::seam::read_bounded(&artifact, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", artifact.display())))?;
+    Ok((artifact, bytes))
+}
+
+/// Keeps a native build's bytes as `<dir>/<sha256>.<ext>`, written whole
+/// then renamed, so a later build of another crate of the same package
+/// name (one artifact path in the shared target) never changes what a
+/// loaded library's path holds. Returns the path and the sha256.
+pub fn keep_native(spec: &str, dir: &Path, bytes: &[u8]) -> Result<(PathBuf, String), LoadError> {
+    let fail = |e: std::io::Error| LoadError::Build { plugin: spec.to_string(), detail: format!("keeping its build in {}: {e}", dir.display()) };
+    let sha256 = super::load::sha256_hex(bytes);
+    let path = dir.join(format!("{sha256}.{}", env::consts::DLL_EXTENSION));
+    if !path.is_file() {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let temp = dir.join(format!(".{sha256}.{}.tmp", std::process::id()));
+        std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, &path)).map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            fail(e)
+        })?;
+    }
+    Ok((path, sha256))
 }
 
 /// An exclusive lock of `target`'s memlab lock file, held while the

@@ -105,10 +105,34 @@ impl PluginHost {
         if let Some(wasm) = built.get(&key) {
             return Ok(wasm.clone());
         }
-        let (wasm, bytes) = super::from_crate::build(spec, dir)?;
+        let (wasm, bytes) = super::from_crate::build(spec, dir, super::from_crate::Target::Wasm)?;
         let bytes: Arc<[u8]> = bytes.into();
         built.insert(key, (wasm.clone(), bytes.clone()));
         Ok((wasm, bytes))
+    }
+
+    /// The crate at `spec` built for this machine (`--build --native`):
+    /// its shared library kept under its sha256, and that sha256, built
+    /// the first time it is asked for; `None` when `spec` is no crate
+    /// folder.
+    pub fn native_build(&self, spec: &str) -> Result<Option<(PathBuf, String)>, LoadError> {
+        let dir = std::path::Path::new(spec);
+        if !dir.join("Cargo.toml").is_file() {
+            return Ok(None);
+        }
+        if !self.settings.build_crates || !self.settings.native_crates {
+            return Err(LoadError::NativeNotAsked { plugin: spec.to_string() });
+        }
+        let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let mut built = self.built_native.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(kept) = built.get(&key) {
+            return Ok(Some(kept.clone()));
+        }
+        let (_, bytes) = super::from_crate::build(spec, dir, super::from_crate::Target::Host)?;
+        let kept_in = self.settings.cache_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("memlab")).join("native");
+        let kept = super::from_crate::keep_native(spec, &kept_in, &bytes)?;
+        built.insert(key, kept.clone());
+        Ok(Some(kept))
     }
 
     /// Loads a plugin from bytes: a component, or a core module carrying

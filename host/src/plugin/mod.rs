@@ -86,6 +86,11 @@ pub struct EngineSettings {
     /// Build a plugin given as a crate folder (`--build`): that runs the
     /// crate's build scripts and proc-macros on the host, unsandboxed.
     pub build_crates: bool,
+    /// Also build such a crate for the host and load it into memlab
+    /// (`--native`, for `runtime = "native"`): its code runs outside the
+    /// sandbox.
+    #[serde(skip)]
+    pub native_crates: bool,
     /// Sample guest stacks for flame graphs: epochs on, advanced every
     /// millisecond, each store's epoch callback sampling (the profiled
     /// round's engine only: epoch checks cost every call).
@@ -102,6 +107,7 @@ impl Default for EngineSettings {
             instance_slots: DEFAULT_INSTANCE_SLOTS,
             compact_memories: false,
             build_crates: false,
+            native_crates: false,
             profile: false,
         }
     }
@@ -172,6 +178,9 @@ pub struct PluginHost {
     /// name share an artifact path in the shared target), so a crate is
     /// built (and says so) once however often it is loaded.
     built: std::sync::Mutex<std::collections::HashMap<PathBuf, Built>>,
+    /// Crate folders built for the host (`--native`): the kept shared
+    /// library and its sha256.
+    built_native: std::sync::Mutex<std::collections::HashMap<PathBuf, (PathBuf, String)>>,
 }
 
 /// A crate's `.wasm` and the bytes it held right after its build.
@@ -206,7 +215,7 @@ impl PluginHost {
         let ticking = settings.call_deadline.is_some() || settings.profile;
         let ticker = ticking.then(|| store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings)));
         let sampler = settings.profile.then(|| Arc::new(sampler::GuestSampler::default()));
-        Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker, built: Default::default() }))
+        Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker, built: Default::default(), built_native: Default::default() }))
     }
 
     /// The settings the engine was built with.

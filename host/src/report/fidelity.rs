@@ -28,6 +28,15 @@ fn median_rate(runs: &[&VariantResult]) -> Option<f64> {
     median(ok(runs).into_iter().map(|v| Rates::of(v).rows).collect())
 }
 
+/// How far a pair's wasm ratio may sit from its native one and still
+/// carry over to a native engine.
+pub const TRANSFER: f64 = 0.10;
+
+/// Whether a wasm ratio is within [`TRANSFER`] of the native one.
+pub fn transfers(wasm: f64, native: f64) -> bool {
+    (wasm / native - 1.0).abs() <= TRANSFER
+}
+
 /// The Fidelity section, or nothing when no variant has a native twin.
 pub fn fidelity(result: &BenchResult) -> String {
     let groups = by_variant(result);
@@ -55,15 +64,19 @@ pub fn fidelity(result: &BenchResult) -> String {
     }
     if pairs.len() > 1 {
         let pw = (2 * width + 3).min(72);
-        let _ = writeln!(s, "\n{:<pw$} | {:>8} | {:>8} | {:>10} | ranking", "ratio of row rates", "wasm", "native", "wasm/native");
+        let _ = writeln!(s, "\n{:<pw$} | {:>8} | {:>8} | {:>10} | within 10% | ranking", "ratio of row rates", "wasm", "native", "wasm/native");
+        let (mut within, mut all) = (0, 0);
         for (i, a) in pairs.iter().enumerate() {
             for b in &pairs[i + 1..] {
                 let (wasm, native) = (a.1 / b.1, a.2 / b.2);
                 let kept = if (wasm >= 1.0) == (native >= 1.0) { "kept" } else { "CHANGED" };
+                let close = transfers(wasm, native);
+                (within, all) = (within + usize::from(close), all + 1);
                 let name = format!("{} / {}", a.0, b.0);
-                let _ = writeln!(s, "{name:<pw$} | {wasm:>8.2} | {native:>8.2} | {:>10.2} | {kept}", wasm / native);
+                let _ = writeln!(s, "{name:<pw$} | {wasm:>8.2} | {native:>8.2} | {:>10.2} | {:>10} | {kept}", wasm / native, if close { "yes" } else { "NO" });
             }
         }
+        let _ = writeln!(s, "{within} of {all} pairs' wasm ratios are within {:.0}% of their native ratios", TRANSFER * 100.0);
     }
     s
 }

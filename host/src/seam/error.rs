@@ -63,6 +63,23 @@ pub enum LoadError {
         /// The plugin, as configured.
         plugin: String,
     },
+    /// A plugin to run natively (`runtime = "native"`) from a crate
+    /// folder, where `--native` was not given.
+    #[error(
+        "plugin `{plugin}` is configured with `runtime = \"native\"`: memlab would build its crate for this machine and load it into memlab itself, where its code runs outside the sandbox with your rights; pass `--native` (with `--build`) to allow that"
+    )]
+    NativeNotAsked {
+        /// The plugin, as configured.
+        plugin: String,
+    },
+    #[error("plugin `{plugin}`: cannot load its native build: {detail}")]
+    /// A crate built for the host could not be loaded.
+    Native {
+        /// The plugin, as configured.
+        plugin: String,
+        /// What went wrong.
+        detail: String,
+    },
     #[error("no bundled plugin named `{0}` (see `memlab list`), and no such file")]
     /// No bundled plugin has the name, and no file does.
     UnknownBundled(String),
@@ -153,6 +170,8 @@ impl LoadError {
             LoadError::Read { plugin, .. }
             | LoadError::Build { plugin, .. }
             | LoadError::BuildNotAsked { plugin }
+            | LoadError::NativeNotAsked { plugin }
+            | LoadError::Native { plugin, .. }
             | LoadError::NotWasm { plugin, .. }
             | LoadError::Componentize { plugin, .. }
             | LoadError::Compile { plugin, .. }
@@ -246,7 +265,7 @@ pub enum SeamError {
         /// The trap that poisoned it.
         cause: String,
     },
-    #[error("no native twin named `{plugin}` (only bundled strategies have one; see `memlab list`)")]
+    #[error("no native twin named `{plugin}`: bundled strategies have one (see `memlab list`), and so does a plugin crate's folder given with `--build --native`; a `.wasm` file has none")]
     /// No native twin has the name.
     NoTwin {
         /// The plugin, as configured.

@@ -48,6 +48,9 @@ pub struct SessionOptions {
     pub stall: Duration,
     /// Build plugins named as crate folders (runs their build scripts).
     pub build: bool,
+    /// Load crate folders built for the host (`runtime = "native"`):
+    /// their code runs outside the sandbox.
+    pub native: bool,
     /// A profiled round after the measured ones.
     pub profile: bool,
     /// With a `[sweep]`: only these of its values.
@@ -69,6 +72,7 @@ impl Default for SessionOptions {
             deadline: None,
             stall: Duration::from_secs(60),
             build: false,
+            native: false,
             profile: false,
             points: Vec::new(),
             cpus: Vec::new(),
@@ -251,7 +255,7 @@ fn ended(config: &BenchConfig, options: &SessionOptions, result: &BenchResult, j
 /// The engine a config runs on, with the session's deadline over its own.
 fn settings(config: &BenchConfig, options: &SessionOptions) -> EngineSettings {
     let deadline = options.deadline.or(config.bench.call_deadline_ms.map(|ms| Duration::from_secs_f64(ms / 1e3)));
-    EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(config), build_crates: options.build, ..EngineSettings::default() }
+    EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(config), build_crates: options.build, native_crates: options.native, ..EngineSettings::default() }
 }
 
 /// Runs one bench (a config, or one point of a sweep) into `run_dir`,

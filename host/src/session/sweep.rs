@@ -100,7 +100,7 @@ pub(super) fn run(
     let values = selected(sweep, &options.points)?;
     let name = name_of(base);
     let shown: Vec<String> = values.iter().map(ToString::to_string).collect();
-    let host = PluginHost::new(EngineSettings { build_crates: options.build, ..EngineSettings::default() })?;
+    let host = PluginHost::new(EngineSettings { build_crates: options.build, native_crates: options.native, ..EngineSettings::default() })?;
     let sweep = &narrowed(&host, base, sweep)?;
     progress.event(Event::SweepStarted { name, over: &sweep.over, values: &shown, not_applied: &sweep.not_applied });
     let configs = checked_points(&host, base, sweep, &values)?;

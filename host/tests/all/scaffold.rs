@@ -82,8 +82,73 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
     });
     assert_eq!(bindgen.count(), 1, "every crate memlab built shares {}", deps.display());
     same_name_in_two_folders(&dir, &cache);
+    native_beside_wasm(&dir, &cache);
     let again = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", "memtable", "my-memtable", dir.to_str().expect("path")]).output().expect("memlab new");
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("already exists"));
+}
+
+fn memlab_at(dir: &Path, cache: &Path, args: &[&str]) -> (bool, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memlab"));
+    cmd.args(args).current_dir(dir).env_remove("CARGO_TARGET_DIR").env("MEMLAB_CACHE_DIR", cache);
+    for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_MAKEFLAGS", "MAKEFLAGS"] {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().expect("memlab runs");
+    // A signal (an abort from a panic across the C ABI) is no exit code.
+    assert!(out.status.code().is_some(), "memlab died of a signal: {}", String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Every kind's new crate, built for the host with `--build --native`,
+/// runs natively through the same seam as its wasm build, on one stream:
+/// both verified, the same rows out, the Fidelity section judging them;
+/// without `--native` it is refused, and a native panic fails its
+/// variant with its message instead of aborting memlab.
+fn native_beside_wasm(dir: &Path, cache: &Path) {
+    let variant = |name: &str, runtime: &str| {
+        format!(
+            "[[variant]]\nname = \"{name}\"\nmemtable = \"./my-memtable\"\nallocator = \"./my-allocator\"\nserializer = \"./my-serializer\"\ncommitlog = \"./my-commitlog\"\nruntime = \"{runtime}\"\n\n"
+        )
+    };
+    let config = format!("[workload]\nseed = 5\nops = 3000\nthreads = 2\npartitions = {{ count = 500 }}\n\n[bench]\nrepeats = 2\n\n{}{}", variant("wasm", "wasm"), variant("native", "native"));
+    std::fs::write(dir.join("native.toml"), config).expect("config");
+    let (ok, said) = memlab_at(dir, cache, &["bench", "native.toml", "--quiet", "--no-intervals", "--out", "native", "--build"]);
+    assert!(!ok && said.contains("--native") && said.contains("outside the sandbox"), "{said}");
+    let (ok, said) = memlab_at(dir, cache, &["bench", "native.toml", "--quiet", "--no-intervals", "--out", "native", "--build", "--native"]);
+    assert!(ok && said.contains("Fidelity") && said.matches("Verified").count() >= 2, "{said}");
+    let saved = std::fs::read_dir(dir.join("native")).expect("runs").filter_map(Result::ok).map(|e| e.path().join("run.json")).find(|p| p.is_file());
+    let record = memlab::record::BenchResult::load(&saved.expect("a record")).expect("record");
+    let of = |name: &str| record.variants.iter().find(|v| v.variant.name == name).expect("variant");
+    let (wasm, native) = (of("wasm"), of("native"));
+    let completed = memlab::record::Outcome::Completed;
+    assert!(wasm.outcome == completed && native.outcome == completed, "{said}");
+    assert_eq!(native.plugins.len(), 4, "every kind loaded natively");
+    for p in &native.plugins {
+        assert!(p.sha256.len() == 64 && wasm.plugins.iter().all(|w| w.sha256 != p.sha256), "a loaded library's own sha256: {}", p.sha256);
+    }
+    assert_eq!(wasm.descriptions, native.descriptions, "both builds describe themselves alike");
+    let state = |v: &memlab::record::VariantResult| v.verified.as_ref().map(|f| (f.keys, f.digest));
+    assert!(state(wasm).is_some() && state(wasm) == state(native), "one stream, the same state read back");
+    // `check --native` runs a crate both ways: the memtable's suite again
+    // natively, and the serializer's bytes native against wasm.
+    for (name, agrees) in [("my-memtable", "differential+cursor"), ("my-serializer", "native-agrees")] {
+        let (ok, said) = memlab_at(dir, cache, &["check", &format!("./{name}"), "--ops", "2000", "--size", "2000", "--build", "--native"]);
+        let native = said.split_once("natively").map(|(_, rest)| rest).unwrap_or_default();
+        assert!(ok && native.lines().any(|l| l.contains("PASS") && l.contains(agrees)) && !said.contains("FAIL"), "{name}: {said}");
+    }
+    // A panic inside the loaded library comes back as the variant's failure.
+    let panicky = dir.join("panicky/my-memtable");
+    for file in ["Cargo.toml", "rust-toolchain.toml", "src/lib.rs"] {
+        std::fs::create_dir_all(panicky.join(file).parent().expect("parent")).expect("folder");
+        let text = std::fs::read_to_string(dir.join("my-memtable").join(file)).expect("the crate");
+        let marked = "        // YOUR IDEA: how your index finds (or makes) the key's slot.\n";
+        assert!(file != "src/lib.rs" || text.contains(marked), "the template's insert moved");
+        std::fs::write(panicky.join(file), text.replace(marked, "        assert!(self.map.len() < 50, \"memlab-test: a native panic\");\n")).expect("copy");
+    }
+    let config = "[workload]\nseed = 5\nops = 3000\nthreads = 1\npartitions = { count = 500 }\n\n[bench]\nrepeats = 1\n\n[[variant]]\nname = \"panics\"\nmemtable = \"./panicky/my-memtable\"\nallocator = \"per-row\"\nserializer = \"lean\"\nruntime = \"native\"\n";
+    std::fs::write(dir.join("panics.toml"), config).expect("config");
+    let (ok, said) = memlab_at(dir, cache, &["bench", "panics.toml", "--quiet", "--no-intervals", "--out", "panics", "--build", "--native"]);
+    assert!(!ok && said.contains("memlab-test: a native panic") && said.contains("./panicky/my-memtable"), "{said}");
 }
 
 /// Two crates of one package name, in two folders, build to one path of

@@ -119,6 +119,38 @@ pub use serializer::{Finished, SegmentMeta, SegmentReader, Serializer};
 #[doc(hidden)]
 pub mod __private;
 
+/// The C-ABI table a crate built for the host exports, and the host's
+/// side of it. Plugin authors do not need this module.
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+#[expect(unsafe_code, reason = "a shared library's entry table is raw pointers and extern \"C\" functions")]
+pub mod native;
+
+/// The native entry `export!` emits when memlab builds the crate for the
+/// host (`--build --native` turns on `native-entry`).
+#[cfg(all(feature = "native-entry", not(target_arch = "wasm32")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __native_entry {
+    ($hosted:ty) => {
+        /// memlab's entry into this crate built for the host.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn memlab_native_entry_v1() -> *const $crate::native::NativeTable {
+            static TABLE: $crate::native::NativeTable = $crate::native::table::<$hosted>();
+            &TABLE
+        }
+    };
+}
+
+/// Without `native-entry` (a wasm build, or the host linking a bundled
+/// crate), no entry: two of them would clash at link time.
+#[cfg(not(all(feature = "native-entry", not(target_arch = "wasm32"))))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __native_entry {
+    ($hosted:ty) => {};
+}
+
 /// Each kind's export glue, by the kind's name, for `export!`.
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
@@ -143,14 +175,17 @@ pub mod __kinds {
 /// Exports a strategy type as the component's implementation.
 ///
 /// `export!(memtable: T)`, `export!(allocator: T)`,
-/// `export!(serializer: T)` or `export!(commitlog: T)`. Outside wasm32 it only names the type
+/// `export!(serializer: T)` or `export!(commitlog: T)`. Outside wasm32 it names the type
 /// (`MemlabStrategy`, which memlab's registry links natively), so the
-/// crate also builds as the native twin.
+/// crate also builds as the native twin; with the `native-entry` feature
+/// (memlab's `--build --native`) it also exports the C-ABI table through
+/// which memlab loads the crate as a shared library.
 #[macro_export]
 macro_rules! export {
     (memtable: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
+        $crate::__native_entry!($crate::native::MemtableOf<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::memtable::Export<$t>;
@@ -162,6 +197,7 @@ macro_rules! export {
     (allocator: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
+        $crate::__native_entry!($crate::twin::ArenaInstance<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::allocator::Export<$t>;
@@ -173,6 +209,7 @@ macro_rules! export {
     (serializer: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
+        $crate::__native_entry!($crate::native::SerializerOf<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::serializer::Export<$t>;
@@ -184,6 +221,7 @@ macro_rules! export {
     (commitlog: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
+        $crate::__native_entry!($crate::twin::LogInstance<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::commitlog::Export<$t>;
