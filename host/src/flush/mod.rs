@@ -203,7 +203,9 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     // The previous key, for the order check; one buffer, reused.
     let mut last_key: Vec<u8> = Vec::new();
     let mut first = true;
-    let mut records = Packed::new();
+    // The chunk's buffers, lent to every call and reused across chunks
+    // and shards: a flush allocates them once, at their largest.
+    let (mut entries, mut rows, mut records, mut refs, mut bytes) = (Packed::new(), Packed::new(), Packed::new(), Vec::new(), Vec::new());
     let (mut tally, mut rows_audit) = (audit::MetaTally::default(), audit::RowAudit::default());
     let mut digest = Some(Tally::default());
     for held in &mut shards {
@@ -235,32 +237,35 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
             FlushError::Plugin { generation, source: SeamError::Contract { plugin: plugin.clone(), operation, shard, detail } }
         };
         loop {
-            let entries = strategies.next_entries(CURSOR_CHUNK).map_err(plugin)?;
+            strategies.next_entries_into(CURSOR_CHUNK, &mut entries).map_err(plugin)?;
             if entries.is_empty() {
                 break;
             }
-            let decoded: Vec<Entry<'_>> =
-                entries.iter().map(Entry::decode).collect::<Result<_, _>>().map_err(|e| contract(format!("returned a bad entry: {e}")))?;
-            let rows = strategies.load(decoded.iter().map(|e| e.reference).collect()).map_err(plugin)?;
+            refs.clear();
+            for entry in entries.iter() {
+                refs.push(Entry::decode(entry).map_err(|e| contract(format!("returned a bad entry: {e}")))?.reference);
+            }
+            strategies.load_into(&refs, &mut rows).map_err(plugin)?;
             records.clear();
-            for (entry, row) in decoded.iter().zip(rows.iter()) {
+            for (entry, row) in entries.iter().zip(rows.iter()) {
+                let entry = Entry::decode(entry).map_err(|e| contract(format!("returned a bad entry: {e}")))?;
                 if !first && entry.key <= last_key.as_slice() {
                     return Err(contract("returned keys out of order".into()));
                 }
                 first = false;
                 last_key.clear();
                 last_key.extend_from_slice(entry.key);
-                tally.observe(&rows_audit.check(entry, row).map_err(aliased)?);
+                tally.observe(&rows_audit.check(&entry, row).map_err(aliased)?);
                 if let (Some(ledger), Some(digest)) = (ledger.as_mut(), digest.as_mut()) {
                     let (key, row) = ledger.see(entry.key, entry.timestamp, row).map_err(mismatch)?;
                     digest.add(key, entry.timestamp, row);
                 }
                 records.push_with(|buf| encode_flush_record(buf, entry.key, row));
             }
-            report.rows += decoded.len() as u64;
+            report.rows += entries.len() as u64;
             report.raw_bytes += rows.data_len() as u64;
-            cursor_entries += decoded.len() as u64;
-            let bytes = in_serializer.count(|| writer.write(std::mem::take(&mut records))).map_err(plugin)?;
+            cursor_entries += entries.len() as u64;
+            in_serializer.count(|| writer.write_into(&mut records, &mut bytes)).map_err(plugin)?;
             segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
         }
         if let Some(ledger) = ledger {
@@ -337,7 +342,7 @@ mod tests {
             no()
         }
 
-        fn next_entries(&mut self, _: u32) -> Result<Packed, Fault> {
+        fn next_entries(&mut self, _: u32, _: &mut Packed) -> Result<(), Fault> {
             no()
         }
 
@@ -355,7 +360,7 @@ mod tests {
             no()
         }
 
-        fn load(&mut self, _: Vec<u64>) -> Result<Packed, Fault> {
+        fn load(&mut self, _: &[u64], _: &mut Packed) -> Result<(), Fault> {
             no()
         }
 

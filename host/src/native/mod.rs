@@ -334,10 +334,8 @@ impl MemtableRuntime for NativeShard {
         Ok(())
     }
 
-    fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, Fault> {
-        let mut out = Packed::new();
-        self.memtable.next(max_bytes, &mut out).map_err(Fault::Guest)?;
-        Ok(out)
+    fn next_entries(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Fault> {
+        self.memtable.next(max_bytes, out).map_err(Fault::Guest)
     }
 
     fn memtable_stats(&mut self) -> Result<Stats, Fault> {
@@ -355,10 +353,8 @@ impl AllocatorRuntime for NativeShard {
         self.allocator.store(&mut self.pool, rows).map_err(Fault::Guest)
     }
 
-    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
-        let mut out = Packed::with_capacity(refs.len(), refs.len() * 128);
-        self.allocator.load(&refs, &mut out).map_err(Fault::Guest)?;
-        Ok(out)
+    fn load(&mut self, refs: &[u64], out: &mut Packed) -> Result<(), Fault> {
+        self.allocator.load(refs, out).map_err(Fault::Guest)
     }
 
     fn allocator_stats(&mut self) -> Result<Stats, Fault> {
@@ -404,10 +400,8 @@ pub fn serializer(name: &str, params: &[(String, String)], shard: usize) -> Resu
 }
 
 impl SerializerRuntime for NativeWriter {
-    fn write(&mut self, mut records: Packed) -> Result<Vec<u8>, Fault> {
-        let mut out = Vec::with_capacity(records.data_len() + records.data_len() / 4);
-        self.0.write(&mut records, &mut out).map_err(Fault::Guest)?;
-        Ok(out)
+    fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
+        self.0.write(records, out).map_err(Fault::Guest)
     }
 
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {

@@ -238,12 +238,14 @@ impl MemtableRuntime for WasmShard {
         Ok(())
     }
 
-    fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, Fault> {
+    fn next_entries(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Fault> {
         let Some(cursor) = self.cursor else {
             return Err(Fault::Guest(memlab_sdk::Error::InvalidState("no cursor is open".into())));
         };
         let api = &self.memtable;
-        packed_out(self.caller.call(&self.memtable_plugin, Op::CursorNext, |s| api.cursor().call_next(s, cursor, max_bytes))?)
+        // The lifted list is the one copy out of guest memory; it becomes `out`.
+        *out = packed_out(self.caller.call(&self.memtable_plugin, Op::CursorNext, |s| api.cursor().call_next(s, cursor, max_bytes))?)?;
+        Ok(())
     }
 
     fn memtable_stats(&mut self) -> Result<Stats, Fault> {
@@ -264,9 +266,10 @@ impl AllocatorRuntime for WasmShard {
         lent.with_wire(|rows| caller.try_call(plugin, Op::AllocatorStoreRows, |s| api.call_store_rows(s, rows)))
     }
 
-    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault> {
+    fn load(&mut self, refs: &[u64], out: &mut Packed) -> Result<(), Fault> {
         let api = &self.allocator;
-        packed_out(self.caller.try_call(&self.allocator_plugin, Op::AllocatorLoad, |s| api.call_load(s, &refs))?)
+        *out = packed_out(self.caller.try_call(&self.allocator_plugin, Op::AllocatorLoad, |s| api.call_load(s, refs))?)?;
+        Ok(())
     }
 
     fn allocator_stats(&mut self) -> Result<Stats, Fault> {
@@ -336,10 +339,10 @@ pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(Str
 }
 
 impl SerializerRuntime for WasmSerializer {
-    fn write(&mut self, records: Packed) -> Result<Vec<u8>, Fault> {
-        let records = records.into_wire();
-        let (writer, api) = (self.writer, &self.api);
-        self.caller.try_call(&self.plugin, Op::WriterWrite, |s| api.writer().call_write(s, writer, &records))
+    fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
+        let (caller, writer, api, plugin) = (&mut self.caller, self.writer, &self.api, &self.plugin);
+        *out = records.with_wire(|wire| caller.try_call(plugin, Op::WriterWrite, |s| api.writer().call_write(s, writer, wire)))?;
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {

@@ -315,13 +315,22 @@ impl Shard {
 
     /// The next entries in key order; empty when done.
     pub fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, SeamError> {
+        let mut out = Packed::new();
+        self.next_entries_into(max_bytes, &mut out)?;
+        Ok(out)
+    }
+
+    /// The next entries in key order into `out`, which is cleared first:
+    /// a flush lends one buffer for all its chunks.
+    pub fn next_entries_into(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), SeamError> {
         const OP: Op = Op::CursorNext;
         if !self.cursor_open {
             return Err(SeamError::Host { operation: OP.name(), detail: format!("no cursor is open on shard {}", self.shard) });
         }
         self.count(4);
-        let out = during(Op::CursorNext, self.shard, || self.runtime.next_entries(max_bytes)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
-        self.boundary.bytes_out += packed_bytes(&out);
+        out.clear();
+        during(Op::CursorNext, self.shard, || self.runtime.next_entries(max_bytes, out)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
+        self.boundary.bytes_out += packed_bytes(out);
         // Memtable contract 5: entries until `max_bytes` is reached, so all
         // but the last fit below it; more is a plugin flooding the host.
         let before_last = out.data_len() - out.get(out.len().wrapping_sub(1)).map_or(0, <[u8]>::len);
@@ -329,24 +338,33 @@ impl Shard {
             let detail = format!("returned {} entries of {} bytes when asked for at most {max_bytes}", out.len(), out.data_len());
             return Err(self.contract(Side::Memtable, OP, detail));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Loads rows by ref, one per ref.
     pub fn load(&mut self, refs: Vec<u64>) -> Result<Packed, SeamError> {
+        let mut out = Packed::new();
+        self.load_into(&refs, &mut out)?;
+        Ok(out)
+    }
+
+    /// Loads rows by ref into `out`, cleared first (lent, as in
+    /// `next_entries_into`).
+    pub fn load_into(&mut self, refs: &[u64], out: &mut Packed) -> Result<(), SeamError> {
         const OP: Op = Op::AllocatorLoad;
         self.count(8 * refs.len() as u64);
         let expected = refs.len();
         let before = self.runtime.memory_of(Kind::Allocator);
-        let out = during(Op::AllocatorLoad, self.shard, || self.runtime.load(refs)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
-        self.boundary.bytes_out += packed_bytes(&out);
+        out.clear();
+        during(Op::AllocatorLoad, self.shard, || self.runtime.load(refs, out)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
+        self.boundary.bytes_out += packed_bytes(out);
         if let (Some(before), Some(after)) = (before, self.runtime.memory_of(Kind::Allocator)) {
             self.observed.load_growth += after.saturating_sub(before);
         }
         if out.len() != expected {
             return Err(self.contract(Side::Allocator, OP, format_args!("returned {} rows for {expected} refs", out.len())));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The memtable's and the allocator's counters.

@@ -33,12 +33,21 @@ impl Serializer {
     }
 
     /// Encodes flush records; returns bytes for the data file.
-    pub fn write(&mut self, records: Packed) -> Result<Vec<u8>, SeamError> {
-        self.boundary.calls += 1;
-        self.boundary.bytes_in += packed_bytes(&records);
-        let out = during(Op::WriterWrite, self.shard, || self.runtime.write(records)).map_err(|f| self.fault(Op::WriterWrite, f))?;
-        self.boundary.bytes_out += out.len() as u64;
+    pub fn write(&mut self, mut records: Packed) -> Result<Vec<u8>, SeamError> {
+        let mut out = Vec::new();
+        self.write_into(&mut records, &mut out)?;
         Ok(out)
+    }
+
+    /// Encodes flush records (lent) into `out`, cleared first: a flush
+    /// lends one buffer each way for all its chunks.
+    pub fn write_into(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), SeamError> {
+        self.boundary.calls += 1;
+        self.boundary.bytes_in += packed_bytes(records);
+        out.clear();
+        during(Op::WriterWrite, self.shard, || self.runtime.write(records, out)).map_err(|f| self.fault(Op::WriterWrite, f))?;
+        self.boundary.bytes_out += out.len() as u64;
+        Ok(())
     }
 
     /// Ends the segment: the data file's tail, the index and the metadata.

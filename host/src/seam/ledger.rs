@@ -215,7 +215,7 @@ impl Settled {
 
     /// Starts holding a flush's rows to the ledger.
     pub fn audit(&self) -> FlushAudit<'_> {
-        FlushAudit { settled: self, seen: Tally::default(), lines: Vec::new(), next_scan: 0, active: Vec::new() }
+        FlushAudit { settled: self, seen: Tally::default(), lines: Vec::with_capacity(self.winners.len()), next_scan: 0, active: Vec::new() }
     }
 }
 

@@ -82,8 +82,9 @@ pub trait MemtableRuntime {
     fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault>;
     /// Freezes the memtable and opens its flush cursor.
     fn open_cursor(&mut self) -> Result<(), Fault>;
-    /// The cursor's next entries.
-    fn next_entries(&mut self, max_bytes: u32) -> Result<Packed, Fault>;
+    /// The cursor's next entries, into `out` (empty: the flush lends one
+    /// buffer for every chunk, so a chunk allocates nothing it need not).
+    fn next_entries(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Fault>;
     /// The memtable's counters.
     fn memtable_stats(&mut self) -> Result<Stats, Fault>;
     /// The memtable's `describe()`.
@@ -94,8 +95,8 @@ pub trait MemtableRuntime {
 pub trait AllocatorRuntime {
     /// Stores rows in the allocator; lent as in `MemtableRuntime::insert`.
     fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault>;
-    /// Loads rows by ref.
-    fn load(&mut self, refs: Vec<u64>) -> Result<Packed, Fault>;
+    /// Loads rows by ref, into `out` (empty, lent as in `next_entries`).
+    fn load(&mut self, refs: &[u64], out: &mut Packed) -> Result<(), Fault>;
     /// The allocator's counters.
     fn allocator_stats(&mut self) -> Result<Stats, Fault>;
     /// The allocator's `describe()`.
@@ -126,8 +127,9 @@ pub trait ShardRuntime: MemtableRuntime + AllocatorRuntime + Send {
 
 /// One segment's serializer as a runtime runs it.
 pub trait SerializerRuntime: Send {
-    /// Encodes flush records; returns bytes for the data file.
-    fn write(&mut self, records: Packed) -> Result<Vec<u8>, Fault>;
+    /// Encodes flush records (lent) into `out` (empty, lent): bytes for
+    /// the data file.
+    fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault>;
     /// Ends the segment: the data file's tail, the index and the metadata.
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault>;
     /// What ran.
