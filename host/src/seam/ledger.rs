@@ -154,24 +154,30 @@ impl Ledger {
         self.lines = by_key(std::mem::take(&mut self.lines));
         self.scans.sort_by(|a, b| a.start.cmp(&b.start));
         let mut expected = Tally::default();
-        let mut winners = Vec::new();
-        for group in self.lines.chunk_by(|a, b| a.key == b.key) {
-            // Memtable contract 2: the higher timestamp wins, a tie goes to the later.
-            if let Some(w) = group.iter().max_by_key(|l| l.timestamp) {
-                expected.add(w.key, w.timestamp, w.row);
-                winners.push((w.key, w.timestamp, w.row));
-            }
+        let mut keys = 0;
+        for (key, timestamp, row) in winners(&self.lines) {
+            expected.add(key, timestamp, row);
+            keys += 1;
         }
-        Settled { lines: self.lines, scans: self.scans, expected, winners }
+        Settled { lines: self.lines, scans: self.scans, expected, keys }
     }
+}
+
+/// Each key's newest line, from lines sorted by key, in insertion order
+/// among equal keys. Memtable contract 2: the higher timestamp wins, a tie
+/// goes to the later.
+fn winners(lines: &[Line]) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+    lines.chunk_by(|a, b| a.key == b.key).filter_map(|group| group.iter().max_by_key(|l| l.timestamp).map(|w| (w.key, w.timestamp, w.row)))
 }
 
 /// `lines` (in insertion order) sorted by key, insertion order kept among
 /// equal keys: one radix pass on the keys' top bits into buckets of about
-/// four lines, then each small bucket sorted stably. A comparison sort of
-/// a generation's lines cost ~500 instructions a row (callgrind,
+/// four lines, in place (each swap puts a line in its bucket for good, so
+/// a flush allocates no copy of the ledger), then each small bucket sorted
+/// by key and place of insertion. A comparison sort of a generation's
+/// lines cost ~500 instructions a row (callgrind,
 /// `instructions-11-ledger/`); the hashed keys are uniform, so buckets stay small.
-fn by_key(lines: Vec<Line>) -> Vec<Line> {
+fn by_key(mut lines: Vec<Line>) -> Vec<Line> {
     let bits = (lines.len() / 4).max(2).next_power_of_two().trailing_zeros().min(24);
     let shift = 64 - bits;
     let bucket = |l: &Line| (l.key >> shift) as usize;
@@ -183,16 +189,21 @@ fn by_key(lines: Vec<Line>) -> Vec<Line> {
         starts[i] += starts[i - 1];
     }
     let mut next = starts.clone();
-    let mut sorted = vec![Line { key: 0, timestamp: 0, row: 0, seq: 0 }; lines.len()];
-    for l in lines {
-        let b = bucket(&l);
-        sorted[next[b]] = l;
-        next[b] += 1;
+    for b in 0..next.len() - 1 {
+        while next[b] < starts[b + 1] {
+            let to = bucket(&lines[next[b]]);
+            if to == b {
+                next[b] += 1;
+            } else {
+                lines.swap(next[b], next[to]);
+                next[to] += 1;
+            }
+        }
     }
     for w in starts.windows(2) {
-        sorted[w[0]..w[1]].sort_by_key(|l| l.key);
+        lines[w[0]..w[1]].sort_unstable_by_key(|l| (l.key, l.seq));
     }
-    sorted
+    lines
 }
 
 /// A ledger sorted by key, ready to hold a flush to.
@@ -201,8 +212,8 @@ pub struct Settled {
     lines: Vec<Line>,
     scans: Vec<ScanSeen>,
     expected: Tally,
-    /// Each key's newest row, by key hash.
-    winners: Vec<(u64, u64, u64)>,
+    /// Distinct keys: the rows a flush must return.
+    keys: usize,
 }
 
 impl Settled {
@@ -215,7 +226,7 @@ impl Settled {
 
     /// Starts holding a flush's rows to the ledger.
     pub fn audit(&self) -> FlushAudit<'_> {
-        FlushAudit { settled: self, seen: Tally::default(), lines: Vec::with_capacity(self.winners.len()), next_scan: 0, active: Vec::new() }
+        FlushAudit { settled: self, seen: Tally::default(), lines: Vec::with_capacity(self.keys), next_scan: 0, active: Vec::new() }
     }
 }
 
@@ -297,7 +308,7 @@ impl FlushAudit<'_> {
         if self.seen == *want {
             return Ok(());
         }
-        let (missing, extra, different) = diff(&self.settled.winners, self.lines);
+        let (missing, extra, different) = diff(&winners(&self.settled.lines).collect::<Vec<_>>(), self.lines);
         let counts = format!(
             "the host handed this generation {} distinct keys and the cursor returned {} rows: {missing} of the newest rows missing, {extra} not handed over or not the newest, {different} with other bytes",
             want.rows, self.seen.rows
