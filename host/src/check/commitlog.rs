@@ -12,8 +12,8 @@ use memlab_sdk::Packed;
 use super::{CheckOptions, Property, defaults, describe_result, rounds, unknown_param_result, unknown_params};
 use crate::commitlog::Appended;
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::{LogFormat, SeamError};
 use crate::seam::ledger::hash;
+use crate::seam::{LogFormat, SeamError};
 use crate::verify::log::{Copy, hold};
 use crate::workload::SplitMix;
 

@@ -183,7 +183,14 @@ pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Res
     for p in properties.iter_mut().chain(&mut native) {
         p.failure = p.failure.take().map(|f| f.replace(PLUGIN_ARGS, &args));
     }
-    Ok(CheckReport { plugin: loaded.name.clone(), kind: loaded.kind, sha256: loaded.sha256.clone(), properties, native, seconds: started.elapsed().as_secs_f64() })
+    Ok(CheckReport {
+        plugin: loaded.name.clone(),
+        kind: loaded.kind,
+        sha256: loaded.sha256.clone(),
+        properties,
+        native,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// The crate built for this machine: a memtable's or allocator's whole

@@ -9,7 +9,8 @@ use crate::seam::{LoadError, SeamError};
 /// The crate at `plugin` built for this machine and loaded, as the kind
 /// its wasm build is.
 fn native_build(host: &PluginHost, plugin: &str) -> Result<crate::native::Strategy, CliError> {
-    let not_a_crate = || SeamError::Load(LoadError::Native { plugin: plugin.to_string(), detail: "`--native` builds a crate's folder, and this is none".into() });
+    let not_a_crate =
+        || SeamError::Load(LoadError::Native { plugin: plugin.to_string(), detail: "`--native` builds a crate's folder, and this is none".into() });
     let (path, _) = host.native_build(plugin)?.ok_or_else(not_a_crate)?;
     let kind = host.load(plugin)?.kind;
     Ok(crate::native::Strategy::built(plugin, kind, crate::native::Library::open(plugin, &path)?).map_err(SeamError::Load)?)

@@ -74,7 +74,14 @@ impl Strategy {
 
     /// Creates a shard of this memtable and `allocator`, checked and
     /// metered by the seam.
-    pub fn shard(&self, params: &[(String, String)], allocator: &Strategy, allocator_params: &[(String, String)], pool: Arc<MemoryPool>, shard: usize) -> Result<seam::Shard, SeamError> {
+    pub fn shard(
+        &self,
+        params: &[(String, String)],
+        allocator: &Strategy,
+        allocator_params: &[(String, String)],
+        pool: Arc<MemoryPool>,
+        shard: usize,
+    ) -> Result<seam::Shard, SeamError> {
         if self.kind != Kind::Memtable || allocator.kind != Kind::Allocator {
             return Err(SeamError::NoTwin { plugin: format!("{} / {}", self.name, allocator.name) });
         }

@@ -53,7 +53,17 @@ pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>
         Target::Host => {
             // Unwinding, whatever the crate's profile says: a panic must
             // come back through the table as a status, not abort memlab.
-            cmd.args(["--config", "profile.release.panic=\"unwind\"", "rustc", "--release", "--lib", "--crate-type", "cdylib", "--features", "memlab-sdk/native-entry"]);
+            cmd.args([
+                "--config",
+                "profile.release.panic=\"unwind\"",
+                "rustc",
+                "--release",
+                "--lib",
+                "--crate-type",
+                "cdylib",
+                "--features",
+                "memlab-sdk/native-entry",
+            ]);
             "cargo rustc --release --lib --crate-type cdylib --features memlab-sdk/native-entry".to_string()
         }
     };

@@ -265,7 +265,9 @@ pub enum SeamError {
         /// The trap that poisoned it.
         cause: String,
     },
-    #[error("no native twin named `{plugin}`: bundled strategies have one (see `memlab list`), and so does a plugin crate's folder given with `--build --native`; a `.wasm` file has none")]
+    #[error(
+        "no native twin named `{plugin}`: bundled strategies have one (see `memlab list`), and so does a plugin crate's folder given with `--build --native`; a `.wasm` file has none"
+    )]
     /// No native twin has the name.
     NoTwin {
         /// The plugin, as configured.

@@ -255,7 +255,13 @@ fn ended(config: &BenchConfig, options: &SessionOptions, result: &BenchResult, j
 /// The engine a config runs on, with the session's deadline over its own.
 fn settings(config: &BenchConfig, options: &SessionOptions) -> EngineSettings {
     let deadline = options.deadline.or(config.bench.call_deadline_ms.map(|ms| Duration::from_secs_f64(ms / 1e3)));
-    EngineSettings { call_deadline: deadline, instance_slots: bench::instance_slots(config), build_crates: options.build, native_crates: options.native, ..EngineSettings::default() }
+    EngineSettings {
+        call_deadline: deadline,
+        instance_slots: bench::instance_slots(config),
+        build_crates: options.build,
+        native_crates: options.native,
+        ..EngineSettings::default()
+    }
 }
 
 /// Runs one bench (a config, or one point of a sweep) into `run_dir`,

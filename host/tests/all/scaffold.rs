@@ -110,7 +110,11 @@ fn native_beside_wasm(dir: &Path, cache: &Path) {
             "[[variant]]\nname = \"{name}\"\nmemtable = \"./my-memtable\"\nallocator = \"./my-allocator\"\nserializer = \"./my-serializer\"\ncommitlog = \"./my-commitlog\"\nruntime = \"{runtime}\"\n\n"
         )
     };
-    let config = format!("[workload]\nseed = 5\nops = 3000\nthreads = 2\npartitions = {{ count = 500 }}\n\n[bench]\nrepeats = 2\n\n{}{}", variant("wasm", "wasm"), variant("native", "native"));
+    let config = format!(
+        "[workload]\nseed = 5\nops = 3000\nthreads = 2\npartitions = {{ count = 500 }}\n\n[bench]\nrepeats = 2\n\n{}{}",
+        variant("wasm", "wasm"),
+        variant("native", "native")
+    );
     std::fs::write(dir.join("native.toml"), config).expect("config");
     let (ok, said) = memlab_at(dir, cache, &["bench", "native.toml", "--quiet", "--no-intervals", "--out", "native", "--build"]);
     assert!(!ok && said.contains("--native") && said.contains("outside the sandbox"), "{said}");
