@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use memlab_sdk::native::{ABI_VERSION, Called, ENTRY_SYMBOL, NativeTable, Remote, SDK_VERSION, op, role};
+use memlab_sdk::native::{ABI_VERSION, Called, ENTRY_SYMBOL, NativeTable, Remote, SDK_VERSION, kind, op, role};
 use memlab_sdk::native::{decode_description, decode_finished, decode_refs, decode_replayed, decode_stats, encode_refs};
 use memlab_sdk::twin::Replayed;
 use memlab_sdk::{Description, Error, Finished, Packed, Pool, Stats};
@@ -61,10 +61,10 @@ impl Library {
             )));
         }
         let kind = match table.kind {
-            0 => Kind::Memtable,
-            1 => Kind::Allocator,
-            2 => Kind::Serializer,
-            3 => Kind::CommitLog,
+            kind::MEMTABLE => Kind::Memtable,
+            kind::ALLOCATOR => Kind::Allocator,
+            kind::SERIALIZER => Kind::Serializer,
+            kind::COMMITLOG => Kind::CommitLog,
             other => return Err(fail(format!("its table names kind {other}"))),
         };
         let library = Library { table, kind };

@@ -62,7 +62,7 @@ impl<M: Memtable + Send> Hosted for MemtableOf<M>
 where
     M::Position: Send,
 {
-    const KIND: u32 = 0;
+    const KIND: u32 = super::kind::MEMTABLE;
     const NAME: &'static str = M::NAME;
     const VERSION: &'static str = M::VERSION;
 
@@ -127,7 +127,7 @@ impl Pool for HostPool<'_> {
 }
 
 impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
-    const KIND: u32 = 1;
+    const KIND: u32 = super::kind::ALLOCATOR;
     const NAME: &'static str = A::NAME;
     const VERSION: &'static str = A::VERSION;
 
@@ -167,7 +167,7 @@ impl<S: Serializer + Send> Hosted for SerializerOf<S>
 where
     S::Reader: Send,
 {
-    const KIND: u32 = 2;
+    const KIND: u32 = super::kind::SERIALIZER;
     const NAME: &'static str = S::NAME;
     const VERSION: &'static str = S::VERSION;
 
@@ -210,7 +210,7 @@ where
 }
 
 impl<L: CommitLog + Send> Hosted for LogInstance<L> {
-    const KIND: u32 = 3;
+    const KIND: u32 = super::kind::COMMITLOG;
     const NAME: &'static str = L::NAME;
     const VERSION: &'static str = L::VERSION;
 

@@ -84,7 +84,7 @@ pub type DropFn = unsafe extern "C" fn(instance: *mut c_void);
 pub struct NativeTable {
     /// [`ABI_VERSION`] as the plugin was built.
     pub abi: u32,
-    /// Its kind: 0 memtable, 1 allocator, 2 serializer, 3 commit log.
+    /// Its kind: one of `kind`.
     pub kind: u32,
     /// [`SDK_VERSION`] as the plugin was built.
     pub sdk: Slice,
@@ -155,6 +155,18 @@ pub mod op {
     /// Log: replay segment `a`, at most `n` rows: packed `intact, tail,
     /// rows`.
     pub const REPLAY: u32 = 51;
+}
+
+/// The kinds a table names, as `NativeTable::kind`.
+pub mod kind {
+    /// A memtable.
+    pub const MEMTABLE: u32 = 0;
+    /// An allocator.
+    pub const ALLOCATOR: u32 = 1;
+    /// A flush serializer.
+    pub const SERIALIZER: u32 = 2;
+    /// A commit-log format.
+    pub const COMMITLOG: u32 = 3;
 }
 
 /// Roles `create` makes: every kind's instance, or a serializer's reader.
