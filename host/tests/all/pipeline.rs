@@ -209,3 +209,43 @@ cleanup_threshold = 0.01
     assert!(v.counters.switches >= 100, "every batch switches: {}", v.counters.switches);
     assert!(v.reads.keys > 0 && v.reads.hits < v.reads.keys, "the probe missed what was frozen before it: {:?}", v.reads);
 }
+
+/// The harness ceiling's `null` strategies (`benches/performance*.toml`)
+/// pass preflight and run: the allocator reserves its rows' bytes as the
+/// contract counts them, so its pool fills, generations switch and the
+/// (empty) memtables flush, beside a real variant on the same stream.
+#[test]
+fn the_null_strategies_measure_the_harness_and_run_its_switches() {
+    let config = r#"
+[workload]
+seed = 11
+ops = 3000
+threads = 2
+rows_per_batch = 10
+materialize = true
+
+[[variant]]
+name = "null"
+memtable = "null"
+allocator = "null"
+serializer = "lean"
+shards = 4
+memtable_space = "1MiB"
+verify = false
+
+[[variant]]
+name = "skiplist"
+memtable = "skiplist"
+allocator = "per-row"
+serializer = "lean"
+shards = 4
+memtable_space = "1MiB"
+"#;
+    let config = BenchConfig::parse("null", config).expect("config");
+    let result = bench::run(&host(), &config, &options(scratch("null-ceiling")), |_| {}).expect("bench");
+    for v in &result.variants {
+        assert_eq!(v.failure(), None, "{}", v.variant.name);
+        assert!(v.counters.switches > 1, "{}: the pool filled and switched ({} switches)", v.variant.name, v.counters.switches);
+    }
+    assert_eq!(result.variants[0].fingerprint, result.variants[1].fingerprint);
+}

@@ -1,14 +1,21 @@
-//! `null`: an allocator that hands out refs and keeps no bytes, reserving
-//! nothing. With the `null` memtable it measures the harness alone; it
-//! cannot serve a flush (loads fail), so give its variants
-//! `verify = false`.
+//! `null`: an allocator that hands out refs and keeps no bytes. It still
+//! reserves each row's bytes (and the 4 bytes of framing the contract
+//! counts) from the pool, so the harness's budget, switches and flushes
+//! run as with a real allocator. With the `null` memtable it measures the
+//! harness alone; it cannot serve a flush's loads (its memtable hands it
+//! none), so give its variants `verify = false`.
 
 use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
 
-/// Counts rows and forgets them.
+/// What the contract counts a row as holding: its bytes and 4 of framing.
+const FRAMING: u64 = 4;
+
+/// Counts rows and what it reserved for them, and forgets the rows.
 #[derive(Debug, Default)]
 pub struct NullAllocator {
     rows: u64,
+    reserved: u64,
+    sizes: Vec<u64>,
 }
 
 impl Allocator for NullAllocator {
@@ -19,12 +26,21 @@ impl Allocator for NullAllocator {
         Ok(NullAllocator::default())
     }
 
-    fn store(&mut self, _pool: &mut dyn Pool, _row: RowView<'_>) -> Result<u64, Error> {
+    fn store(&mut self, pool: &mut dyn Pool, row: RowView<'_>) -> Result<u64, Error> {
+        let size = row.as_bytes().len() as u64 + FRAMING;
+        pool.reserve(size)?;
+        self.reserved += size;
         self.rows += 1;
         Ok(self.rows)
     }
 
-    fn store_batch(&mut self, _pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+    fn store_batch(&mut self, pool: &mut dyn Pool, rows: &Packed, refs: &mut Vec<u64>) -> Result<(), Error> {
+        let mut sizes = std::mem::take(&mut self.sizes);
+        let reserved = memlab_sdk::reserve_rows(pool, rows, &mut sizes, |row, sizes| sizes.push(row.as_bytes().len() as u64 + FRAMING));
+        let total: u64 = sizes.iter().sum();
+        self.sizes = sizes;
+        reserved?;
+        self.reserved += total;
         refs.extend(self.rows + 1..=self.rows + rows.len() as u64);
         self.rows += rows.len() as u64;
         Ok(())
@@ -35,7 +51,14 @@ impl Allocator for NullAllocator {
     }
 
     fn stats(&self) -> Stats {
-        Stat::ALLOCATOR.iter().map(|s| s.with(0)).chain([("rows".to_string(), self.rows)]).collect()
+        vec![
+            Stat::BytesUsed.with(self.reserved),
+            Stat::BytesReserved.with(self.reserved),
+            Stat::Regions.with(0),
+            Stat::Reservations.with(self.rows),
+            Stat::Waste.with(0),
+            ("rows".to_string(), self.rows),
+        ]
     }
 }
 
