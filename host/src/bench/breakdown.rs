@@ -69,7 +69,7 @@ pub(super) fn breakdown(clients: &[ClientOutcome], c: &WriteCounters, calls: &Ca
         flush_cpu_ns: flushes.iter().map(|f| f.cpu.as_nanos() as u64).sum(),
         crossing_call_ns: cal.crossing_call_ns,
         crossing_byte_ns: cal.crossing_byte_ns,
-        clock_reads: sum(|o| o.time.clock_reads) + 3 * calls.writes + 2 * calls.log_records,
+        clock_reads: sum(|o| o.time.clock_reads) + 5 * calls.writes + 2 * calls.log_records,
         clock_read_ns: cal.clock_read_ns,
     };
     // What `write` spent beyond the parts its own counters name. Lock

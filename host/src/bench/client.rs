@@ -10,7 +10,7 @@ use super::failures::Failures;
 use super::histogram;
 use super::live::Live;
 use crate::record::Failure;
-use crate::router::RoutedBatch;
+use crate::router::{Prepared, PreparedOp, RoutedBatch};
 use crate::seam::SeamError;
 use crate::workload::{Fingerprint, Op, OpKind, Stream};
 use crate::write_path::WritePath;
@@ -75,10 +75,19 @@ pub(super) struct ClientTime {
     pub clock_reads: u64,
 }
 
+/// Where a client's ops come from.
+#[derive(Clone, Copy)]
+pub(super) enum Feed<'a> {
+    /// Generated (or decoded from a stream file) and routed on the clock.
+    Live(&'a Stream),
+    /// Routed ahead, before the first variant (`Prepared`).
+    Prepared(&'a Prepared),
+}
+
 /// Runs client `thread` until its ops end, the deadline passes, or a
 /// failure stops the run. A fatal error (a trap, a broken contract) is
 /// reported; a plugin's own `error` (say, pool-full) only fails the op.
-pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live, plan: &Plan, failures: &Failures) -> ClientOutcome {
+pub(super) fn run(feed: Feed<'_>, thread: usize, path: &WritePath, live: &Live, plan: &Plan, failures: &Failures) -> ClientOutcome {
     let mut out = ClientOutcome {
         histograms: [histogram(), histogram(), histogram()],
         ops: [0; 3],
@@ -94,8 +103,14 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         time: ClientTime::default(),
     };
     let cpu = cpu_time::ThreadTime::try_now().ok();
-    let limit = stream.ops_for(thread);
-    let mut source = stream.ops();
+    let limit = match feed {
+        Feed::Live(stream) => stream.ops_for(thread),
+        Feed::Prepared(prepared) => Some(prepared.ops_for(thread)),
+    };
+    let mut source = match feed {
+        Feed::Live(stream) => Some(stream.ops()),
+        Feed::Prepared(_) => None,
+    };
     let (mut op, mut batch) = (Op::default(), RoutedBatch::default());
     let started = Instant::now();
     let mut last = started;
@@ -105,10 +120,30 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         if limit.is_some_and(|n| index >= n) || failures.stopped() || interrupted || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        if !source.op(thread, index, &mut op) {
-            break;
-        }
-        out.fingerprint.add(&op);
+        // Generated (or decoded) and folded into the fingerprint here, or
+        // taken as routed ahead (its fingerprint read at the end).
+        let ahead = match (&mut source, feed) {
+            (Some(source), _) => {
+                if !source.op(thread, index, &mut op) {
+                    break;
+                }
+                out.fingerprint.add(&op);
+                None
+            }
+            (None, Feed::Prepared(prepared)) => match prepared.op(thread, index) {
+                Some(ahead) => Some(ahead),
+                None => break,
+            },
+            (None, Feed::Live(_)) => break,
+        };
+        let op = match ahead {
+            Some(PreparedOp::Other(other)) => other,
+            Some(PreparedOp::Insert { .. }) => {
+                op.kind = OpKind::Insert;
+                &op
+            }
+            None => &op,
+        };
         out.taken += 1;
         let generated = Instant::now();
         out.time.generate_ns += nanos(generated - last);
@@ -127,15 +162,20 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
         out.time.pace_ns += nanos(began - generated);
         let mut routed = began;
         let result = match op.kind {
-            OpKind::Insert => batch
-                .route(path.router(), &op.rows)
-                .map_err(|e| SeamError::Host { operation: "route", detail: e.to_string() })
-                .and_then(|()| {
-                    routed = Instant::now();
-                    out.time.clock_reads += 1;
-                    path.write(&mut batch)
-                })
-                .map(|()| op.rows.len() as u64),
+            OpKind::Insert => match ahead {
+                Some(ahead) => {
+                    Prepared::route(ahead, path.router(), &mut batch);
+                    Ok(())
+                }
+                None => batch.route(path.router(), &op.rows),
+            }
+            .map_err(|e| SeamError::Host { operation: "route", detail: e.to_string() })
+            .and_then(|()| {
+                routed = Instant::now();
+                out.time.clock_reads += 1;
+                path.write(&mut batch)
+            })
+            .map(|()| batch.rows.len() as u64),
             OpKind::Read => path.get(&op.partition, &op.clustering).map(|found| {
                 out.read_hits += u64::from(found.is_some());
                 0
@@ -172,6 +212,9 @@ pub(super) fn run(stream: &Stream, thread: usize, path: &WritePath, live: &Live,
                 }
             }
         }
+    }
+    if let Feed::Prepared(prepared) = feed {
+        out.fingerprint = prepared.fingerprint(thread, out.taken);
     }
     out.cpu = cpu.and_then(|c| c.try_elapsed().ok()).unwrap_or_default();
     out.time.wall_ns = nanos(last - started);

@@ -106,6 +106,15 @@ pub fn run_saving(
     mut finished: impl FnMut(&BenchResult),
 ) -> Result<BenchResult, StreamFileError> {
     let stream = Stream::of(&config.workload)?;
+    // Off every client's clock, once for all variants.
+    let prepared = crate::router::Prepared::of(&stream)?;
+    match (&prepared, &stream) {
+        (Some(p), _) => progress(&format!("routed the stream ahead, off the clock: {:.1} MiB held for the bench", p.bytes() as f64 / f64::from(1 << 20))),
+        (None, Stream::Replayed(_)) => {
+            progress(&format!("the stream is routed on the clock: routed ahead it would hold more than {} GiB", crate::router::MAX_PREPARED_BYTES >> 30))
+        }
+        (None, Stream::Generated(_)) => {}
+    }
     let counts: Option<Vec<u64>> = (0..stream.threads()).map(|t| stream.ops_for(t)).collect();
     let expected = counts.as_ref().map(|counts| {
         progress(&format!("computing the stream's final state ({} ops)", counts.iter().sum::<u64>()));
@@ -128,7 +137,7 @@ pub fn run_saving(
     };
     let wasm = config.variants.iter().any(|v| v.runtime == crate::config::Runtime::Wasm);
     let calibration = breakdown::calibrate(host, wasm);
-    let bench = variant::Bench { host, config, stream: &stream, expected: expected.as_ref(), options, calibration };
+    let bench = variant::Bench { host, config, stream: &stream, prepared: prepared.as_ref(), expected: expected.as_ref(), options, calibration };
     let idle = idle_params(host, config);
     let started = Instant::now();
     let max = rounds.max();

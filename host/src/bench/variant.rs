@@ -37,6 +37,8 @@ pub(super) struct Bench<'a> {
     pub(super) host: &'a Arc<crate::plugin::PluginHost>,
     pub(super) config: &'a BenchConfig,
     pub(super) stream: &'a Stream,
+    /// The stream routed ahead, when it was replayed from memory.
+    pub(super) prepared: Option<&'a crate::router::Prepared>,
     pub(super) expected: Option<&'a State>,
     pub(super) options: &'a BenchOptions,
     /// What a crossing and a clock read cost, measured once per bench.
@@ -197,7 +199,8 @@ impl<'a> VariantRun<'a> {
     /// One client thread; a panic is reported as the failure.
     fn client(&self, t: usize, live: &live::Live, plan: &client::Plan, start: &Barrier, failures: &Failures) -> Option<ClientOutcome> {
         start.wait();
-        let run = std::panic::AssertUnwindSafe(|| client::run(self.bench.stream, t, &self.path, live, plan, failures));
+        let feed = self.bench.prepared.map_or(client::Feed::Live(self.bench.stream), client::Feed::Prepared);
+        let run = std::panic::AssertUnwindSafe(|| client::run(feed, t, &self.path, live, plan, failures));
         std::panic::catch_unwind(run)
             .map_err(|panic| {
                 failures.report(Failure::new(FailureClass::Panic, format!("client thread {t} panicked: {}", flush::panic_message(panic.as_ref()))))

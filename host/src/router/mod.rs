@@ -1,7 +1,14 @@
 //! From rows to shards: the token, the byte-comparable sort key, and the
-//! token range each shard owns.
+//! token range each shard owns; `prepared.rs` routes a replayed stream
+//! ahead, off the clients' clock.
 
 use memlab_sdk::{Entry, Packed, RowHead, RowView};
+
+use crate::seam::ledger::Noted;
+
+mod prepared;
+
+pub use prepared::{MAX_PREPARED_BYTES, Prepared, PreparedOp};
 
 /// Murmur3 x64 128 (as Cassandra's Murmur3Partitioner), first 64 bits.
 pub fn token(partition: &[u8]) -> i64 {
@@ -108,6 +115,9 @@ pub struct RoutedBatch {
     pub rows: Packed,
     /// Encoded entries; `set_refs` fills their refs.
     pub entries: Packed,
+    /// The ledger's hashes of the batch, when it was routed ahead
+    /// (`Prepared`); otherwise the write path hashes it.
+    pub noted: Option<Noted>,
 }
 
 impl RoutedBatch {
@@ -116,6 +126,7 @@ impl RoutedBatch {
     pub fn route(&mut self, router: &Router, rows: &Packed) -> Result<(), memlab_sdk::Error> {
         self.rows.clear();
         self.entries.clear();
+        self.noted = None;
         let mut key = Vec::with_capacity(64);
         let mut partition_token = None;
         for record in rows.iter() {

@@ -83,7 +83,24 @@ struct ScanSeen {
 #[derive(Debug, Default)]
 pub struct Noted(Vec<(u64, u64, u64)>);
 
+// By hand, so `clone_from` reuses the buffer (a batch routed ahead is
+// copied into a client's batch every op).
+impl Clone for Noted {
+    fn clone(&self) -> Self {
+        Noted(self.0.clone())
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.0.clone_from(&source.0);
+    }
+}
+
 impl Noted {
+    /// The bytes its hashes take.
+    pub fn bytes(&self) -> u64 {
+        (self.0.len() * size_of::<(u64, u64, u64)>()) as u64
+    }
+
     /// Hashes `entries` and their `rows` (entry i holds row i).
     pub fn of(rows: &Packed, entries: &Packed) -> Self {
         let lines =

@@ -249,8 +249,11 @@ impl WritePath {
             b.rows.iter().for_each(|r| rows.push(r));
         }
         // Hashed for the ledger before the lock, job by job in the order written.
-        let noted =
-            self.ledgered.then(|| crate::seam::ledger::Noted::concat(jobs.iter().map(|(_, b, _, _)| crate::seam::ledger::Noted::of(&b.rows, &b.entries))));
+        let noted = self.ledgered.then(|| {
+            crate::seam::ledger::Noted::concat(
+                jobs.iter_mut().map(|(_, b, _, _)| b.noted.take().unwrap_or_else(|| crate::seam::ledger::Noted::of(&b.rows, &b.entries))),
+            )
+        });
         // The group's rows are logged as one record, by the leader: one
         // append, and in `batch` mode one sync, for the group (RocksDB's
         // write group).
@@ -272,7 +275,7 @@ impl WritePath {
             clock.inserted(calls, entries.data_len());
             Ok(())
         });
-        drop(slot);
+        self.unlock(slot);
         jobs.into_iter()
             .map(|(ticket, batch, _, thread)| {
                 let outcome = match &result {

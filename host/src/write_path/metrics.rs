@@ -38,7 +38,8 @@ write_metrics! {
     uncontended,
     /// Shard lock that had to wait.
     contended,
-    /// Time spent waiting for shard locks.
+    /// Time spent waiting for shard locks, and handing one on to a
+    /// writer that had parked (`WritePath::unlock`).
     lock_wait_ns,
     /// Time writers spent blocked on a full pool.
     backpressure_ns,

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use memlab::bench::{self, BenchResult};
 use memlab::config::BenchConfig;
 use memlab::report;
+use memlab::router::Prepared;
 use memlab::workload::{Fingerprint, Generator, Op, Profile, Stream, StreamFile, write_stream_file};
 
 use crate::support::{host, options, scratch};
@@ -126,10 +127,16 @@ fn a_stream_file_replays_the_generated_stream() {
 }
 
 /// `materialize = true` generates the stream before the clock and replays
-/// it: the same ops, fingerprint and final state as generating on the fly.
+/// it, routed ahead (`router::Prepared`): the same ops, fingerprint and
+/// final state as generating and routing on the fly, alone, sharded and
+/// coalesced (a group's ledger lines come from each batch's own hashes).
 #[test]
 fn a_materialized_stream_is_the_generated_stream() {
-    let config = WORKLOAD.to_string() + &variant("generated", "") + &variant("native", "runtime = \"native\"");
+    let config = WORKLOAD.to_string()
+        + &variant("generated", "")
+        + &variant("native", "runtime = \"native\"")
+        + &variant("sharded", "shards = 5\nflush_writers = 2")
+        + &variant("coalesced", "coalescing = \"group\"");
     let generated = run(&config, "materialize-generated");
     let materialized = run(&config.replacen("[workload]\n", "[workload]\nmaterialize = true\n", 1), "materialize-replayed");
     for (g, m) in generated.variants.iter().zip(&materialized.variants) {
@@ -138,9 +145,26 @@ fn a_materialized_stream_is_the_generated_stream() {
         assert_eq!(m.op_counts, g.op_counts, "{}", m.variant.name);
         assert_eq!(m.verified.expect("verified").digest, g.verified.expect("verified").digest, "{}", m.variant.name);
     }
+    assert!(materialized.variants.iter().any(|v| v.counters.groups > 0), "some groups formed, so the grouped path ran");
     let mut held = profile();
     held.materialize = true;
-    assert!(matches!(Stream::of(&held), Ok(Stream::Replayed(_))), "materialized up front, not generated in the run");
+    let stream = Stream::of(&held).expect("materialized");
+    assert!(matches!(stream, Stream::Replayed(_)), "materialized up front, not generated in the run");
+    // Routed ahead: each thread's fingerprint after any prefix is the one
+    // a client folding those ops would have.
+    let prepared = Prepared::of(&stream).expect("routed").expect("a replayed stream is routed ahead");
+    let mut generator = Generator::new(&held);
+    let mut op = Op::default();
+    for thread in 0..held.threads {
+        let mut folded = Fingerprint::default();
+        assert_eq!(prepared.fingerprint(thread, 0), folded);
+        for index in 0..held.ops_for(thread) {
+            generator.op(thread, index, &mut op);
+            folded.add(&op);
+            assert_eq!(prepared.fingerprint(thread, index + 1), folded, "thread {thread}, after op {index}");
+        }
+    }
+    assert!(Prepared::of(&Stream::of(&profile()).expect("generated")).expect("no routing").is_none(), "a generated stream is not held");
     let mut timed = profile();
     timed.materialize = true;
     timed.duration = Some(std::time::Duration::from_secs(1));
