@@ -10,7 +10,7 @@ use super::failures::Failures;
 use super::histogram;
 use super::live::Live;
 use crate::record::Failure;
-use crate::router::{Prepared, PreparedOp, RoutedBatch};
+use crate::router::{Ahead, Prepared, RoutedBatch};
 use crate::seam::SeamError;
 use crate::workload::{Fingerprint, Op, OpKind, Stream};
 use crate::write_path::WritePath;
@@ -137,8 +137,8 @@ pub(super) fn run(feed: Feed<'_>, thread: usize, path: &WritePath, live: &Live, 
             (None, Feed::Live(_)) => break,
         };
         let op = match ahead {
-            Some(PreparedOp::Other(other)) => other,
-            Some(PreparedOp::Insert { .. }) => {
+            Some(Ahead::Other(other)) => other,
+            Some(Ahead::Insert(_)) => {
                 op.kind = OpKind::Insert;
                 &op
             }
@@ -163,11 +163,11 @@ pub(super) fn run(feed: Feed<'_>, thread: usize, path: &WritePath, live: &Live, 
         let mut routed = began;
         let result = match op.kind {
             OpKind::Insert => match ahead {
-                Some(ahead) => {
-                    Prepared::route(ahead, path.router(), &mut batch);
+                Some(Ahead::Insert(insert)) => {
+                    insert.route(path.router(), &mut batch);
                     Ok(())
                 }
-                None => batch.route(path.router(), &op.rows),
+                _ => batch.route(path.router(), &op.rows),
             }
             .map_err(|e| SeamError::Host { operation: "route", detail: e.to_string() })
             .and_then(|()| {

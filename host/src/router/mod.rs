@@ -8,7 +8,7 @@ use crate::seam::ledger::Noted;
 
 mod prepared;
 
-pub use prepared::{MAX_PREPARED_BYTES, Prepared, PreparedOp};
+pub use prepared::{Ahead, InsertAhead, MAX_PREPARED_BYTES, Prepared};
 
 /// Murmur3 x64 128 (as Cassandra's Murmur3Partitioner), first 64 bits.
 pub fn token(partition: &[u8]) -> i64 {

@@ -96,6 +96,17 @@ impl Clone for Noted {
 }
 
 impl Noted {
+    /// Replaces its hashes with `from`'s in `range` (none past its end).
+    pub fn copy_from(&mut self, from: &Noted, range: std::ops::Range<usize>) {
+        self.0.clear();
+        self.0.extend_from_slice(from.0.get(range).unwrap_or_default());
+    }
+
+    /// Moves `more`'s hashes after its own.
+    pub fn append(&mut self, mut more: Noted) {
+        self.0.append(&mut more.0);
+    }
+
     /// The bytes its hashes take.
     pub fn bytes(&self) -> u64 {
         (self.0.len() * size_of::<(u64, u64, u64)>()) as u64

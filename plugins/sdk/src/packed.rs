@@ -124,6 +124,21 @@ impl Packed {
         self.close_record();
     }
 
+    /// Appends `from`'s records `records` (none past its last), in one
+    /// copy of their bytes.
+    pub fn extend_from(&mut self, from: &Packed, records: std::ops::Range<usize>) {
+        let (first, last) = (records.start.min(from.len()), records.end.min(from.len()));
+        if first >= last {
+            return;
+        }
+        let start = if first == 0 { 0 } else { from.ends[first - 1] as usize };
+        let end = from.ends[last - 1] as usize;
+        let base = self.data.len();
+        self.data.extend_from_slice(&from.data[start..end]);
+        // Batches are far below 4 GiB, as in `close_record`.
+        self.ends.extend(from.ends[first..last].iter().map(|&e| u32::try_from(e as usize - start + base).unwrap_or(u32::MAX)));
+    }
+
     /// Appends one record written in place by `write`.
     pub fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
         write(&mut self.data);
@@ -164,6 +179,20 @@ impl Packed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extend_from_appends_the_records_of_a_range() {
+        let mut from = Packed::new();
+        for r in [&b"a"[..], b"bcd", b"", b"ef"] {
+            from.push(r);
+        }
+        let mut to = Packed::new();
+        to.push(b"x");
+        to.extend_from(&from, 1..3);
+        to.extend_from(&from, 3..9);
+        to.extend_from(&from, 2..2);
+        assert_eq!(to.iter().collect::<Vec<_>>(), [&b"x"[..], b"bcd", b"", b"ef"]);
+    }
 
     fn batch(records: &[&[u8]]) -> Packed {
         let mut p = Packed::new();
