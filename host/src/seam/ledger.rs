@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 
 use memlab_sdk::{Entry, Packed};
 
+pub use super::noted::Noted;
 use super::sample::{picked, secret};
 
 /// The ledger's hash of a key or a row: foldhash's quality hasher, seeded
@@ -78,58 +79,6 @@ struct ScanSeen {
     returned: Vec<(Vec<u8>, u64)>,
 }
 
-/// A client batch hashed for the ledger before its shard's lock is
-/// taken: (key, timestamp, row) hashes, entry by entry.
-#[derive(Debug, Default)]
-pub struct Noted(Vec<(u64, u64, u64)>);
-
-// By hand, so `clone_from` reuses the buffer (a batch routed ahead is
-// copied into a client's batch every op).
-impl Clone for Noted {
-    fn clone(&self) -> Self {
-        Noted(self.0.clone())
-    }
-
-    fn clone_from(&mut self, source: &Self) {
-        self.0.clone_from(&source.0);
-    }
-}
-
-impl Noted {
-    /// Replaces its hashes with `from`'s in `range` (none past its end).
-    pub fn copy_from(&mut self, from: &Noted, range: std::ops::Range<usize>) {
-        self.0.clear();
-        self.0.extend_from_slice(from.0.get(range).unwrap_or_default());
-    }
-
-    /// Moves `more`'s hashes after its own.
-    pub fn append(&mut self, mut more: Noted) {
-        self.0.append(&mut more.0);
-    }
-
-    /// The bytes its hashes take.
-    pub fn bytes(&self) -> u64 {
-        (self.0.len() * size_of::<(u64, u64, u64)>()) as u64
-    }
-
-    /// Hashes `entries` and their `rows` (entry i holds row i).
-    pub fn of(rows: &Packed, entries: &Packed) -> Self {
-        let lines =
-            entries.iter().zip(rows.iter()).filter_map(|(record, row)| Entry::decode(record).ok().map(|e| (hash(e.key), e.timestamp, hash(row)))).collect();
-        Noted(lines)
-    }
-
-    /// The rows' hashes, in order (what the commit log keeps of each).
-    pub fn row_hashes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.0.iter().map(|&(_, _, row)| row)
-    }
-
-    /// Batches noted one after another, as one.
-    pub fn concat(batches: impl IntoIterator<Item = Noted>) -> Self {
-        Noted(batches.into_iter().flat_map(|b| b.0).collect())
-    }
-}
-
 /// What the host handed one shard's generation.
 #[derive(Debug, Default)]
 pub struct Ledger {
@@ -159,7 +108,7 @@ impl Ledger {
     /// once the memtable accepted it.
     pub fn noted(&mut self, batch: &Noted) {
         let base = self.lines.len() as u64;
-        self.lines.extend(batch.0.iter().enumerate().map(|(i, &(key, timestamp, row))| Line { key, timestamp, row, seq: base + i as u64 }));
+        self.lines.extend(batch.lines().iter().enumerate().map(|(i, &(key, timestamp, row))| Line { key, timestamp, row, seq: base + i as u64 }));
     }
 
     /// Keeps a scan from a sampled start, with what it returned.

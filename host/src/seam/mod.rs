@@ -12,6 +12,7 @@ mod describe;
 mod error;
 mod kind;
 pub mod ledger;
+mod noted;
 mod op;
 mod sample;
 pub mod text;

@@ -202,8 +202,7 @@ serializer = "lean"
 memtable_space = "1MiB"
 cleanup_threshold = 0.01
 "#;
-    let config = BenchConfig::parse("ends-on-a-switch", config).expect("config");
-    let result = bench::run(&host(), &config, &options(scratch("ends-on-a-switch")), |_| {}).expect("bench");
+    let result = run_config("ends-on-a-switch", config);
     let v = &result.variants[0];
     assert_eq!(v.failure(), None);
     assert!(v.counters.switches >= 100, "every batch switches: {}", v.counters.switches);
@@ -241,11 +240,16 @@ serializer = "lean"
 shards = 4
 memtable_space = "1MiB"
 "#;
-    let config = BenchConfig::parse("null", config).expect("config");
-    let result = bench::run(&host(), &config, &options(scratch("null-ceiling")), |_| {}).expect("bench");
+    let result = run_config("null-ceiling", config);
     for v in &result.variants {
         assert_eq!(v.failure(), None, "{}", v.variant.name);
         assert!(v.counters.switches > 1, "{}: the pool filled and switched ({} switches)", v.variant.name, v.counters.switches);
     }
     assert_eq!(result.variants[0].fingerprint, result.variants[1].fingerprint);
+}
+
+/// Parses `config` and runs it in a scratch directory named `name`.
+fn run_config(name: &str, config: &str) -> bench::BenchResult {
+    let config = BenchConfig::parse(name, config).expect("config");
+    bench::run(&host(), &config, &options(scratch(name)), |_| {}).expect("bench")
 }
