@@ -13,7 +13,7 @@ use super::variant::{self, Bench};
 use crate::config::{Runtime, Variant};
 use crate::plugin::PluginHost;
 use crate::record::verdict::round_rate;
-use crate::record::{BenchResult, ProfileFigures, ProfileSource, VariantResult};
+use crate::record::{BenchResult, ProfileFigures, ProfileSource, VariantResult, flame_graph};
 
 /// Native samples a second (a prime, so the timer does not beat with a
 /// periodic task).
@@ -123,22 +123,4 @@ fn native_folded(report: &pprof::Report) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = stacks.into_iter().collect();
     out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out
-}
-
-/// Draws folded stacks as an SVG flame graph.
-fn flame_graph(variant: &str, source: ProfileSource, folded: &str) -> Result<Vec<u8>, String> {
-    let mut options = inferno::flamegraph::Options::default();
-    options.title = format!(
-        "{} ({})",
-        crate::seam::text::clean(variant),
-        match source {
-            ProfileSource::Guest => "wasm guest stacks",
-            ProfileSource::Native => "native stacks, whole process",
-        }
-    );
-    options.count_name = "samples".into();
-    options.deterministic = true;
-    let mut svg = Vec::new();
-    inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg).map_err(|e| format!("drawing the flame graph: {e}"))?;
-    Ok(svg)
 }

@@ -29,7 +29,7 @@ pub use log::{KeptLog, LogFigures, LogSpec};
 /// The names of the counters in the stats maps (the SDK's contract).
 pub use memlab_sdk::Stat;
 pub use outcome::{Failure, FailureClass, Outcome};
-pub use profile::{ProfileFigures, ProfileSource};
+pub use profile::{ProfileFigures, ProfileSource, flame_graph};
 pub use provenance::{EngineInfo, Provenance};
 pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, SweepSpec, VariantSpec};
 pub use verdict::Verdict;

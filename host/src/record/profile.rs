@@ -50,6 +50,25 @@ pub struct ProfileFigures {
     pub rate_ratio: f64,
 }
 
+/// Draws folded stacks as an SVG flame graph: when a profile is taken,
+/// and again by the report where a record kept only its folded stacks.
+pub fn flame_graph(variant: &str, source: ProfileSource, folded: &str) -> Result<Vec<u8>, String> {
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = format!(
+        "{} ({})",
+        crate::seam::text::clean(variant),
+        match source {
+            ProfileSource::Guest => "wasm guest stacks",
+            ProfileSource::Native => "native stacks, whole process",
+        }
+    );
+    options.count_name = "samples".into();
+    options.deterministic = true;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg).map_err(|e| format!("drawing the flame graph: {e}"))?;
+    Ok(svg)
+}
+
 impl ProfileFigures {
     /// The cost, as the report states it.
     pub fn cost(&self) -> String {

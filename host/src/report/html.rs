@@ -206,9 +206,17 @@ const MAX_SVG_BYTES: u64 = 64 << 20;
 fn figure(p: &ProfileFigures, dir: Option<&Path>) -> String {
     // A record's paths are untrusted: only a file inside the run's own
     // directory is embedded, and only a plain relative name is linked.
-    let image = dir
-        .and_then(|d| crate::input::inside(d, &p.svg).ok())
-        .and_then(|path| crate::input::read(&path, MAX_SVG_BYTES, "flame graph").ok())
+    let beside = |name: &str, what| dir.and_then(|d| crate::input::inside(d, name).ok()).and_then(|path| crate::input::read(&path, MAX_SVG_BYTES, what).ok());
+    // A record may keep only its folded stacks: the SVG is drawn again.
+    // (`benches/record` keeps a large one gzipped, as `NAME.gz`).
+    let drawn = || {
+        let folded = dir
+            .and_then(|d| crate::input::inside(d, &p.folded).or_else(|_| crate::input::inside(d, &format!("{}.gz", p.folded))).ok())
+            .and_then(|path| crate::input::read_inflated(&path, MAX_SVG_BYTES, "folded stacks").ok())?;
+        crate::record::flame_graph(&p.variant, p.source, &String::from_utf8_lossy(&folded)).ok()
+    };
+    let image = beside(&p.svg, "flame graph")
+        .or_else(drawn)
         .map(|svg| format!("<img alt=\"flame graph of {}\" src=\"data:image/svg+xml;base64,{}\"/>", esc(&p.variant), base64(&svg)));
     let linked = |name: &str, what: &str| match crate::input::link(name) {
         Some(name) => format!("<a href=\"{}\">{what}</a>", esc(name)),
@@ -223,7 +231,7 @@ fn figure(p: &ProfileFigures, dir: Option<&Path>) -> String {
         esc(&p.cost()),
         linked(&p.svg, "interactive SVG"),
         linked(&p.folded, "folded stacks"),
-        image.unwrap_or_else(|| "<p class=\"r\">(the SVG is not beside this report)</p>".into())
+        image.unwrap_or_else(|| "<p class=\"r\">(neither the SVG nor its folded stacks are beside this report)</p>".into())
     )
 }
 
