@@ -206,7 +206,7 @@ const MAX_SVG_BYTES: u64 = 64 << 20;
 fn figure(p: &ProfileFigures, dir: Option<&Path>) -> String {
     // A record's paths are untrusted: only a file inside the run's own
     // directory is embedded, and only a plain relative name is linked.
-    let beside = |name: &str, what| dir.and_then(|d| crate::input::inside(d, name).ok()).and_then(|path| crate::input::read(&path, MAX_SVG_BYTES, what).ok());
+    let svg = dir.and_then(|d| crate::input::inside(d, &p.svg).ok()).and_then(|path| crate::input::read(&path, MAX_SVG_BYTES, "flame graph").ok());
     // A record may keep only its folded stacks: the SVG is drawn again.
     // (`benches/record` keeps a large one gzipped, as `NAME.gz`).
     let drawn = || {
@@ -215,9 +215,7 @@ fn figure(p: &ProfileFigures, dir: Option<&Path>) -> String {
             .and_then(|path| crate::input::read_inflated(&path, MAX_SVG_BYTES, "folded stacks").ok())?;
         crate::record::flame_graph(&p.variant, p.source, &String::from_utf8_lossy(&folded)).ok()
     };
-    let image = beside(&p.svg, "flame graph")
-        .or_else(drawn)
-        .map(|svg| format!("<img alt=\"flame graph of {}\" src=\"data:image/svg+xml;base64,{}\"/>", esc(&p.variant), base64(&svg)));
+    let image = svg.or_else(drawn).map(|svg| format!("<img alt=\"flame graph of {}\" src=\"data:image/svg+xml;base64,{}\"/>", esc(&p.variant), base64(&svg)));
     let linked = |name: &str, what: &str| match crate::input::link(name) {
         Some(name) => format!("<a href=\"{}\">{what}</a>", esc(name)),
         None => format!("{what} (not linked: its name is not a relative file name)"),

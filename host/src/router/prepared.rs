@@ -79,8 +79,8 @@ impl InsertAhead<'_> {
         batch.rows.clear();
         batch.rows.extend_from(&self.thread.rows, records.clone());
         batch.entries.clear();
-        batch.entries.extend_from(&self.thread.entries, records);
-        batch.noted.get_or_insert_with(Noted::default).copy_from(&self.thread.noted, self.first..self.first + self.count);
+        batch.entries.extend_from(&self.thread.entries, records.clone());
+        batch.noted.get_or_insert_with(Noted::default).copy_from(&self.thread.noted, records);
     }
 }
 
@@ -118,8 +118,8 @@ impl Prepared {
                             return Ok(None);
                         }
                         let first = t.rows.len() as u32;
-                        batch.rows.iter().for_each(|r| t.rows.push(r));
-                        batch.entries.iter().for_each(|e| t.entries.push(e));
+                        t.rows.extend_from(&batch.rows, 0..batch.rows.len());
+                        t.entries.extend_from(&batch.entries, 0..batch.entries.len());
                         t.noted.append(noted);
                         Slot::Insert { token: head.map_or(0, |h| super::token(h.partition)), first, count: batch.rows.len() as u32 }
                     }

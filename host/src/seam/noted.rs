@@ -8,20 +8,8 @@ use super::ledger::hash;
 
 /// A client batch hashed for the ledger before its shard's lock is
 /// taken: (key, timestamp, row) hashes, entry by entry.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Noted(Vec<(u64, u64, u64)>);
-
-// By hand, so `clone_from` reuses the buffer (a batch routed ahead is
-// copied into a client's batch every op).
-impl Clone for Noted {
-    fn clone(&self) -> Self {
-        Noted(self.0.clone())
-    }
-
-    fn clone_from(&mut self, source: &Self) {
-        self.0.clone_from(&source.0);
-    }
-}
 
 impl Noted {
     /// Replaces its hashes with `from`'s in `range` (none past its end).

@@ -246,6 +246,11 @@ memtable_space = "1MiB"
         assert!(v.counters.switches > 1, "{}: the pool filled and switched ({} switches)", v.variant.name, v.counters.switches);
     }
     assert_eq!(result.variants[0].fingerprint, result.variants[1].fingerprint);
+    // It reserves what `per-row` reserves for the same rows: each row's
+    // bytes and its framing.
+    let reserved = |v: &memlab::record::VariantResult| v.allocator_stats.get("bytes-reserved").copied();
+    assert!(reserved(&result.variants[0]).is_some_and(|r| r > 0), "null reserved");
+    assert_eq!(reserved(&result.variants[0]), reserved(&result.variants[1]), "null reserves as per-row does");
 }
 
 /// Parses `config` and runs it in a scratch directory named `name`.

@@ -4,23 +4,10 @@ use crate::error::{Error, corrupt};
 ///
 /// Record `i` is `data[ends[i-1]..ends[i]]`. A `Packed` built from parts is
 /// validated once, so reading records never panics.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Packed {
     data: Vec<u8>,
     ends: Vec<u32>,
-}
-
-// By hand, so `clone_from` reuses the buffers: a client copies a batch
-// routed ahead into its own each op.
-impl Clone for Packed {
-    fn clone(&self) -> Self {
-        Packed { data: self.data.clone(), ends: self.ends.clone() }
-    }
-
-    fn clone_from(&mut self, source: &Self) {
-        self.data.clone_from(&source.data);
-        self.ends.clone_from(&source.ends);
-    }
 }
 
 impl Packed {
