@@ -30,11 +30,12 @@ pub mod scaffold;
 pub mod seam;
 pub mod segment;
 pub mod session;
+pub mod util;
 pub mod verify;
 pub mod workload;
 pub mod write_path;
 
 /// Every host allocation is counted per thread, so a flush's heap
-/// allocation is measured (`flush::heap`).
+/// allocation is measured (`util::heap`).
 #[global_allocator]
-static HEAP: flush::heap::Counting = flush::heap::Counting;
+static HEAP: util::heap::Counting = util::heap::Counting;

@@ -9,8 +9,7 @@ use std::time::Duration;
 use crossbeam::utils::CachePadded;
 
 /// How the pool counts what it owns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PoolMode {
     /// Read, check the limit, compare-and-swap; retry on conflict.
     CasLoop,

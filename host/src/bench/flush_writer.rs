@@ -40,7 +40,7 @@ impl FlushWriter<'_> {
                 Ok(report) => {
                     if self.log {
                         // A closed stderr stops the lines, not the flush.
-                        let line = format!("INFO  {}\n", crate::seam::text::for_terminal(&report.log_line()));
+                        let line = format!("INFO  {}\n", crate::util::text::for_terminal(&report.log_line()));
                         let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
                     }
                     reports.push(report);

@@ -129,7 +129,7 @@ pub fn run_saving(
     // a copy of all before it (10,000 variants stay linear).
     let mut record = BenchResult {
         schema: SCHEMA_VERSION,
-        provenance: Provenance::collect(host, config, &[]),
+        provenance: Provenance::collect(engine_info(host), &[]),
         config: ConfigSpec::from(config),
         variants: Vec::new(),
         stop: None,
@@ -190,9 +190,20 @@ pub fn run_saving(
     if let Some(profiling) = &options.profile {
         record.profiles = profile::profile_all(&bench, profiling, &record, &mut progress);
     }
-    record.provenance = Provenance::collect(host, config, &record.variants);
+    record.provenance = Provenance::collect(engine_info(host), &record.variants);
     finished(&record);
     Ok(record)
+}
+
+/// The engine's settings, as the record keeps them.
+pub fn engine_info(host: &PluginHost) -> crate::record::EngineInfo {
+    let settings = host.settings();
+    crate::record::EngineInfo {
+        call_deadline_ms: settings.call_deadline.map(|d| d.as_secs_f64() * 1e3),
+        memory_cap: settings.memory_cap,
+        stack_limit: settings.stack_limit,
+        cache: settings.cache_dir.is_some(),
+    }
 }
 
 /// What `--keep-segments` keeps: the bytes round 1 left in the run's
@@ -201,7 +212,7 @@ fn kept_note(run_dir: &std::path::Path, max_rounds: usize) -> String {
     let round = dir_bytes(run_dir) as f64 / (1024.0 * 1024.0);
     format!(
         "--keep-segments: round 1 kept {round:.1} MiB in {}; at most {max_rounds} round(s) keep up to about {:.0} MiB (`--repeats 1` keeps one round)",
-        crate::seam::text::clean(&run_dir.display().to_string()),
+        crate::util::text::clean(&run_dir.display().to_string()),
         round * max_rounds as f64
     )
 }

@@ -96,13 +96,13 @@ fn profile_one(bench: &Bench<'_>, profiling: &Arc<PluginHost>, v: &Variant, stem
 
 /// Writes a profile's file whole or not at all.
 fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::seam::write_whole(path, &path.with_extension("partial"), bytes).map_err(|e| format!("saving {}: {e}", path.display()))
+    crate::util::write_whole(path, &path.with_extension("partial"), bytes).map_err(|e| format!("saving {}: {e}", path.display()))
 }
 
 /// The median steady rate of a variant's measured rounds.
 fn measured_rate(record: &BenchResult, name: &str) -> f64 {
     let runs: Vec<&VariantResult> = record.variants.iter().filter(|r| r.variant.name == name && r.failure().is_none()).collect();
-    crate::report::median(runs.into_iter().map(round_rate).collect()).unwrap_or(0.0)
+    crate::util::median(runs.into_iter().map(round_rate).collect()).unwrap_or(0.0)
 }
 
 /// pprof's samples as folded stacks, outermost frame first.

@@ -27,11 +27,11 @@ impl<'d> Printer<'d> {
                 indicatif::ProgressStyle::with_template(&format!("{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {unit} {{msg}}"))
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
-            bar.set_prefix(crate::seam::text::for_terminal(&display.label));
+            bar.set_prefix(crate::util::text::for_terminal(&display.label));
             bar
         });
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-        let printer = Printer { display, bar, variant: crate::seam::text::clean(&display.label), cores };
+        let printer = Printer { display, bar, variant: crate::util::text::clean(&display.label), cores };
         if display.lines {
             printer.say(
                 format!(

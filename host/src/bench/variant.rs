@@ -181,7 +181,7 @@ impl<'a> VariantRun<'a> {
             let elapsed = end.at - began;
             done.store(true, Ordering::Release);
             let (intervals, warm) = sampler.join().unwrap_or_else(|panic| {
-                failures.report(Failure::new(FailureClass::Panic, format!("the interval sampler panicked: {}", flush::panic_message(panic.as_ref()))));
+                failures.report(Failure::new(FailureClass::Panic, format!("the interval sampler panicked: {}", crate::util::panic_message(panic.as_ref()))));
                 (Vec::new(), None)
             });
             let steady = warm.and_then(|w| steady(began, w, &end));
@@ -203,7 +203,7 @@ impl<'a> VariantRun<'a> {
         let run = std::panic::AssertUnwindSafe(|| client::run(feed, t, &self.path, live, plan, failures));
         std::panic::catch_unwind(run)
             .map_err(|panic| {
-                failures.report(Failure::new(FailureClass::Panic, format!("client thread {t} panicked: {}", flush::panic_message(panic.as_ref()))))
+                failures.report(Failure::new(FailureClass::Panic, format!("client thread {t} panicked: {}", crate::util::panic_message(panic.as_ref()))))
             })
             .ok()
     }
@@ -364,7 +364,7 @@ fn with_sha256(mut result: VariantResult) -> VariantResult {
 /// Joins a flush writer; a panic between flushes is reported.
 fn join_flusher(f: std::thread::ScopedJoinHandle<'_, Vec<FlushReport>>, failures: &Failures) -> Vec<FlushReport> {
     f.join().unwrap_or_else(|panic| {
-        failures.report(Failure::new(FailureClass::Panic, format!("a flush writer panicked: {}", flush::panic_message(panic.as_ref()))));
+        failures.report(Failure::new(FailureClass::Panic, format!("a flush writer panicked: {}", crate::util::panic_message(panic.as_ref()))));
         Vec::new()
     })
 }

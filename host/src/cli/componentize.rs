@@ -19,7 +19,7 @@ pub(super) struct Args {
 
 pub(super) fn run(args: Args) -> Result<(), CliError> {
     let Args { input, output } = args;
-    let bytes = crate::seam::read_bounded(&input, plugin::MAX_PLUGIN_BYTES, "plugin file").map_err(io(&input))?;
+    let bytes = crate::util::read_bounded(&input, plugin::MAX_PLUGIN_BYTES, "plugin file").map_err(io(&input))?;
     let component = plugin::to_component(&input.display().to_string(), &bytes)?;
     let host = PluginHost::new(EngineSettings { cache_dir: None, ..EngineSettings::default() })?;
     let checked = host.load_bytes(&input.display().to_string(), plugin::Source::File(input.display().to_string()), &component)?;

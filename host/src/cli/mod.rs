@@ -19,7 +19,7 @@ macro_rules! warnln {
 }
 
 pub(crate) fn emit(out: &mut impl std::io::Write, text: &str, newline: bool) {
-    let _ = out.write_all(crate::seam::text::for_terminal(text).as_bytes());
+    let _ = out.write_all(crate::util::text::for_terminal(text).as_bytes());
     let _ = if newline { out.write_all(b"\n") } else { out.flush() };
 }
 

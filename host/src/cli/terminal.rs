@@ -58,8 +58,8 @@ pub(super) fn engine_line(settings: &EngineSettings) -> String {
     format!(
         "Sandbox: epoch deadline {} per call; memory cap {:.0} MiB per instance; wasm stack {:.1} MiB; {}",
         settings.call_deadline.map_or("off".to_string(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3)),
-        report::mib(settings.memory_cap),
-        report::mib(settings.stack_limit as u64),
+        crate::util::mib(settings.memory_cap),
+        crate::util::mib(settings.stack_limit as u64),
         match (settings.instance_slots, settings.compact_memories) {
             (_, true) => "address space limited: instances allocated on demand, compact bounds-checked memories".to_string(),
             (0, false) => "instances allocated on demand".to_string(),

@@ -24,7 +24,7 @@ fn recorded_plugin(run_dir: &Path, v: &crate::record::VariantResult, kind: Kind,
     let kept = run_dir.join(KEPT_COMPONENTS).join(format!("{recorded}.wasm"));
     if recorded.len() == 64 && recorded.bytes().all(|b| b.is_ascii_hexdigit()) && kept.is_file() {
         // Picked by name, held by content: a swapped file is refused.
-        let bytes = crate::seam::read_bounded(&kept, plugin::MAX_PLUGIN_BYTES, "kept component")
+        let bytes = crate::util::read_bounded(&kept, plugin::MAX_PLUGIN_BYTES, "kept component")
             .map_err(|e| CliError::Verify(format!("variant `{}`: {}: {e}", v.variant.name, kept.display())))?;
         let found = plugin::sha256_hex(&bytes);
         if found != recorded.to_ascii_lowercase() {
@@ -58,7 +58,7 @@ pub(super) fn run(args: &Args) -> Result<(), CliError> {
     let (mut broken, mut checked) = (0, 0);
     for run in &runs {
         if runs.len() > 1 || run != &args.run_dir {
-            sayln!("{}:", crate::seam::text::for_terminal(&run.display().to_string()));
+            sayln!("{}:", crate::util::text::for_terminal(&run.display().to_string()));
         }
         let (b, c) = verify_run(&host, run)?;
         (broken, checked) = (broken + b, checked + c);
@@ -84,7 +84,7 @@ fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, 
         let serializer = recorded_plugin(run_dir, v, Kind::Serializer, &v.variant.serializer)?;
         let open = bench::reader(host, v.variant.runtime.into(), &serializer, v.variant.serializer_args())?;
         checked += 1;
-        match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, open.as_ref()) {
+        match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, crate::config::DEFAULT_SAMPLE, open.as_ref()) {
             crate::verify::Recheck::Holds(x) => sayln!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
             crate::verify::Recheck::ReadBack(rows) => {
                 sayln!("  OK    {label}: {rows} rows read back, every checksum holds (a schema-{} record: no comparable digest)", record.schema)
@@ -106,15 +106,16 @@ fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, 
 /// Replays a variant's kept commit log, segment by segment; the number of
 /// segments that do not hold what the run logged.
 fn kept_log(host: &std::sync::Arc<PluginHost>, run_dir: &Path, folder: &str, v: &crate::record::VariantResult, label: &str) -> Result<usize, CliError> {
-    use crate::verify::kept_log::{LogCheck, check};
+    use crate::verify::kept_log::{Kept, LogCheck, check};
     let (Some(spec), Some(figures)) = (&v.variant.commitlog, &v.commitlog) else { return Ok(0) };
     let plugin = recorded_plugin(run_dir, v, Kind::CommitLog, &spec.format)?;
     let params: Vec<(String, String)> = spec.params.iter().map(|(k, p)| (k.clone(), p.to_string())).collect();
     let mut format = bench::log_format(host, v.variant.runtime.into(), &plugin, &params)?;
     let mut broken = 0;
     for kept in &figures.kept {
-        let file = crate::seam::text::for_terminal(&kept.file);
-        match check(&run_dir.join(folder), kept, &mut format) {
+        let file = crate::util::text::for_terminal(&kept.file);
+        let expected = Kept { file: &kept.file, bytes: kept.bytes, rows: kept.rows, digest: &kept.digest };
+        match check(&run_dir.join(folder), expected, &mut format) {
             Ok(LogCheck::Holds { rows }) => sayln!("  OK    {label}: commit log {file}: {rows} rows replayed, as the run logged them"),
             Ok(LogCheck::Short { at, tail, rows, logged }) => {
                 broken += 1;
@@ -134,7 +135,7 @@ fn kept_log(host: &std::sync::Arc<PluginHost>, run_dir: &Path, folder: &str, v: 
             }
             Err(e) => {
                 broken += 1;
-                sayln!("  FAIL  {label}: commit log {file}: {}", crate::seam::text::for_terminal(&e));
+                sayln!("  FAIL  {label}: commit log {file}: {}", crate::util::text::for_terminal(&e));
             }
         }
     }

@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 pub const BLOCK: usize = 4096;
 
 /// How the log's files are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Access {
     /// Through the page cache, `fdatasync` to sync.
     #[default]

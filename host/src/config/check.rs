@@ -7,11 +7,11 @@ use std::path::Path;
 
 use super::named::{locate, resolve};
 use super::raw::{Named, RawConfig, RawVariant};
+use super::shape::CoalescingSetting;
 use super::text::{key_at, line_of};
 use super::workload::resolve_workload;
 use super::{BenchConfig, BenchInfo, ConfigError, ParamValue, Sweep, Variant};
 use crate::seam::Kind;
-use crate::write_path::Coalescing;
 
 /// The text a config came from, for errors and paths.
 pub(super) struct Source<'a> {
@@ -113,7 +113,7 @@ fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 4], src: &Source<'_>
     if v.verify_sample > 1 << 20 {
         return Err(src.at("verify_sample", format!("variant `{}`: `verify_sample` must lie in 0..=1048576 (one partition in that many; 0 = off)", v.name)));
     }
-    if let Coalescing::Window(us) = v.coalescing
+    if let CoalescingSetting::Window(us) = v.coalescing
         && !(1..=crate::write_path::MAX_FIXED_WINDOW_US).contains(&us)
     {
         let most = crate::write_path::MAX_FIXED_WINDOW_US;
@@ -161,8 +161,8 @@ fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 4], src: &Source<'_>
         memtable_space: v.memtable_space,
         cleanup_threshold: v.cleanup_threshold,
         flush_writers: v.flush_writers,
-        pool: v.pool,
-        coalescing: v.coalescing,
+        pool: v.pool.into(),
+        coalescing: v.coalescing.into(),
         runtime: v.runtime,
         verify: v.verify,
         verify_sample: v.verify_sample,

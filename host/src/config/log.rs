@@ -80,7 +80,7 @@ pub(super) fn settings(v: &RawVariant, format: bool) -> Result<LogSettings, (&'s
         let stray = [
             ("commitlog_sync_period_ms", v.commitlog_sync_period_ms.is_some()),
             ("commitlog_sync_group_window_ms", v.commitlog_sync_group_window_ms.is_some()),
-            ("commitlog_disk_access_mode", v.commitlog_disk_access_mode != Access::Buffered),
+            ("commitlog_disk_access_mode", v.commitlog_disk_access_mode != super::shape::AccessSetting::Buffered),
             ("commitlog_segment_size", v.commitlog_segment_size.is_some()),
         ];
         if let Some((key, _)) = stray.iter().find(|(_, set)| *set) {
@@ -94,5 +94,5 @@ pub(super) fn settings(v: &RawVariant, format: bool) -> Result<LogSettings, (&'s
     if segment_size > 1 << 30 {
         return Err(("commitlog_segment_size", format!("`commitlog_segment_size` = {segment_size} bytes is above the 1GiB most")));
     }
-    Ok(LogSettings { sync, access: v.commitlog_disk_access_mode, segment_size })
+    Ok(LogSettings { sync, access: v.commitlog_disk_access_mode.into(), segment_size })
 }

@@ -12,6 +12,7 @@ mod named;
 mod param;
 mod raw;
 mod rounds;
+mod shape;
 mod sweep;
 mod text;
 mod workload;

@@ -6,10 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer};
 
 use super::log::RawSync;
+use super::shape::{AccessSetting, CoalescingSetting, PoolSetting};
 use super::{BenchInfo, DEFAULT_SAMPLE, ParamValue, Runtime, sweep};
-use crate::commitlog::Access;
-use crate::pool::PoolMode;
-use crate::write_path::Coalescing;
 
 /// The file as written: variants may name configurations.
 #[derive(Debug, Deserialize)]
@@ -83,7 +81,7 @@ pub(super) struct RawVariant {
     #[serde(default)]
     pub(super) commitlog_sync_group_window_ms: Option<f64>,
     #[serde(default)]
-    pub(super) commitlog_disk_access_mode: Access,
+    pub(super) commitlog_disk_access_mode: AccessSetting,
     #[serde(default, deserialize_with = "super::log::opt_size")]
     pub(super) commitlog_segment_size: Option<u64>,
     #[serde(default, deserialize_with = "opt_shards")]
@@ -95,9 +93,9 @@ pub(super) struct RawVariant {
     #[serde(default = "one", deserialize_with = "flush_writers")]
     pub(super) flush_writers: usize,
     #[serde(default)]
-    pub(super) pool: PoolMode,
+    pub(super) pool: PoolSetting,
     #[serde(default)]
-    pub(super) coalescing: Coalescing,
+    pub(super) coalescing: CoalescingSetting,
     #[serde(default)]
     pub(super) runtime: Runtime,
     #[serde(default = "yes")]

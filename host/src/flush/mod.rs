@@ -13,9 +13,8 @@ use crate::pool::MemoryPool;
 use crate::seam::ledger::{Mismatch, Tally};
 use crate::seam::{self, Boundary, Op, SeamError};
 use crate::segment::{SegmentError, SegmentWriter};
+use crate::util::{heap, mib, panic_message};
 use crate::write_path::FlushJob;
-
-pub mod heap;
 
 /// Entries pulled from a memtable cursor per call.
 const CURSOR_CHUNK: u32 = 256 << 10;
@@ -50,15 +49,6 @@ pub enum FlushError {
         /// What went wrong.
         message: String,
     },
-}
-
-/// The message of a caught panic, for a report.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// Figures of one flush, as Cassandra's "Completed flushing" line has them.
@@ -136,10 +126,6 @@ impl FlushReport {
             mib(self.serializer_grew),
         )
     }
-}
-
-pub(crate) fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
 }
 
 fn merge(into: &mut BTreeMap<String, u64>, stats: Vec<(String, u64)>) {

@@ -79,5 +79,5 @@ fn deserialize(engine: &wasmtime::Engine, payload: &[u8]) -> wasmtime::Result<Co
 
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    crate::seam::write_whole(path, &path.with_extension(format!("tmp{}", std::process::id())), bytes)
+    crate::util::write_whole(path, &path.with_extension(format!("tmp{}", std::process::id())), bytes)
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use super::wasm_target::{OUTER_CARGO_VARS, WASM_TARGET as TARGET, ensure_wasm_target};
 use crate::seam::LoadError;
-use crate::seam::text::for_terminal;
+use crate::util::text::for_terminal;
 
 /// What a build is for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -111,7 +111,7 @@ pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>
         .filter_map(|f| f.as_str().map(PathBuf::from))
         .rfind(|f| f.extension().is_some_and(|e| e == target.extension()));
     let artifact = artifact.ok_or_else(|| fail(format!("cargo built no .{}: is the crate a `cdylib` (as `memlab new` writes it)?", target.extension())))?;
-    let bytes = crate::seam::read_bounded(&artifact, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", artifact.display())))?;
+    let bytes = crate::util::read_bounded(&artifact, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", artifact.display())))?;
     Ok((artifact, bytes))
 }
 

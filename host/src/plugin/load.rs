@@ -87,7 +87,7 @@ impl PluginHost {
             let (wasm, bytes) = self.built(spec, &path)?;
             return self.load_bytes(spec, Source::File(wasm.display().to_string()), &bytes);
         }
-        let bytes = crate::seam::read_bounded(&path, MAX_PLUGIN_BYTES, "plugin file").map_err(|e| LoadError::Read {
+        let bytes = crate::util::read_bounded(&path, MAX_PLUGIN_BYTES, "plugin file").map_err(|e| LoadError::Read {
             plugin: spec.to_string(),
             path: path.display().to_string(),
             detail: e.to_string(),
@@ -182,7 +182,7 @@ pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, LoadError> {
     match std::panic::catch_unwind(encode) {
         Ok(encoded) => encoded.map_err(|e| LoadError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") }),
         Err(panic) => {
-            Err(LoadError::Componentize { plugin: name.to_string(), detail: format!("wit-component failed: {}", crate::flush::panic_message(panic.as_ref())) })
+            Err(LoadError::Componentize { plugin: name.to_string(), detail: format!("wit-component failed: {}", crate::util::panic_message(panic.as_ref())) })
         }
     }
 }

@@ -22,7 +22,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Untrusted text, escaped for a terminal or a report.
-pub use crate::seam::text;
+pub use crate::util::text;
 pub use breakdown::TimeBreakdown;
 pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, Machine, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
 pub use log::{KeptLog, LogFigures, LogSpec};
@@ -34,7 +34,8 @@ pub use provenance::{EngineInfo, Provenance};
 pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, SweepSpec, VariantSpec};
 pub use verdict::Verdict;
 
-use crate::seam::Kind;
+/// The kinds of strategy, as the record names them.
+pub use crate::seam::Kind;
 
 /// The schema this build writes.
 /// - 2 added `schema` and `outcome` (replacing schema 1's `failure`
@@ -369,7 +370,7 @@ impl BenchResult {
             }
             let shown = file.display().to_string();
             let bytes =
-                crate::seam::read_bounded(&file, 64 << 20, "variant record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
+                crate::util::read_bounded(&file, 64 << 20, "variant record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
             let variant = serde_json::from_slice::<VariantResult>(&bytes).map_err(|e| RecordError::Malformed { path: shown.clone(), detail: e.to_string() })?;
             if !self.config.variants.contains(&variant.variant) {
                 let detail = format!("variant `{}` is not one this record's config ran, as configured", variant.variant.name);
@@ -389,7 +390,7 @@ impl BenchResult {
         let failed = |e: &dyn std::fmt::Display| RecordError::Write { path: file.display().to_string(), detail: e.to_string() };
         std::fs::create_dir_all(&dir).map_err(|e| failed(&e))?;
         let text = serde_json::to_string(variant).map_err(|e| failed(&e))?;
-        crate::seam::write_whole(&file, &file.with_extension("json.partial"), text.as_bytes()).map_err(|e| failed(&e))
+        crate::util::write_whole(&file, &file.with_extension("json.partial"), text.as_bytes()).map_err(|e| failed(&e))
     }
 
     /// Writes the record to `path` whole or not at all: to a temporary
@@ -397,7 +398,7 @@ impl BenchResult {
     pub fn save(&self, path: &Path) -> Result<(), RecordError> {
         let failed = |e: &dyn std::fmt::Display| RecordError::Write { path: path.display().to_string(), detail: e.to_string() };
         let text = serde_json::to_string_pretty(self).map_err(|e| failed(&e))?;
-        crate::seam::write_whole(path, &path.with_extension("json.partial"), text.as_bytes()).map_err(|e| failed(&e))
+        crate::util::write_whole(path, &path.with_extension("json.partial"), text.as_bytes()).map_err(|e| failed(&e))
     }
 
     fn parse(bytes: &[u8]) -> Result<BenchResult, ParseError> {

@@ -56,7 +56,7 @@ pub fn flame_graph(variant: &str, source: ProfileSource, folded: &str) -> Result
     let mut options = inferno::flamegraph::Options::default();
     options.title = format!(
         "{} ({})",
-        crate::seam::text::clean(variant),
+        crate::util::text::clean(variant),
         match source {
             ProfileSource::Guest => "wasm guest stacks",
             ProfileSource::Native => "native stacks, whole process",

@@ -5,8 +5,6 @@
 use std::collections::BTreeMap;
 
 use super::VariantResult;
-use crate::config::BenchConfig;
-use crate::plugin::PluginHost;
 
 /// A run's provenance.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -55,9 +53,9 @@ fn read(path: &str) -> String {
 }
 
 impl Provenance {
-    /// Collects what the host and the runs say.
-    pub fn collect(host: &PluginHost, _config: &BenchConfig, runs: &[VariantResult]) -> Provenance {
-        let settings = host.settings();
+    /// Collects what the machine and the runs say, beside the engine's
+    /// settings as the caller read them.
+    pub fn collect(engine: EngineInfo, runs: &[VariantResult]) -> Provenance {
         let os_release = read("/etc/os-release");
         let os_name = os_release.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")).unwrap_or("unknown").trim_matches('"');
         let cpuinfo = read("/proc/cpuinfo");
@@ -76,12 +74,7 @@ impl Provenance {
             cpu: cpu.to_string(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_bytes: memory_kib * 1024,
-            engine: EngineInfo {
-                call_deadline_ms: settings.call_deadline.map(|d| d.as_secs_f64() * 1e3),
-                memory_cap: settings.memory_cap,
-                stack_limit: settings.stack_limit,
-                cache: settings.cache_dir.is_some(),
-            },
+            engine,
             plugins: runs.iter().flat_map(|r| r.plugins.iter().map(|p| (p.name.clone(), p.sha256.clone()))).collect(),
             stream_fingerprint: fingerprints.join(" / "),
         }

@@ -59,7 +59,7 @@ impl Need {
 /// config's path when it came from a file.
 fn command(result: &BenchResult) -> String {
     match &result.config.bench.file {
-        Some(file) => format!("memlab bench {}", crate::seam::text::clean(file)),
+        Some(file) => format!("memlab bench {}", crate::util::text::clean(file)),
         None => "memlab bench".to_string(),
     }
 }

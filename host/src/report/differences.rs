@@ -9,8 +9,8 @@ use std::fmt;
 use serde_json::Value;
 
 use super::machine::DIFFERENT_BY;
+use crate::record::Kind;
 use crate::record::{BenchResult, Machine, VariantResult};
-use crate::seam::Kind;
 
 /// One way two records' variants differ.
 #[derive(Debug, Clone, PartialEq)]

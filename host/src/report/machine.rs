@@ -40,7 +40,7 @@ pub(super) fn line(result: &BenchResult) -> Option<String> {
     let others: Vec<f64> = runs.iter().map(|(_, m)| m.others()).collect();
     let loads: Vec<f64> = runs.iter().map(|(_, m)| m.load).collect();
     let steal = runs.iter().map(|(_, m)| m.steal).fold(0.0, f64::max);
-    let pinned = result.config.bench.cpus.as_ref().map_or(String::new(), |c| format!(", pinned to CPUs {}", crate::seam::text::clean(c)));
+    let pinned = result.config.bench.cpus.as_ref().map_or(String::new(), |c| format!(", pinned to CPUs {}", crate::util::text::clean(c)));
     let mut text = format!(
         "Machine: the rounds got {} of {} cores{pinned}, beside {} cores busy elsewhere (load {}{})",
         shown(range(&cores)),

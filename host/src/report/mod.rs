@@ -32,10 +32,7 @@ pub use verdict::{Headline, headline, verdict_block};
 pub use crate::record::verdict::by_variant;
 use crate::record::verdict::verdicts;
 use crate::record::{BenchResult, VariantResult};
-
-pub(crate) fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
-}
+use crate::util::{median, mib};
 
 fn thousands(n: f64) -> String {
     let whole = n.round().abs() as u64;
@@ -97,15 +94,6 @@ impl Rates {
             flush_rows,
         }
     }
-}
-
-pub(crate) fn median(mut x: Vec<f64>) -> Option<f64> {
-    if x.is_empty() {
-        return None;
-    }
-    x.sort_by(f64::total_cmp);
-    let mid = x.len() / 2;
-    Some(if x.len() % 2 == 1 { x[mid] } else { (x[mid - 1] + x[mid]) / 2.0 })
 }
 
 /// A record's counts summed without overflow: a record is untrusted, and

@@ -8,8 +8,8 @@
 
 use super::breakdown::of;
 use super::differences::{self, Difference};
+use crate::record::Kind;
 use crate::record::{Stat, TimeBreakdown, VariantResult};
-use crate::seam::Kind;
 
 /// What one difference between two variants belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]

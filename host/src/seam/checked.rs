@@ -12,6 +12,7 @@ use super::{Boundary, Fault, Kind, Op, SeamError, ShardRuntime};
 
 use super::budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, Observed, memory_allowance};
 use super::describe::{bounded, show_key};
+use crate::util::mib;
 
 /// Bytes a packed batch takes across the boundary: data plus end offsets.
 pub(super) fn packed_bytes(p: &Packed) -> u64 {
@@ -236,7 +237,6 @@ impl Shard {
         let (largest, loads) = (self.observed.largest_batch, self.observed.load_growth);
         let allowed = memory_allowance(baseline, reserved, largest, loads);
         if memory > allowed {
-            let mib = |b: u64| b as f64 / (1 << 20) as f64;
             let detail = format!(
                 "its linear memory grew to {:.1} MiB, but it reserved only {:.1} MiB from the pool (allowed {:.1} MiB: {:.1} MiB once created + the reservations + 25% + twice the largest batch stored, {:.1} MiB + {:.1} MiB grown in loads + {} MiB)",
                 mib(memory),

@@ -15,27 +15,6 @@ pub mod ledger;
 mod noted;
 mod op;
 mod sample;
-pub mod text;
-
-/// Writes `bytes` to `path` whole or not at all: to `partial` beside it,
-/// then renamed over it; a failed write (a full disk) leaves no `partial`.
-pub fn write_whole(path: &std::path::Path, partial: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let written = std::fs::write(partial, bytes).and_then(|()| std::fs::rename(partial, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(partial);
-    }
-    written
-}
-
-/// Reads a file of at most `limit` bytes: an input larger than that (or
-/// endless, like `/dev/zero`) is refused by name, never read whole.
-pub fn read_bounded(path: &std::path::Path, limit: u64, what: &'static str) -> std::io::Result<Vec<u8>> {
-    crate::input::read(path, limit, what).map_err(|e| match e {
-        crate::input::ReadError::Io { source, .. } => source,
-        crate::input::ReadError::TooLarge { .. } => std::io::Error::other(format!("larger than the {} MiB a {what} may be", limit >> 20)),
-        other => std::io::Error::other(other.reason()),
-    })
-}
 
 pub use sample::{picked, secret_offset, secret_pick};
 pub mod watch;

@@ -25,7 +25,7 @@ pub(super) fn on_stall(
         variants.push(VariantResult::failed(variant.into(), failure.clone()));
         let record = BenchResult {
             schema: crate::record::SCHEMA_VERSION,
-            provenance: crate::record::Provenance::collect(&host, &config, &variants),
+            provenance: crate::record::Provenance::collect(bench::engine_info(&host), &variants),
             config: (&config).into(),
             variants,
             stop: None,

@@ -9,7 +9,6 @@ use std::path::Path;
 use memlab_sdk::Tail;
 
 use super::log::rows_digest;
-use crate::record::KeptLog;
 use crate::seam::LogFormat;
 
 /// What one kept log segment holds now.
@@ -36,9 +35,22 @@ pub enum LogCheck {
     Differs(String),
 }
 
+/// A kept segment as the run read it back (the record's `KeptLog`).
+#[derive(Debug, Clone, Copy)]
+pub struct Kept<'a> {
+    /// Its file, relative to the variant's folder.
+    pub file: &'a str,
+    /// Bytes its records span.
+    pub bytes: u64,
+    /// Rows it holds.
+    pub rows: u64,
+    /// FNV-1a 128 over its rows in order, in hex.
+    pub digest: &'a str,
+}
+
 /// Replays the kept segment `kept` under `dir` (the variant's folder).
-pub fn check(dir: &Path, kept: &KeptLog, format: &mut LogFormat) -> Result<LogCheck, String> {
-    let path = crate::input::inside(dir, &kept.file).map_err(|e| e.to_string())?;
+pub fn check(dir: &Path, kept: Kept<'_>, format: &mut LogFormat) -> Result<LogCheck, String> {
+    let path = crate::input::inside(dir, kept.file).map_err(|e| e.to_string())?;
     let bytes = crate::input::read(&path, crate::commitlog::MAX_SEGMENT_BYTES, "commit-log segment").map_err(|e| e.to_string())?;
     let replayed = format.replay_all(&bytes, 4096).map_err(|e| e.to_string())?;
     let rows = replayed.rows.len() as u64;

@@ -377,9 +377,10 @@ pub enum Recheck {
 
 /// Reads a recorded variant's kept segments back through `open` and
 /// checks them against the record: every CRC32 and row count, and the
-/// digest of the state they hold against the one verified at run time.
-pub fn recheck(dir: &Path, recorded: Option<&Verified>, schema: u32, open: &ReaderFactory<'_>) -> Recheck {
-    let (found, rows) = match read_back(dir, open, Spot { every: crate::config::DEFAULT_SAMPLE, writer: None }) {
+/// digest of the state they hold against the one verified at run time;
+/// one partition in `spot_every` spot-checked by key.
+pub fn recheck(dir: &Path, recorded: Option<&Verified>, schema: u32, spot_every: u64, open: &ReaderFactory<'_>) -> Recheck {
+    let (found, rows) = match read_back(dir, open, Spot { every: spot_every, writer: None }) {
         Ok(read) => read,
         Err(e) => return Recheck::Broken(e.to_string()),
     };

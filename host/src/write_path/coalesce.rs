@@ -28,8 +28,7 @@ use crate::router::RoutedBatch;
 use crate::seam::SeamError;
 
 /// How client batches reach the plugins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Coalescing {
     /// One call per client batch.
     #[default]
@@ -40,41 +39,6 @@ pub enum Coalescing {
     Adaptive,
     /// Group commit after a fixed wait, in µs (`{ window = 100 }`).
     Window(u32),
-}
-
-/// What a config may write, named in every refusal.
-const SPELLINGS: &str = "`\"none\"`, `\"group\"`, `\"adaptive\"` or `{ window = µs }`";
-
-impl<'de> serde::Deserialize<'de> for Coalescing {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Coalescing;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "{SPELLINGS}")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Coalescing, E> {
-                match v {
-                    "none" => Ok(Coalescing::None),
-                    "group" => Ok(Coalescing::Group),
-                    "adaptive" => Ok(Coalescing::Adaptive),
-                    other => Err(E::custom(format!("coalescing `{other}` is none of {SPELLINGS}"))),
-                }
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Coalescing, M::Error> {
-                use serde::de::Error;
-                let mut window = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "window" if window.is_none() => window = Some(map.next_value::<u32>()?),
-                        other => return Err(M::Error::custom(format!("coalescing takes one key, `window` (µs), not `{other}`: write {SPELLINGS}"))),
-                    }
-                }
-                window.map(Coalescing::Window).ok_or_else(|| M::Error::custom(format!("coalescing `{{ }}` names no window: write {SPELLINGS}")))
-            }
-        }
-        d.deserialize_any(Visit)
-    }
 }
 
 /// The longest fixed window a config may ask for, in µs.
