@@ -307,8 +307,7 @@ fn preflight_each(host: &Arc<PluginHost>, config: &BenchConfig, current: &std::s
         let fail = |source: SeamError| PreflightError { variant: v.name.clone(), source };
         let pool = Arc::new(MemoryPool::new(v.memtable_space, v.pool));
         let strategies = strategies::strategies(host, v, &pool).map_err(fail)?;
-        let shard = (strategies.shard)(0).and_then(|mut shard| shard.describe()).map_err(fail)?;
-        variant::checked_descriptions(v, shard, strategies.serializer.as_ref()).map_err(fail)?;
+        variant::checked_descriptions(v, strategies.describe().map_err(fail)?).map_err(fail)?;
         if v.runtime == crate::config::Runtime::Wasm {
             for (kind, strategy) in v.strategies() {
                 crate::check::defaults_hold(host, kind, strategy.plugin, &crate::config::params(strategy.params)).map_err(fail)?;

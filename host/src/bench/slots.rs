@@ -2,6 +2,7 @@
 //! generation a config can hold alive reuses a warm slot.
 
 use crate::config::BenchConfig;
+use crate::seam::Kind;
 
 /// Largest pool of instance slots a bench reserves (4 GiB of address
 /// space each); a config that could need more allocates on demand.
@@ -20,7 +21,7 @@ pub fn instance_slots(config: &BenchConfig) -> u32 {
         .filter(|v| v.runtime == crate::config::Runtime::Wasm)
         .map(|v| {
             let generations = (1.0 / v.threshold()).ceil() as u64 + 2;
-            let logs = if v.commitlog.is_empty() { 0 } else { v.shards as u64 + 1 };
+            let logs = if v.plugin(Kind::CommitLog).is_empty() { 0 } else { v.shards as u64 + 1 };
             v.shards as u64 * 2 * generations + 2 * v.flush_writers as u64 + logs + 16
         })
         .max()

@@ -1,7 +1,8 @@
-//! Turns a variant's strategy names into factories: wasm components
-//! loaded through the plugin host, or the native twins. Either way the
-//! factories hand out the seam's checked types.
+//! Turns a variant's strategies into factories: each kind's plugin loaded
+//! once, as a wasm component through the plugin host or as native code,
+//! then every factory hands out the seam's checked types.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,10 +12,12 @@ use crate::native;
 use crate::plugin::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
 use crate::record::PluginInfo;
-use crate::seam::{Kind, LogFormat, SeamError, Shard};
+use crate::seam::{Kind, LogFormat, Reader, SeamError, Serializer, Shard};
 use crate::segment::LoadedSegment;
 use crate::verify::ReaderFactory;
 use crate::write_path::ShardFactory;
+
+type Params = Vec<(String, String)>;
 
 /// A variant's strategies, ready to build shards, flush writers and readers.
 pub(super) struct Strategies {
@@ -26,104 +29,122 @@ pub(super) struct Strategies {
     pub(super) log: Option<Box<LogFactory>>,
 }
 
+impl Strategies {
+    /// What each kind's strategy says of itself, by kind: a fresh shard's
+    /// memtable and allocator, a serializer, and a log format where the
+    /// variant keeps a log.
+    pub(super) fn describe(&self) -> Result<BTreeMap<Kind, memlab_sdk::Description>, SeamError> {
+        let (m, a) = (self.shard)(0)?.describe()?;
+        let mut described = BTreeMap::from([(Kind::Memtable, m), (Kind::Allocator, a), (Kind::Serializer, (self.serializer)(0)?.describe()?)]);
+        if let Some(log) = &self.log {
+            described.insert(Kind::CommitLog, log(0)?.describe()?);
+        }
+        Ok(described)
+    }
+}
+
 /// Creates shard `i`'s commit-log format.
 pub(super) type LogFactory = dyn Fn(usize) -> Result<LogFormat, SeamError> + Send + Sync;
 
-fn info(plugin: &Plugin) -> PluginInfo {
-    PluginInfo { kind: plugin.kind, name: plugin.name.clone(), sha256: plugin.sha256.clone(), load: plugin.load_time, cache_hit: plugin.cache_hit }
+/// One kind's plugin, loaded for either runtime.
+#[derive(Clone)]
+enum Loaded {
+    Wasm(Arc<PluginHost>, Arc<Plugin>),
+    Native(native::Strategy),
+}
+
+impl Loaded {
+    /// Loads `plugin` of `kind` for `runtime`, with what the record says of
+    /// it (a loaded library's sha256 is its file's).
+    fn load(host: &Arc<PluginHost>, runtime: Runtime, kind: Kind, plugin: &str) -> Result<(Loaded, PluginInfo), SeamError> {
+        let info = |sha256: String, load: Duration, cache_hit: bool| PluginInfo { kind, name: plugin.to_string(), sha256, load, cache_hit };
+        match runtime {
+            Runtime::Wasm => {
+                let p = host.load_as(plugin, kind)?;
+                let info = info(p.sha256.clone(), p.load_time, p.cache_hit);
+                Ok((Loaded::Wasm(Arc::clone(host), p), info))
+            }
+            Runtime::Native => {
+                if let Ok(bundled) = native::Strategy::bundled(plugin, kind) {
+                    return Ok((Loaded::Native(bundled), info("native".into(), Duration::ZERO, false)));
+                }
+                let started = std::time::Instant::now();
+                let Some((path, sha256)) = host.native_build(plugin)? else {
+                    return Err(SeamError::NoTwin { plugin: plugin.to_string() });
+                };
+                let strategy = native::Strategy::built(plugin, kind, native::Library::open(plugin, &path)?)?;
+                Ok((Loaded::Native(strategy), info(sha256, started.elapsed(), false)))
+            }
+        }
+    }
+
+    fn shard(
+        &self,
+        params: &[(String, String)],
+        allocator: &Loaded,
+        allocator_params: &[(String, String)],
+        pool: Arc<MemoryPool>,
+        i: usize,
+    ) -> Result<Shard, SeamError> {
+        match (self, allocator) {
+            (Loaded::Wasm(host, m), Loaded::Wasm(_, a)) => host.shard(m, params, a, allocator_params, pool, i),
+            (Loaded::Native(m), Loaded::Native(a)) => m.shard(params, a, allocator_params, pool, i),
+            _ => Err(SeamError::NoTwin { plugin: "a memtable and an allocator on two runtimes".into() }),
+        }
+    }
+
+    fn serializer(&self, params: &[(String, String)], part: usize) -> Result<Serializer, SeamError> {
+        match self {
+            Loaded::Wasm(host, p) => host.serializer(p, params, part),
+            Loaded::Native(s) => s.serializer(params, part),
+        }
+    }
+
+    fn reader(&self, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<Reader, SeamError> {
+        match self {
+            Loaded::Wasm(host, p) => host.reader(p, params, data, index),
+            Loaded::Native(s) => s.reader(params, data, index),
+        }
+    }
+
+    fn log_format(&self, params: &[(String, String)], shard: usize) -> Result<LogFormat, SeamError> {
+        match self {
+            Loaded::Wasm(host, p) => host.log_format(p, params, shard),
+            Loaded::Native(s) => s.log_format(params, shard),
+        }
+    }
 }
 
 pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryPool>) -> Result<Strategies, SeamError> {
-    let (mp, ap, sp) = (params(&v.memtable_params), params(&v.allocator_params), params(&v.serializer_params));
-    match v.runtime {
-        Runtime::Wasm => {
-            let memtable = host.load_as(&v.memtable, Kind::Memtable)?;
-            let allocator = host.load_as(&v.allocator, Kind::Allocator)?;
-            let serializer = host.load_as(&v.serializer, Kind::Serializer)?;
-            let plugins = vec![info(&memtable), info(&allocator), info(&serializer)];
-            let (h, p) = (Arc::clone(host), Arc::clone(pool));
-            let checks = Checks::of(v);
-            let shard = Box::new(move |i| h.shard(&memtable, &mp, &allocator, &ap, Arc::clone(&p), i).map(|s| checks.apply(s)));
-            let (h, s, sp2) = (Arc::clone(host), Arc::clone(&serializer), sp.clone());
-            let serializer_factory = Box::new(move |part| h.serializer(&s, &sp2, part));
-            let reader = wasm_reader(host, serializer, sp);
-            let mut plugins = plugins;
-            let log = match v.commitlog.as_str() {
-                "" => None,
-                name => {
-                    let plugin = host.load_as(name, Kind::CommitLog)?;
-                    plugins.push(info(&plugin));
-                    let (h, lp) = (Arc::clone(host), params(&v.commitlog_params));
-                    Some(Box::new(move |i| h.log_format(&plugin, &lp, i)) as Box<LogFactory>)
-                }
-            };
-            Ok(Strategies { plugins, shard, serializer: serializer_factory, reader, log })
-        }
-        Runtime::Native => {
-            let memtable = native_strategy(host, &v.memtable, Kind::Memtable)?;
-            let allocator = native_strategy(host, &v.allocator, Kind::Allocator)?;
-            let serializer = native_strategy(host, &v.serializer, Kind::Serializer)?;
-            let log = match v.commitlog.as_str() {
-                "" => None,
-                name => Some(native_strategy(host, name, Kind::CommitLog)?),
-            };
-            let plugins = [&memtable, &allocator, &serializer].into_iter().chain(&log).map(|(_, info)| info.clone()).collect();
-            let (m, a, p) = (memtable.0, allocator.0, Arc::clone(pool));
-            let checks = Checks::of(v);
-            let shard = Box::new(move |i| m.shard(&mp, &a, &ap, Arc::clone(&p), i).map(|s| checks.apply(s)));
-            let (s, sp2) = (serializer.0.clone(), sp.clone());
-            let serializer_factory = Box::new(move |part| s.serializer(&sp2, part));
-            let reader = native_reader(serializer.0, sp);
-            let log = log.map(|(format, _)| {
-                let lp = params(&v.commitlog_params);
-                Box::new(move |i| format.log_format(&lp, i)) as Box<LogFactory>
-            });
-            Ok(Strategies { plugins, shard, serializer: serializer_factory, reader, log })
-        }
+    let mut loaded: BTreeMap<Kind, (Loaded, Params)> = BTreeMap::new();
+    let mut plugins = Vec::new();
+    for (kind, s) in v.strategies() {
+        let (strategy, info) = Loaded::load(host, v.runtime, kind, s.plugin)?;
+        plugins.push(info);
+        loaded.insert(kind, (strategy, params(s.params)));
     }
-}
-
-/// A native strategy: the bundled twin of that name, or the crate folder
-/// built for this machine and loaded (`--build --native`), with what the
-/// record says of it (a loaded library's sha256 is its file's).
-fn native_strategy(host: &PluginHost, spec: &str, kind: Kind) -> Result<(native::Strategy, PluginInfo), SeamError> {
-    let info = |sha256: String, load: Duration| PluginInfo { kind, name: spec.to_string(), sha256, load, cache_hit: false };
-    if let Ok(bundled) = native::Strategy::bundled(spec, kind) {
-        return Ok((bundled, info("native".into(), Duration::ZERO)));
-    }
-    let started = std::time::Instant::now();
-    let Some((path, sha256)) = host.native_build(spec)? else {
-        return Err(SeamError::NoTwin { plugin: spec.to_string() });
-    };
-    let strategy = native::Strategy::built(spec, kind, native::Library::open(spec, &path)?)?;
-    Ok((strategy, info(sha256, started.elapsed())))
-}
-
-fn wasm_reader(host: &Arc<PluginHost>, serializer: Arc<Plugin>, params: Vec<(String, String)>) -> Box<ReaderFactory<'static>> {
-    let host = Arc::clone(host);
-    Box::new(move |seg: &LoadedSegment| host.reader(&serializer, &params, &seg.data, &seg.index))
-}
-
-fn native_reader(serializer: native::Strategy, params: Vec<(String, String)>) -> Box<ReaderFactory<'static>> {
-    Box::new(move |seg: &LoadedSegment| serializer.reader(&params, &seg.data, &seg.index))
+    let take = |kind: Kind| loaded.get(&kind).cloned().ok_or_else(|| SeamError::NoTwin { plugin: format!("(no {kind})") });
+    let ((m, mp), (a, ap), (s, sp)) = (take(Kind::Memtable)?, take(Kind::Allocator)?, take(Kind::Serializer)?);
+    let (p, checks) = (Arc::clone(pool), Checks::of(v));
+    let shard = Box::new(move |i| m.shard(&mp, &a, &ap, Arc::clone(&p), i).map(|s| checks.apply(s)));
+    let (writer, wp) = (s.clone(), sp.clone());
+    let serializer = Box::new(move |part| writer.serializer(&wp, part));
+    let reader = Box::new(move |seg: &LoadedSegment| s.reader(&sp, &seg.data, &seg.index));
+    let log = take(Kind::CommitLog).ok().map(|(l, lp)| Box::new(move |i| l.log_format(&lp, i)) as Box<LogFactory>);
+    Ok(Strategies { plugins, shard, serializer, reader, log })
 }
 
 /// Opens segments with a serializer and its parameters, as a run wrote
 /// them (`memlab verify` reads kept segments back with it).
-pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params: Vec<(String, String)>) -> Result<Box<ReaderFactory<'static>>, SeamError> {
-    Ok(match runtime {
-        Runtime::Wasm => wasm_reader(host, host.load_as(serializer, Kind::Serializer)?, params),
-        Runtime::Native => native_reader(native_strategy(host, serializer, Kind::Serializer)?.0, params),
-    })
+pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params: Params) -> Result<Box<ReaderFactory<'static>>, SeamError> {
+    let (s, _) = Loaded::load(host, runtime, Kind::Serializer, serializer)?;
+    Ok(Box::new(move |seg: &LoadedSegment| s.reader(&params, &seg.data, &seg.index)))
 }
 
 /// A commit-log format, as a run created it (`memlab verify` replays
 /// kept logs with it).
 pub fn log_format(host: &Arc<PluginHost>, runtime: Runtime, format: &str, params: &[(String, String)]) -> Result<LogFormat, SeamError> {
-    match runtime {
-        Runtime::Wasm => host.log_format(&host.load_as(format, Kind::CommitLog)?, params, 0),
-        Runtime::Native => native_strategy(host, format, Kind::CommitLog)?.0.log_format(params, 0),
-    }
+    Loaded::load(host, runtime, Kind::CommitLog, format)?.0.log_format(params, 0)
 }
 
 /// The checks a variant's shards make beyond the contract's own.

@@ -70,14 +70,11 @@ pub(super) fn flushes(result: &mut VariantResult, mut flushes: Vec<FlushReport>)
     flushes.sort_by_key(|f| (f.generation, f.part));
     let mut boundary = Boundary::default();
     for f in &flushes {
-        for (k, v) in &f.memtable_stats {
-            *result.memtable_stats.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &f.allocator_stats {
-            *result.allocator_stats.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &f.serializer_stats {
-            *result.serializer_stats.entry(k.clone()).or_default() += v;
+        for (&kind, stats) in &f.stats {
+            let into = result.stats.entry(kind).or_default();
+            for (k, v) in stats {
+                *into.entry(k.clone()).or_default() += v;
+            }
         }
         boundary.add(f.shard_boundary);
         boundary.add(f.serializer_boundary);

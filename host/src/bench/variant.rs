@@ -4,7 +4,7 @@
 //! its own typed result (failures travel on their own channel);
 //! `assemble` folds what came back into the record's `VariantResult`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -23,7 +23,7 @@ use crate::pool::MemoryPool;
 use crate::read_probe::{self, ReadProbe};
 use crate::record::{Failure, FailureClass, IntervalSample, Resources, RoundChecks, Steady, VariantResult, VariantSpec};
 use crate::router::Router;
-use crate::seam::{self, SeamError};
+use crate::seam::{self, Kind, SeamError};
 use crate::verify::{self, State};
 use crate::workload::Stream;
 use crate::write_path::{CallTimes, FlushJob, PathSettings, WriteCounters, WritePath};
@@ -101,6 +101,7 @@ impl<'a> VariantRun<'a> {
         strategies: Strategies,
         started: Instant,
     ) -> Result<Self, SeamError> {
+        let descriptions = checked_descriptions(variant, strategies.describe()?)?;
         let Strategies { plugins, shard, serializer, reader, log: log_format } = strategies;
         let (jobs_tx, jobs) = crossbeam::channel::unbounded::<FlushJob>();
         let settings = PathSettings {
@@ -110,9 +111,7 @@ impl<'a> VariantRun<'a> {
             clients: bench.stream.threads(),
         };
         let mut path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
-        let mut descriptions = checked_descriptions(variant, path.describe()?, serializer.as_ref())?;
-        if let Some(mut log) = super::log::open(variant, dir, log_format.as_deref())? {
-            descriptions.push(checked_log_description(variant, &mut log.formats[0])?);
+        if let Some(log) = super::log::open(variant, dir, log_format.as_deref())? {
             path = path.with_log(log);
         }
         path.prepare_next_generation();
@@ -210,7 +209,7 @@ impl<'a> VariantRun<'a> {
 
     /// Point reads from the live memtables, then the final drain.
     fn probe_and_drain(&self, failures: &Failures) -> ReadProbe {
-        let expected = self.bench.expected.map(|e| (e, self.variant.memtable.as_str()));
+        let expected = self.bench.expected.map(|e| (e, self.variant.plugin(Kind::Memtable)));
         let reads = read_probe::probe(self.bench.stream, &self.path, self.bench.config.workload.read_probe, expected);
         if let Err(e) = &reads {
             failures.report(Failure::from(e));
@@ -274,8 +273,12 @@ impl<'a> VariantRun<'a> {
         }
         if let (Some(log), Some(format)) = (self.path.log(), &self.log_format) {
             let read_back = (variant.verify && result.failure().is_none()).then_some(round as u64);
-            let (figures, failure) = super::log::close(log, format.as_ref(), &variant.commitlog, (&joined.counters, &joined.calls), read_back);
+            let (figures, failure) = super::log::close(log, format.as_ref(), variant.plugin(Kind::CommitLog), (&joined.counters, &joined.calls), read_back);
             result.commitlog = Some(figures);
+            match self.path.log_stats() {
+                Ok(stats) => drop(result.stats.insert(Kind::CommitLog, stats)),
+                Err(e) => result.fail(Failure::from(&e)),
+            }
             if let Some(failure) = failure {
                 result.fail(failure);
             }
@@ -292,19 +295,16 @@ impl<'a> VariantRun<'a> {
                             Some("`verify_rounds = \"first\"`: the final state against the stream was checked in this variant's first round".into());
                     }
                     result.verified = v.map(Into::into);
-                    if let Err(failure) = misses_hold(&missed, &found.held, joined.reads.keys, &variant.memtable) {
+                    if let Err(failure) = misses_hold(&missed, &found.held, joined.reads.keys, variant.plugin(Kind::Memtable)) {
                         result.fail(failure);
                     }
                 }
                 Err(e) => {
                     // A segment that is not what its serializer was handed is the serializer's.
-                    let serializer = matches!(e, verify::VerifyError::Tally { .. }).then(|| variant.serializer.clone());
+                    let serializer = matches!(e, verify::VerifyError::Tally { .. }).then(|| variant.plugin(Kind::Serializer).to_string());
                     let failure = Failure::from(&e);
-                    result.fail(Failure {
-                        message: format!("{} (memtable `{}`, allocator `{}`, serializer `{}`)", e, variant.memtable, variant.allocator, variant.serializer),
-                        plugin: serializer.or(failure.plugin.clone()),
-                        ..failure
-                    });
+                    let ran: Vec<String> = variant.strategies().map(|(kind, s)| format!("{kind} `{}`", s.plugin)).collect();
+                    result.fail(Failure { message: format!("{e} ({})", ran.join(", ")), plugin: serializer.or(failure.plugin.clone()), ..failure });
                 }
             }
         }
@@ -455,26 +455,25 @@ fn verify_run(
     Ok((Some(verified), found))
 }
 
-/// What the memtable, allocator and serializer say of themselves, each
-/// held to the variant's configured parameters.
+/// What each of the variant's strategies says of itself, by kind, each
+/// held to the variant's configured parameters and to its identity. A
+/// strategy the variant runs with no description, or a description of a
+/// kind it does not run, is refused.
 pub(super) fn checked_descriptions(
     variant: &Variant,
-    (m, a): (memlab_sdk::Description, memlab_sdk::Description),
-    serializer: &flush::SerializerFactory,
+    mut described: BTreeMap<Kind, memlab_sdk::Description>,
 ) -> Result<Vec<memlab_sdk::Description>, SeamError> {
-    let s = serializer(0)?.describe()?;
-    for ((kind, strategy), described) in variant.strategies().filter(|(k, _)| *k != seam::Kind::CommitLog).zip([&m, &a, &s]) {
-        seam::check_description(kind, strategy.plugin, &params(strategy.params), described)?;
-        crate::plugin::check_identity(kind, strategy.plugin, described)?;
+    let mut checked = Vec::with_capacity(described.len());
+    for (kind, strategy) in variant.strategies() {
+        let d = described
+            .remove(&kind)
+            .ok_or_else(|| SeamError::Host { operation: "describe", detail: format!("the {kind} `{}` was never described", strategy.plugin) })?;
+        seam::check_description(kind, strategy.plugin, &params(strategy.params), &d)?;
+        crate::plugin::check_identity(kind, strategy.plugin, &d)?;
+        checked.push(d);
     }
-    Ok(vec![m, a, s])
-}
-
-/// What the log format says of itself, held to its configured parameters.
-fn checked_log_description(variant: &Variant, format: &mut seam::LogFormat) -> Result<memlab_sdk::Description, SeamError> {
-    let described = format.describe()?;
-    let strategy = variant.strategy(seam::Kind::CommitLog);
-    seam::check_description(seam::Kind::CommitLog, strategy.plugin, &params(strategy.params), &described)?;
-    crate::plugin::check_identity(seam::Kind::CommitLog, strategy.plugin, &described)?;
-    Ok(described)
+    if let Some(kind) = described.keys().next() {
+        return Err(SeamError::Host { operation: "describe", detail: format!("a {kind} was described, but the variant runs none") });
+    }
+    Ok(checked)
 }

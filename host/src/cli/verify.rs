@@ -81,8 +81,8 @@ fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, 
             sayln!("  -     {label}: no segments kept (run the bench with --keep-segments)");
             continue;
         };
-        let serializer = recorded_plugin(run_dir, v, Kind::Serializer, &v.variant.serializer)?;
-        let open = bench::reader(host, v.variant.runtime.into(), &serializer, v.variant.serializer_args())?;
+        let serializer = recorded_plugin(run_dir, v, Kind::Serializer, v.variant.plugin(Kind::Serializer))?;
+        let open = bench::reader(host, v.variant.runtime.into(), &serializer, v.variant.args(Kind::Serializer))?;
         checked += 1;
         match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, crate::config::DEFAULT_SAMPLE, open.as_ref()) {
             crate::verify::Recheck::Holds(x) => sayln!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
@@ -107,10 +107,9 @@ fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, 
 /// segments that do not hold what the run logged.
 fn kept_log(host: &std::sync::Arc<PluginHost>, run_dir: &Path, folder: &str, v: &crate::record::VariantResult, label: &str) -> Result<usize, CliError> {
     use crate::verify::kept_log::{Kept, LogCheck, check};
-    let (Some(spec), Some(figures)) = (&v.variant.commitlog, &v.commitlog) else { return Ok(0) };
-    let plugin = recorded_plugin(run_dir, v, Kind::CommitLog, &spec.format)?;
-    let params: Vec<(String, String)> = spec.params.iter().map(|(k, p)| (k.clone(), p.to_string())).collect();
-    let mut format = bench::log_format(host, v.variant.runtime.into(), &plugin, &params)?;
+    let (Some(_), Some(figures)) = (&v.variant.log, &v.commitlog) else { return Ok(0) };
+    let plugin = recorded_plugin(run_dir, v, Kind::CommitLog, v.variant.plugin(Kind::CommitLog))?;
+    let mut format = bench::log_format(host, v.variant.runtime.into(), &plugin, &v.variant.args(Kind::CommitLog))?;
     let mut broken = 0;
     for kept in &figures.kept {
         let file = crate::util::text::for_terminal(&kept.file);

@@ -5,12 +5,13 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
+use super::named::Resolved;
 use super::named::{locate, resolve};
-use super::raw::{Named, RawConfig, RawVariant};
+use super::raw::{Named, RawConfig, RawSettings, RawVariant};
 use super::shape::CoalescingSetting;
 use super::text::{key_at, line_of};
 use super::workload::resolve_workload;
-use super::{BenchConfig, BenchInfo, ConfigError, ParamValue, Sweep, Variant};
+use super::{BenchConfig, BenchInfo, Chosen, ConfigError, Sweep, Variant};
 use crate::seam::Kind;
 
 /// The text a config came from, for errors and paths.
@@ -32,6 +33,7 @@ impl Source<'_> {
 }
 
 pub(super) fn resolved(raw: RawConfig, src: &Source<'_>) -> Result<BenchConfig, ConfigError> {
+    let RawConfig { tables: raw, named } = raw;
     bench(&raw.bench, src)?;
     // From the table already parsed: parsing the text again cost a
     // third of a large config's check.
@@ -45,19 +47,18 @@ pub(super) fn resolved(raw: RawConfig, src: &Source<'_>) -> Result<BenchConfig, 
     if raw.variants.is_empty() {
         return Err(src.invalid("no `[[variant]]` to run".into()));
     }
-    let kinds = [(Kind::Memtable, &raw.memtable), (Kind::Allocator, &raw.allocator), (Kind::Serializer, &raw.serializer), (Kind::CommitLog, &raw.commitlog)];
-    for (kind, named) in kinds {
+    for (&kind, named) in &named {
         configurations(kind, named, src)?;
     }
     let mut variants = Vec::with_capacity(raw.variants.len());
     let mut names = HashSet::new();
     for v in raw.variants {
-        if !names.insert(v.name.clone()) {
-            let second =
-                src.text.match_indices(&format!("name = {:?}", v.name)).nth(1).map(|(at, _)| format!("{}: ", line_of(src.text, at))).unwrap_or_default();
-            return Err(src.invalid(format!("{second}two variants are named `{}`", v.name)));
+        let name = &v.settings.name;
+        if !names.insert(name.clone()) {
+            let second = src.text.match_indices(&format!("name = {name:?}")).nth(1).map(|(at, _)| format!("{}: ", line_of(src.text, at))).unwrap_or_default();
+            return Err(src.invalid(format!("{second}two variants are named `{name}`")));
         }
-        variants.push(variant(v, [&raw.memtable, &raw.allocator, &raw.serializer, &raw.commitlog], src)?);
+        variants.push(variant(v, &named, src)?);
     }
     let mut config = BenchConfig { bench: raw.bench, workload, variants, sweep: None, point: None };
     if let Some(sweep) = raw.sweep {
@@ -109,7 +110,65 @@ fn configurations(kind: Kind, named: &BTreeMap<String, Named>, src: &Source<'_>)
 
 /// One `[[variant]]`, its named configurations resolved and its own
 /// parameters over theirs.
-fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 4], src: &Source<'_>) -> Result<Variant, ConfigError> {
+fn variant(raw: RawVariant, named: &BTreeMap<Kind, BTreeMap<String, Named>>, src: &Source<'_>) -> Result<Variant, ConfigError> {
+    let RawVariant { strategies: choices, settings: v } = raw;
+    settings(&v, src)?;
+    let log = super::log::settings(&v, choices.get(&Kind::CommitLog).is_some_and(|c| c.plugin.is_some()))
+        .map_err(|(key, e)| src.at(key, format!("variant `{}`: {e}", v.name)))?;
+    let mut used = Vec::new();
+    let mut strategies = BTreeMap::new();
+    let mut shards = None;
+    for kind in Kind::ALL {
+        let choice = choices.get(&kind);
+        let resolved = match choice.and_then(|c| c.plugin.as_ref()) {
+            Some(name) => {
+                let mut r = resolve(src.text, kind, named.get(&kind).unwrap_or(&NO_NAMED), name, &mut used).map_err(|e| src.invalid(e))?;
+                r.plugin = locate(src.base, kind, &r.plugin).map_err(|e| src.invalid(format!("{}: {e}", line_of(src.text, name.span().start))))?;
+                Some(r)
+            }
+            None if !kind.optional() => return Err(src.at("name", format!("variant `{}` names no {}: write `{kind} = \"...\"`", v.name, kind.spec().noun))),
+            // A sync mode alone logs in the plainest format.
+            None if kind == Kind::CommitLog && log.sync != crate::commitlog::SyncMode::None => Some(Resolved::bundled(super::log::DEFAULT_FORMAT)),
+            None => None,
+        };
+        let own = choice.map(|c| c.params.clone()).unwrap_or_default();
+        let Some(Resolved { plugin, mut params, shards: named_shards }) = resolved else {
+            if !own.is_empty() {
+                let key = format!("{kind}_params");
+                return Err(src.at(&key, format!("variant `{}`: `{key}` without a {} (`{kind} = \"...\"`{})", v.name, kind.spec().noun, optional_hint(kind))));
+            }
+            continue;
+        };
+        shards = shards.or(named_shards);
+        params.extend(own);
+        strategies.insert(kind, Chosen { plugin, params });
+    }
+    Ok(Variant {
+        name: v.name,
+        strategies,
+        log,
+        shards: v.shards.or(shards).unwrap_or(1),
+        memtable_space: v.memtable_space,
+        cleanup_threshold: v.cleanup_threshold,
+        flush_writers: v.flush_writers,
+        pool: v.pool.into(),
+        coalescing: v.coalescing.into(),
+        runtime: v.runtime,
+        verify: v.verify,
+        verify_sample: v.verify_sample,
+        configurations: used,
+    })
+}
+
+static NO_NAMED: BTreeMap<String, Named> = BTreeMap::new();
+
+/// How a variant turns on a kind it may go without (`commitlog_sync`).
+fn optional_hint(kind: Kind) -> String {
+    kind.spec().optional.map(|line| format!(", or `{line}`")).unwrap_or_default()
+}
+
+/// A variant's own settings, each in its range.
+fn settings(v: &RawSettings, src: &Source<'_>) -> Result<(), ConfigError> {
     if v.verify_sample > 1 << 20 {
         return Err(src.at("verify_sample", format!("variant `{}`: `verify_sample` must lie in 0..=1048576 (one partition in that many; 0 = off)", v.name)));
     }
@@ -122,50 +181,5 @@ fn variant(v: RawVariant, named: [&BTreeMap<String, Named>; 4], src: &Source<'_>
     if v.cleanup_threshold.is_some_and(|t| !(0.01..=1.0).contains(&t)) {
         return Err(src.at("cleanup_threshold", format!("variant `{}`: `cleanup_threshold` must lie in 0.01..=1 (a share of `memtable_space`)", v.name)));
     }
-    let mut used = Vec::new();
-    let mut located = |kind: Kind, named: &BTreeMap<String, Named>, name: &toml::Spanned<String>| {
-        let mut r = resolve(src.text, kind, named, name, &mut used).map_err(|e| src.invalid(e))?;
-        r.plugin = locate(src.base, kind, &r.plugin).map_err(|e| src.invalid(format!("{}: {e}", line_of(src.text, name.span().start))))?;
-        Ok::<_, ConfigError>(r)
-    };
-    let memtable = located(Kind::Memtable, named[0], &v.memtable)?;
-    let allocator = located(Kind::Allocator, named[1], &v.allocator)?;
-    let serializer = located(Kind::Serializer, named[2], &v.serializer)?;
-    let log = super::log::settings(&v, v.commitlog.is_some()).map_err(|(key, e)| src.at(key, format!("variant `{}`: {e}", v.name)))?;
-    let commitlog = match (&v.commitlog, log.sync) {
-        (Some(name), _) => Some(located(Kind::CommitLog, named[3], name)?),
-        (None, crate::commitlog::SyncMode::None) => None,
-        // A sync mode alone logs in the plainest format.
-        (None, _) => Some(super::named::Resolved::bundled(super::log::DEFAULT_FORMAT)),
-    };
-    if commitlog.is_none() && !v.commitlog_params.is_empty() {
-        return Err(src.at("commitlog_params", format!("variant `{}`: `commitlog_params` without a commit log (`commitlog_sync`)", v.name)));
-    }
-    let (commitlog, commitlog_params) = commitlog.map_or_else(Default::default, |c| (c.plugin, c.params));
-    let merge = |mut base: BTreeMap<String, ParamValue>, over: BTreeMap<String, ParamValue>| {
-        base.extend(over);
-        base
-    };
-    Ok(Variant {
-        name: v.name,
-        memtable: memtable.plugin,
-        memtable_params: merge(memtable.params, v.memtable_params),
-        allocator: allocator.plugin,
-        allocator_params: merge(allocator.params, v.allocator_params),
-        serializer: serializer.plugin,
-        serializer_params: merge(serializer.params, v.serializer_params),
-        commitlog,
-        commitlog_params: merge(commitlog_params, v.commitlog_params),
-        log,
-        shards: v.shards.or(memtable.shards).unwrap_or(1),
-        memtable_space: v.memtable_space,
-        cleanup_threshold: v.cleanup_threshold,
-        flush_writers: v.flush_writers,
-        pool: v.pool.into(),
-        coalescing: v.coalescing.into(),
-        runtime: v.runtime,
-        verify: v.verify,
-        verify_sample: v.verify_sample,
-        configurations: used,
-    })
+    Ok(())
 }

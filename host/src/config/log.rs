@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::raw::RawVariant;
+use super::raw::RawSettings;
 use crate::commitlog::{Access, SyncMode};
 
 /// `commitlog_sync`, as written (not written: `periodic` when a format
@@ -47,7 +47,7 @@ const MOST_MS: f64 = 60_000.0;
 
 /// A variant's log settings, `format` its `commitlog` key; the
 /// offending key and why, when they do not fit together.
-pub(super) fn settings(v: &RawVariant, format: bool) -> Result<LogSettings, (&'static str, String)> {
+pub(super) fn settings(v: &RawSettings, format: bool) -> Result<LogSettings, (&'static str, String)> {
     let ms = |key: &'static str, given: Option<f64>, default: f64| -> Result<Duration, (&'static str, String)> {
         let ms = given.unwrap_or(default);
         if !(ms > 0.0 && ms <= MOST_MS) {

@@ -149,27 +149,25 @@ pub enum Runtime {
     Native,
 }
 
+/// A variant's strategy of one kind, as configured: a plugin and its
+/// parameters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chosen {
+    /// The plugin: a bundled name, a `.wasm` path or a crate folder.
+    pub plugin: String,
+    /// Its parameters.
+    pub params: BTreeMap<String, ParamValue>,
+}
+
 /// One configuration under test, resolved.
 #[derive(Debug, Clone, Default)]
 pub struct Variant {
     /// Shown in every table.
     pub name: String,
-    /// Memtable plugin: a bundled name, a `.wasm` path or a crate folder.
-    pub memtable: String,
-    /// Its parameters.
-    pub memtable_params: BTreeMap<String, ParamValue>,
-    /// Allocator plugin.
-    pub allocator: String,
-    /// Its parameters.
-    pub allocator_params: BTreeMap<String, ParamValue>,
-    /// Flush serializer plugin.
-    pub serializer: String,
-    /// Its parameters.
-    pub serializer_params: BTreeMap<String, ParamValue>,
-    /// Commit-log format plugin; empty when the variant keeps no log.
-    pub commitlog: String,
-    /// Its parameters.
-    pub commitlog_params: BTreeMap<String, ParamValue>,
+    /// Each kind's strategy, by kind (written `KIND = "..."` and
+    /// `KIND_params = {...}`); a kind the variant goes without, the
+    /// commit log, is absent.
+    pub strategies: BTreeMap<Kind, Chosen>,
     /// How the host writes and syncs the log.
     pub log: LogSettings,
     /// Shards, each owning an even token range (1 to 1024).
@@ -200,38 +198,36 @@ pub struct Variant {
 /// A variant's strategy of one kind, as configured.
 #[derive(Debug, Clone, Copy)]
 pub struct Strategy<'a> {
-    /// The plugin: a bundled name, a `.wasm` path or a crate folder.
+    /// The plugin: a bundled name, a `.wasm` path or a crate folder
+    /// (empty for a kind the variant goes without).
     pub plugin: &'a str,
     /// Its parameters.
     pub params: &'a BTreeMap<String, ParamValue>,
 }
 
+static NO_PARAMS: BTreeMap<String, ParamValue> = BTreeMap::new();
+
 impl Variant {
-    /// Its strategy of `kind`.
+    /// Its strategy of `kind` (an empty plugin where it has none).
     pub fn strategy(&self, kind: Kind) -> Strategy<'_> {
-        let (plugin, params) = match kind {
-            Kind::Memtable => (&self.memtable, &self.memtable_params),
-            Kind::Allocator => (&self.allocator, &self.allocator_params),
-            Kind::Serializer => (&self.serializer, &self.serializer_params),
-            Kind::CommitLog => (&self.commitlog, &self.commitlog_params),
-        };
-        Strategy { plugin, params }
+        self.strategies.get(&kind).map_or(Strategy { plugin: "", params: &NO_PARAMS }, |c| Strategy { plugin: &c.plugin, params: &c.params })
+    }
+
+    /// Its plugin of `kind` (empty where it has none).
+    pub fn plugin(&self, kind: Kind) -> &str {
+        self.strategy(kind).plugin
     }
 
     /// Every kind's strategy the variant runs, in pipeline order (no
     /// commit log's when it keeps none).
     pub fn strategies(&self) -> impl Iterator<Item = (Kind, Strategy<'_>)> {
-        Kind::ALL.into_iter().map(|kind| (kind, self.strategy(kind))).filter(|(_, s)| !s.plugin.is_empty())
+        self.strategies.iter().map(|(&kind, c)| (kind, Strategy { plugin: &c.plugin, params: &c.params }))
     }
 
-    /// The parameters of its strategy of `kind`, to change.
-    pub fn params_mut(&mut self, kind: Kind) -> &mut BTreeMap<String, ParamValue> {
-        match kind {
-            Kind::Memtable => &mut self.memtable_params,
-            Kind::Allocator => &mut self.allocator_params,
-            Kind::Serializer => &mut self.serializer_params,
-            Kind::CommitLog => &mut self.commitlog_params,
-        }
+    /// The parameters of its strategy of `kind`, to change (none where it
+    /// has no such strategy).
+    pub fn params_mut(&mut self, kind: Kind) -> Option<&mut BTreeMap<String, ParamValue>> {
+        self.strategies.get_mut(&kind).map(|c| &mut c.params)
     }
 
     /// The cleanup threshold in force.

@@ -169,7 +169,9 @@ impl Sweep {
             }
             Knob::Param(kind, name) => {
                 for v in config.variants.iter_mut().filter(|v| !self.not_applied.contains(&v.name)) {
-                    v.params_mut(*kind).insert(name.clone(), value.clone());
+                    if let Some(params) = v.params_mut(*kind) {
+                        params.insert(name.clone(), value.clone());
+                    }
                 }
             }
         }

@@ -11,7 +11,7 @@ use memlab_sdk::{Entry, Packed, encode_flush_record};
 
 use crate::pool::MemoryPool;
 use crate::seam::ledger::{Mismatch, Tally};
-use crate::seam::{self, Boundary, Op, SeamError};
+use crate::seam::{self, Boundary, Kind, Op, SeamError};
 use crate::segment::{SegmentError, SegmentWriter};
 use crate::util::{heap, mib, panic_message};
 use crate::write_path::FlushJob;
@@ -89,12 +89,10 @@ pub struct FlushReport {
     pub serializer_heap: u64,
     /// Linear memory of the flushed shards (wasm).
     pub shard_memory: u64,
-    /// Memtable counters summed over the flushed shards.
-    pub memtable_stats: BTreeMap<String, u64>,
-    /// Allocator counters summed over the flushed shards.
-    pub allocator_stats: BTreeMap<String, u64>,
-    /// The serializer's own counters (reported by the plugin).
-    pub serializer_stats: BTreeMap<String, u64>,
+    /// Each kind's counters, by kind: the memtable's and the allocator's
+    /// summed over the flushed shards, the serializer's own (reported by
+    /// the plugin).
+    pub stats: BTreeMap<Kind, BTreeMap<String, u64>>,
     /// Boundary traffic of the flushed shards over their whole life.
     pub shard_boundary: Boundary,
     /// Boundary traffic of the serializer.
@@ -260,8 +258,8 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
         // After the cursor: a frozen memtable counts its entries cheaply.
         let (memtable, allocator) = strategies.stats().map_err(plugin)?;
         strategies.check_stats(&memtable, &allocator, cursor_entries).map_err(plugin)?;
-        merge(&mut report.memtable_stats, memtable);
-        merge(&mut report.allocator_stats, allocator);
+        merge(report.stats.entry(Kind::Memtable).or_default(), memtable);
+        merge(report.stats.entry(Kind::Allocator).or_default(), allocator);
         report.shard_memory += strategies.guest_memory_bytes();
         report.shard_boundary.add(strategies.boundary());
     }
@@ -272,7 +270,7 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     })?;
     segment.append(&tail).map_err(|source| FlushError::Segment { generation, source })?;
     let description = in_serializer.count(|| writer.describe()).map_err(plugin)?;
-    merge(&mut report.serializer_stats, in_serializer.count(|| writer.stats()).map_err(plugin)?);
+    merge(report.stats.entry(Kind::Serializer).or_default(), in_serializer.count(|| writer.stats()).map_err(plugin)?);
     report.partitions = finished.meta.partitions;
     if report.rows > 0 {
         let files =

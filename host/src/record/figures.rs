@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 
 use crate::flush::FlushReport;
 use crate::read_probe::ReadProbe;
-use crate::seam::Boundary;
+use crate::seam::{Boundary, Kind};
 use crate::verify::Verified;
 use crate::write_path::WriteCounters;
 
@@ -204,13 +204,17 @@ pub struct FlushFigures {
     pub serializer_heap: Option<u64>,
     /// Linear memory of the flushed shards (wasm).
     pub shard_memory: u64,
-    /// Memtable counters summed over the flushed shards.
-    pub memtable_stats: BTreeMap<String, u64>,
-    /// Allocator counters summed over the flushed shards.
-    pub allocator_stats: BTreeMap<String, u64>,
-    /// The serializer's own counters (reported by the plugin).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub serializer_stats: BTreeMap<String, u64>,
+    /// Each kind's counters, by kind (the memtable's and the allocator's
+    /// over the flushed shards, the serializer's own).
+    #[serde(default)]
+    pub stats: BTreeMap<Kind, BTreeMap<String, u64>>,
+    /// Schema 1-3's counters, a field a kind: folded into `stats`.
+    #[serde(default, rename = "memtable_stats", skip_serializing)]
+    pub(crate) legacy_memtable_stats: BTreeMap<String, u64>,
+    #[serde(default, rename = "allocator_stats", skip_serializing)]
+    pub(crate) legacy_allocator_stats: BTreeMap<String, u64>,
+    #[serde(default, rename = "serializer_stats", skip_serializing)]
+    pub(crate) legacy_serializer_stats: BTreeMap<String, u64>,
     /// Boundary traffic of the flushed shards over their whole life.
     pub shard_boundary: BoundaryFigures,
     /// Boundary traffic of the serializer.
@@ -235,12 +239,25 @@ impl From<&FlushReport> for FlushFigures {
             heap_allocated: Some(f.heap_allocated),
             serializer_heap: Some(f.serializer_heap),
             shard_memory: f.shard_memory,
-            memtable_stats: f.memtable_stats.clone(),
-            allocator_stats: f.allocator_stats.clone(),
-            serializer_stats: f.serializer_stats.clone(),
+            stats: f.stats.clone(),
             shard_boundary: f.shard_boundary.into(),
             serializer_boundary: f.serializer_boundary.into(),
+            ..FlushFigures::default()
         }
+    }
+}
+
+impl FlushFigures {
+    /// Folds schema 1-3's counters into `stats`.
+    pub(super) fn upgrade(&mut self) {
+        super::fold_legacy(
+            &mut self.stats,
+            [
+                (Kind::Memtable, &mut self.legacy_memtable_stats),
+                (Kind::Allocator, &mut self.legacy_allocator_stats),
+                (Kind::Serializer, &mut self.legacy_serializer_stats),
+            ],
+        );
     }
 }
 

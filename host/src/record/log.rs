@@ -7,16 +7,11 @@ use crate::commitlog::{Access, FileCounts, SyncMode, SyncTimes};
 use crate::config::LogSettings;
 
 use super::Latency;
-use super::spec::Param;
 
-/// The log as configured.
+/// How the host wrote and synced the log, as configured (the format and
+/// its parameters are the variant's `commitlog` strategy).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LogSpec {
-    /// The format plugin.
-    pub format: String,
-    /// Its parameters.
-    #[serde(default)]
-    pub params: std::collections::BTreeMap<String, Param>,
     /// `periodic`, `batch` or `group`.
     pub sync: String,
     /// The sync period (`periodic`) or group window (`group`), in ms.
@@ -30,7 +25,7 @@ pub struct LogSpec {
 
 impl LogSpec {
     /// The spec of a variant's log, or none when it keeps no log.
-    pub fn of(format: &str, params: std::collections::BTreeMap<String, Param>, log: &LogSettings) -> Option<Self> {
+    pub fn of(log: &LogSettings) -> Option<Self> {
         let (sync, sync_ms) = match log.sync {
             SyncMode::None => return None,
             SyncMode::Periodic(d) => ("periodic", Some(d.as_secs_f64() * 1e3)),
@@ -41,7 +36,7 @@ impl LogSpec {
             Access::Buffered => "buffered",
             Access::Direct => "direct",
         };
-        Some(LogSpec { format: format.into(), params, sync: sync.into(), sync_ms, access: access.into(), segment_size: log.segment_size })
+        Some(LogSpec { sync: sync.into(), sync_ms, access: access.into(), segment_size: log.segment_size })
     }
 }
 

@@ -31,7 +31,7 @@ pub use memlab_sdk::Stat;
 pub use outcome::{Failure, FailureClass, Outcome};
 pub use profile::{ProfileFigures, ProfileSource, flame_graph};
 pub use provenance::{EngineInfo, Provenance};
-pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, SweepSpec, VariantSpec};
+pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, StrategySpec, SweepSpec, VariantSpec};
 pub use verdict::Verdict;
 
 /// The kinds of strategy, as the record names them.
@@ -44,7 +44,10 @@ pub use crate::seam::Kind;
 /// - 3 types a failed outcome: `class`, `plugin`, `sha256`, `operation`,
 ///   `shard` and `message` (schema 2 kept a `reason` string, read back as
 ///   class `unclassified`).
-pub const SCHEMA_VERSION: u32 = 3;
+/// - 4 keeps a variant's strategies by kind (`strategies`, with the log's
+///   format among them and its host settings in `log`) and its counters
+///   by kind (`stats`), where 3 had a field a kind.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Why a run record cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +108,7 @@ pub type Described = (String, String, Vec<(String, String)>);
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct VariantResult {
     /// The variant as configured.
+    #[serde(deserialize_with = "spec::upgraded")]
     pub variant: VariantSpec,
     /// Which repeat this run was (1-based).
     pub repeat: usize,
@@ -153,13 +157,10 @@ pub struct VariantResult {
     pub counters: WriteFigures,
     /// Every flush, in generation order.
     pub flushes: Vec<FlushFigures>,
-    /// Memtable counters, summed over all generations.
-    pub memtable_stats: BTreeMap<String, u64>,
-    /// Allocator counters, summed over all generations.
-    pub allocator_stats: BTreeMap<String, u64>,
-    /// Serializer counters, summed over all flushes (reported by the plugin).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub serializer_stats: BTreeMap<String, u64>,
+    /// Each kind's own counters, by kind, summed over every generation,
+    /// flush or shard (what the host makes of each: `report::counters`).
+    #[serde(default)]
+    pub stats: BTreeMap<Kind, BTreeMap<String, u64>>,
     /// Boundary traffic of shards and serializers.
     pub boundary: BoundaryFigures,
     /// Where the client threads' time went.
@@ -199,6 +200,13 @@ pub struct VariantResult {
     /// into `outcome`; never written.
     #[serde(default, rename = "failure", skip_serializing)]
     pub(crate) legacy_failure: Option<String>,
+    /// Schema 1-3's counters, a field a kind: folded into `stats`.
+    #[serde(default, rename = "memtable_stats", skip_serializing)]
+    pub(crate) legacy_memtable_stats: BTreeMap<String, u64>,
+    #[serde(default, rename = "allocator_stats", skip_serializing)]
+    pub(crate) legacy_allocator_stats: BTreeMap<String, u64>,
+    #[serde(default, rename = "serializer_stats", skip_serializing)]
+    pub(crate) legacy_serializer_stats: BTreeMap<String, u64>,
 }
 
 /// A described parameter that changed nothing when changed.
@@ -305,6 +313,27 @@ impl VariantResult {
         }
     }
 
+    /// Brings a run read from an older schema up to this one: schema 1's
+    /// failure string typed, schema 1-3's counters by kind.
+    fn upgrade(&mut self) {
+        if let Some(reason) = self.legacy_failure.take() {
+            self.outcome = Outcome::Failed(Failure::new(FailureClass::Unclassified, reason));
+        }
+        let legacy = [
+            (Kind::Memtable, &mut self.legacy_memtable_stats),
+            (Kind::Allocator, &mut self.legacy_allocator_stats),
+            (Kind::Serializer, &mut self.legacy_serializer_stats),
+        ];
+        fold_legacy(&mut self.stats, legacy);
+        self.flushes.iter_mut().for_each(FlushFigures::upgrade);
+    }
+
+    /// Its counters of `kind` (none where it has none).
+    pub fn stats_of(&self, kind: Kind) -> &BTreeMap<String, u64> {
+        static NONE: BTreeMap<String, u64> = BTreeMap::new();
+        self.stats.get(&kind).unwrap_or(&NONE)
+    }
+
     /// Marks the run failed, keeping the first failure.
     pub fn fail(&mut self, failure: Failure) {
         if self.outcome == Outcome::Completed {
@@ -371,7 +400,9 @@ impl BenchResult {
             let shown = file.display().to_string();
             let bytes =
                 crate::util::read_bounded(&file, 64 << 20, "variant record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
-            let variant = serde_json::from_slice::<VariantResult>(&bytes).map_err(|e| RecordError::Malformed { path: shown.clone(), detail: e.to_string() })?;
+            let mut variant =
+                serde_json::from_slice::<VariantResult>(&bytes).map_err(|e| RecordError::Malformed { path: shown.clone(), detail: e.to_string() })?;
+            variant.upgrade();
             if !self.config.variants.contains(&variant.variant) {
                 let detail = format!("variant `{}` is not one this record's config ran, as configured", variant.variant.name);
                 return Err(RecordError::Malformed { path: shown, detail });
@@ -417,12 +448,18 @@ impl BenchResult {
         // Straight from the bytes: a `serde_json::Value` would round the
         // u128 digests to floats.
         let mut record: BenchResult = serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
-        for variant in &mut record.variants {
-            if let Some(reason) = variant.legacy_failure.take() {
-                variant.outcome = Outcome::Failed(Failure::new(FailureClass::Unclassified, reason));
-            }
-        }
+        record.variants.iter_mut().for_each(VariantResult::upgrade);
         Ok(record)
+    }
+}
+
+/// Schema 1-3 kept a field of counters a kind (only for the three kinds
+/// there were): moved into the map by kind.
+fn fold_legacy(stats: &mut BTreeMap<Kind, BTreeMap<String, u64>>, legacy: [(Kind, &mut BTreeMap<String, u64>); 3]) {
+    for (kind, old) in legacy {
+        if !old.is_empty() {
+            stats.insert(kind, std::mem::take(old));
+        }
     }
 }
 

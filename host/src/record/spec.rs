@@ -5,7 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
+
 use crate::config::{BenchConfig, ParamValue, Variant};
+use crate::seam::Kind;
 
 /// Where a variant's strategies ran.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -52,26 +55,25 @@ impl From<Runtime> for crate::config::Runtime {
     }
 }
 
+/// A variant's strategy of one kind: the plugin as configured, and its
+/// parameters.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StrategySpec {
+    /// The plugin: a bundled name, a path or a crate folder.
+    pub plugin: String,
+    /// Its parameters.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, Param>,
+}
+
 /// One variant's settings.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VariantSpec {
     /// Shown in every table.
     pub name: String,
-    /// Memtable plugin, as configured.
-    pub memtable: String,
-    /// Its parameters.
-    #[serde(default)]
-    pub memtable_params: BTreeMap<String, Param>,
-    /// Allocator plugin.
-    pub allocator: String,
-    /// Its parameters.
-    #[serde(default)]
-    pub allocator_params: BTreeMap<String, Param>,
-    /// Flush serializer plugin.
-    pub serializer: String,
-    /// Its parameters.
-    #[serde(default)]
-    pub serializer_params: BTreeMap<String, Param>,
+    /// Each kind's strategy, by kind (no commit log's where the variant
+    /// kept none).
+    pub strategies: BTreeMap<Kind, StrategySpec>,
     /// Shards.
     pub shards: usize,
     /// The global memtable budget in bytes.
@@ -97,9 +99,10 @@ pub struct VariantSpec {
     /// The named configurations used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configurations: Vec<String>,
-    /// The commit log, when the variant kept one.
+    /// How the host wrote and synced the commit log, when the variant
+    /// kept one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commitlog: Option<super::log::LogSpec>,
+    pub log: Option<super::log::LogSpec>,
 }
 
 fn yes() -> bool {
@@ -112,25 +115,68 @@ fn is_zero(n: &u64) -> bool {
 
 impl VariantSpec {
     /// The plugin it ran of `kind`, as configured (empty for no log).
-    pub fn plugin(&self, kind: crate::seam::Kind) -> &str {
-        use crate::seam::Kind;
-        match kind {
-            Kind::Memtable => &self.memtable,
-            Kind::Allocator => &self.allocator,
-            Kind::Serializer => &self.serializer,
-            Kind::CommitLog => self.commitlog.as_ref().map_or("", |l| l.format.as_str()),
-        }
+    pub fn plugin(&self, kind: Kind) -> &str {
+        self.strategies.get(&kind).map_or("", |s| s.plugin.as_str())
+    }
+
+    /// Its parameters of `kind`'s strategy.
+    pub fn params(&self, kind: Kind) -> &BTreeMap<String, Param> {
+        static NONE: BTreeMap<String, Param> = BTreeMap::new();
+        self.strategies.get(&kind).map_or(&NONE, |s| &s.params)
+    }
+
+    /// The parameters of `kind`'s strategy as the plugin receives them.
+    pub fn args(&self, kind: Kind) -> Vec<(String, String)> {
+        self.params(kind).iter().map(|(k, v)| (k.clone(), v.to_string())).collect()
     }
 
     /// The cleanup threshold in force.
     pub fn threshold(&self) -> f64 {
         self.cleanup_threshold.unwrap_or(1.0 / (self.flush_writers as f64 + 1.0))
     }
+}
 
-    /// The serializer's parameters as the plugin receives them.
-    pub fn serializer_args(&self) -> Vec<(String, String)> {
-        self.serializer_params.iter().map(|(k, v)| (k.clone(), v.to_string())).collect()
+/// Reads a variant's spec of any schema: before 4, each kind had its own
+/// keys (`memtable`, `memtable_params`, ...) and the log's format and
+/// parameters sat in `commitlog` beside its settings. A spec holds no
+/// 128-bit number, so it may pass through a JSON value.
+pub(super) fn upgraded<'de, D: serde::Deserializer<'de>>(d: D) -> Result<VariantSpec, D::Error> {
+    let mut value = serde_json::Value::deserialize(d)?;
+    upgrade(&mut value);
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
+}
+
+/// The same, for a config's list of variants.
+pub(super) fn upgraded_all<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<VariantSpec>, D::Error> {
+    let mut values = Vec::<serde_json::Value>::deserialize(d)?;
+    values.iter_mut().for_each(upgrade);
+    values.into_iter().map(|v| serde_json::from_value(v).map_err(serde::de::Error::custom)).collect()
+}
+
+/// Moves schema 1-3's per-kind keys into `strategies`, and the log's
+/// format out of its settings; a schema-4 spec is left as it is.
+fn upgrade(value: &mut serde_json::Value) {
+    use serde_json::{Map, Value};
+    let Some(spec) = value.as_object_mut() else { return };
+    if spec.contains_key("strategies") {
+        return;
     }
+    let mut strategies = Map::new();
+    for kind in [Kind::Memtable, Kind::Allocator, Kind::Serializer] {
+        let (name, params) = (kind.to_string(), format!("{kind}_params"));
+        let mut strategy = Map::new();
+        strategy.insert("plugin".into(), spec.remove(&name).unwrap_or(Value::String(String::new())));
+        strategy.insert("params".into(), spec.remove(&params).unwrap_or(Value::Object(Map::new())));
+        strategies.insert(name, Value::Object(strategy));
+    }
+    if let Some(Value::Object(mut log)) = spec.remove("commitlog") {
+        let mut strategy = Map::new();
+        strategy.insert("plugin".into(), log.remove("format").unwrap_or(Value::String(String::new())));
+        strategy.insert("params".into(), log.remove("params").unwrap_or(Value::Object(Map::new())));
+        strategies.insert(Kind::CommitLog.to_string(), Value::Object(strategy));
+        spec.insert("log".into(), Value::Object(log));
+    }
+    spec.insert("strategies".into(), Value::Object(strategies));
 }
 
 /// The bench's header.
@@ -193,7 +239,7 @@ pub struct ConfigSpec {
     /// keys), kept for a reader; memlab does not read it back.
     pub workload: serde_json::Value,
     /// The variants.
-    #[serde(rename = "variant")]
+    #[serde(rename = "variant", deserialize_with = "upgraded_all")]
     pub variants: Vec<VariantSpec>,
     /// Which point of a sweep this run is, if it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -246,12 +292,7 @@ impl From<&Variant> for VariantSpec {
     fn from(v: &Variant) -> Self {
         VariantSpec {
             name: v.name.clone(),
-            memtable: v.memtable.clone(),
-            memtable_params: params(&v.memtable_params),
-            allocator: v.allocator.clone(),
-            allocator_params: params(&v.allocator_params),
-            serializer: v.serializer.clone(),
-            serializer_params: params(&v.serializer_params),
+            strategies: v.strategies().map(|(kind, s)| (kind, StrategySpec { plugin: s.plugin.to_string(), params: params(s.params) })).collect(),
             shards: v.shards,
             memtable_space: v.memtable_space,
             cleanup_threshold: v.cleanup_threshold,
@@ -265,7 +306,7 @@ impl From<&Variant> for VariantSpec {
             verify: v.verify,
             verify_sample: v.verify_sample,
             configurations: v.configurations.clone(),
-            commitlog: super::log::LogSpec::of(&v.commitlog, params(&v.commitlog_params), &v.log),
+            log: super::log::LogSpec::of(&v.log),
         }
     }
 }
@@ -305,5 +346,27 @@ impl From<&BenchConfig> for ConfigSpec {
                 not_applied: p.not_applied.clone(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Schema 3 kept the log's format and parameters beside its settings.
+    #[test]
+    fn a_schema_3_log_upgrades_into_the_strategies_and_the_log() {
+        let old = r#"{"name": "a", "memtable": "btree", "memtable_params": {"order": 8}, "allocator": "per-row", "allocator_params": {},
+            "serializer": "lean", "serializer_params": {}, "shards": 2, "memtable_space": 1048576, "cleanup_threshold": null,
+            "flush_writers": 1, "pool": "fetch-add", "coalescing": "none", "runtime": "wasm",
+            "commitlog": {"format": "lz4", "params": {"level": 3}, "sync": "group", "sync_ms": 1.0, "access": "buffered", "segment_size": 1048576}}"#;
+        let spec = upgraded(&mut serde_json::Deserializer::from_str(old)).expect("upgrades");
+        assert_eq!((spec.plugin(Kind::Memtable), spec.params(Kind::Memtable).get("order")), ("btree", Some(&Param::Integer(8))));
+        assert_eq!((spec.plugin(Kind::CommitLog), spec.params(Kind::CommitLog).get("level")), ("lz4", Some(&Param::Integer(3))));
+        let log = spec.log.as_ref().expect("the log's settings");
+        assert_eq!((log.sync.as_str(), log.segment_size), ("group", 1 << 20));
+        // Written as schema 4, it reads back the same.
+        let again = upgraded(&mut serde_json::Deserializer::from_str(&serde_json::to_string(&spec).expect("json"))).expect("reads");
+        assert_eq!(again, spec);
     }
 }

@@ -98,6 +98,14 @@ pub fn of_variants(baseline: &[&VariantResult], run: &[&VariantResult]) -> Vec<D
             // not what ran.
             fields.remove("name");
             fields.remove("configurations");
+            // Each strategy under the config's own keys: `memtable`,
+            // `memtable_params.capacity`.
+            if let Some(Value::Object(strategies)) = fields.remove("strategies") {
+                for (kind, mut s) in strategies {
+                    fields.insert(format!("{kind}_params"), s.get_mut("params").map(Value::take).unwrap_or(Value::Null));
+                    fields.insert(kind, s.get_mut("plugin").map(Value::take).unwrap_or(Value::Null));
+                }
+            }
         }
         value
     };
@@ -172,13 +180,12 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Param, PluginInfo};
+    use crate::record::{Param, PluginInfo, StrategySpec};
 
     fn run(capacity: i64, sha: &str, cores: f64) -> VariantResult {
         let mut v = VariantResult::default();
         v.variant.name = format!("cap {capacity}");
-        v.variant.memtable = "skiplist".into();
-        v.variant.memtable_params.insert("capacity".into(), Param::Integer(capacity));
+        v.variant.strategies.insert(Kind::Memtable, StrategySpec { plugin: "skiplist".into(), params: [("capacity".into(), Param::Integer(capacity))].into() });
         v.plugins.push(PluginInfo { kind: Kind::Memtable, name: "skiplist".into(), sha256: sha.into(), load: Default::default(), cache_hit: false });
         v.resources.machine = Some(Machine { cpus: 2, cores, busy: cores + 0.2, steal: 0.0, load: 1.0 });
         v

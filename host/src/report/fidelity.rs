@@ -21,7 +21,8 @@ fn setup(v: &VariantSpec) -> String {
 /// A label for a twin pair: the strategies.
 fn label(v: &VariantSpec) -> String {
     let shards = if v.shards > 1 { format!(" x{}", v.shards) } else { String::new() };
-    format!("{}{shards}, {}, {}", v.memtable, v.allocator, v.serializer)
+    let plugins: Vec<&str> = v.strategies.values().map(|s| s.plugin.as_str()).collect();
+    format!("{}{shards}, {}", plugins[0], plugins[1..].join(", "))
 }
 
 fn median_rate(runs: &[&VariantResult]) -> Option<f64> {

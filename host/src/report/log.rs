@@ -2,14 +2,14 @@
 //! wrote and synced, what the writers waited, and what the host read back.
 
 use super::{mib, ms, thousands};
-use crate::record::{LogFigures, LogSpec, VariantResult};
+use crate::record::{Kind, LogFigures, LogSpec, VariantResult};
 
 /// The summary's commit-log lines, or none when the variant kept no log.
 pub(super) fn lines(v: &VariantResult) -> Vec<(&'static str, String)> {
-    let (Some(spec), Some(f)) = (&v.variant.commitlog, &v.commitlog) else { return Vec::new() };
+    let (Some(spec), Some(f)) = (&v.variant.log, &v.commitlog) else { return Vec::new() };
     let secs = v.elapsed.as_secs_f64().max(1e-9);
     vec![
-        ("Commit log", configured(spec)),
+        ("Commit log", configured(v.variant.plugin(Kind::CommitLog), spec)),
         (
             "Logged",
             format!(
@@ -37,17 +37,12 @@ pub(super) fn lines(v: &VariantResult) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn configured(spec: &LogSpec) -> String {
+fn configured(format: &str, spec: &LogSpec) -> String {
     let sync = match spec.sync_ms {
         Some(ms) => format!("{} every {ms} ms", spec.sync),
         None => spec.sync.clone(),
     };
-    format!(
-        "format {}, sync {sync}, {} I/O, segments of {:.0} MiB (measured by the host: bytes, syncs, waits)",
-        spec.format,
-        spec.access,
-        mib(spec.segment_size)
-    )
+    format!("format {}, sync {sync}, {} I/O, segments of {:.0} MiB (measured by the host: bytes, syncs, waits)", format, spec.access, mib(spec.segment_size))
 }
 
 fn syncs(f: &LogFigures, secs: f64) -> String {

@@ -2,7 +2,7 @@
 //! flushes and memory, the run's own figures.
 
 use super::{Rates, breakdown, hms, mib, ms, rows_per_cpu_second, thousands, total, verified};
-use crate::record::{Stat, VariantResult};
+use crate::record::{Kind, Stat, VariantResult};
 use std::fmt::Write as _;
 
 fn stat(map: &std::collections::BTreeMap<String, u64>, stat: Stat) -> u64 {
@@ -17,10 +17,8 @@ pub fn summary(v: &VariantResult) -> String {
     let _ = writeln!(s, "Results: {}{repeat}", c.name);
     let _ = writeln!(
         s,
-        "  memtable {}, allocator {}, serializer {}; {:?} runtime; {} shard(s); pool {}; coalescing {}; memtable_space {:.0} MiB, switch at {:.0}%; {} flush writer(s)",
-        c.memtable,
-        c.allocator,
-        c.serializer,
+        "  {}; {:?} runtime; {} shard(s); pool {}; coalescing {}; memtable_space {:.0} MiB, switch at {:.0}%; {} flush writer(s)",
+        c.strategies.iter().map(|(kind, s)| format!("{kind} {}", s.plugin)).collect::<Vec<_>>().join(", "),
         c.runtime,
         c.shards,
         c.pool,
@@ -157,7 +155,7 @@ fn per_flush(v: &VariantResult, get: fn(&crate::record::FlushFigures) -> Option<
 
 /// The SDK's count per flush, as the plugin reported it.
 pub(crate) fn reported_heap_per_flush(v: &VariantResult) -> Option<f64> {
-    let total = v.serializer_stats.get(HEAP_STAT)?;
+    let total = v.stats_of(Kind::Serializer).get(HEAP_STAT)?;
     (!v.flushes.is_empty()).then(|| *total as f64 / v.flushes.len() as f64)
 }
 
@@ -218,11 +216,11 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
             "Allocator",
             format!(
                 "reserved {:.1} MiB (= the pool's count), used {:.1} MiB (held to the row bytes), waste {:.1} MiB, {} reservations (= the host's count); reported by the plugin: {} regions",
-                mib(stat(&v.allocator_stats, Stat::BytesReserved)),
-                mib(stat(&v.allocator_stats, Stat::BytesUsed)),
-                mib(stat(&v.allocator_stats, Stat::Waste)),
-                thousands(stat(&v.allocator_stats, Stat::Reservations) as f64),
-                thousands(stat(&v.allocator_stats, Stat::Regions) as f64)
+                mib(stat(v.stats_of(Kind::Allocator), Stat::BytesReserved)),
+                mib(stat(v.stats_of(Kind::Allocator), Stat::BytesUsed)),
+                mib(stat(v.stats_of(Kind::Allocator), Stat::Waste)),
+                thousands(stat(v.stats_of(Kind::Allocator), Stat::Reservations) as f64),
+                thousands(stat(v.stats_of(Kind::Allocator), Stat::Regions) as f64)
             ),
         ),
         (
@@ -238,8 +236,8 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
             "Memtable index",
             format!(
                 "{} entries (= the cursor's keys); reported by the plugin: {:.1} MiB of index (held to 16 B an entry and its memory){}",
-                thousands(stat(&v.memtable_stats, Stat::Entries) as f64),
-                mib(stat(&v.memtable_stats, Stat::IndexBytes)),
+                thousands(stat(v.stats_of(Kind::Memtable), Stat::Entries) as f64),
+                mib(stat(v.stats_of(Kind::Memtable), Stat::IndexBytes)),
                 match v.flushes.iter().map(|f| f.shard_memory).max().unwrap_or(0) {
                     0 => String::new(),
                     memory => format!("; measured: {:.1} MiB of shard memory at the largest flush", mib(memory)),
@@ -258,10 +256,10 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
             ),
         ),
     ];
-    if !v.serializer_stats.is_empty() {
-        let shown: Vec<String> =
-            v.serializer_stats.iter().map(|(k, n)| format!("{} {}", k.chars().take(40).collect::<String>(), thousands(*n as f64))).collect();
-        rows.push(("Serializer", format!("reported by the plugin: {}", shown.join(", "))));
+    // The memtable's and the allocator's counters have lines of their own.
+    for (kind, stats) in v.stats.iter().filter(|(k, s)| !matches!(k, Kind::Memtable | Kind::Allocator) && !s.is_empty()) {
+        let shown: Vec<String> = stats.iter().map(|(k, n)| format!("{} {}", k.chars().take(40).collect::<String>(), thousands(*n as f64))).collect();
+        rows.push((kind.spec().title, format!("reported by the plugin: {}", shown.join(", "))));
     }
     if !v.time.is_empty() {
         rows.push(("Where the time went", breakdown::line(&v.time)));

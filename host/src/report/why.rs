@@ -44,12 +44,7 @@ impl Owner {
     /// The client phases it can move directly.
     fn phases(&self) -> &'static [&'static str] {
         match self {
-            Owner::Kind(Kind::Memtable) => &["memtable calls", "lock wait", "crossing"],
-            Owner::Kind(Kind::Allocator) => &["allocator calls", "crossing"],
-            // A serializer runs on the flush threads; its clients feel it as
-            // backpressure, a secondary effect.
-            Owner::Kind(Kind::Serializer) => &[],
-            Owner::Kind(Kind::CommitLog) => &["commit log", "durability wait"],
+            Owner::Kind(kind) => kind.spec().phases,
             Owner::Setting(s) => match s.as_str() {
                 "shards" => &["lock wait", "routing", "memtable calls", "switching"],
                 "coalescing" => &["coalescing wait", "lock wait", "durability wait", "crossing"],
@@ -98,7 +93,7 @@ impl<'a> Side<'a> {
 
     /// Waste as a share of the bytes reserved, if the allocator counts them.
     fn waste(&self) -> Option<f64> {
-        let sum = |s: Stat| self.runs.iter().filter_map(|v| v.allocator_stats.get(s.name()).copied()).sum::<u64>() as f64;
+        let sum = |s: Stat| self.runs.iter().filter_map(|v| v.stats_of(Kind::Allocator).get(s.name()).copied()).sum::<u64>() as f64;
         let reserved = sum(Stat::BytesReserved);
         (reserved > 0.0).then(|| sum(Stat::Waste) / reserved)
     }
@@ -202,17 +197,16 @@ fn credited(w: &Side<'_>, o: &Side<'_>, owner: &Owner) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Param, PluginInfo};
+    use crate::record::{Param, PluginInfo, StrategySpec};
 
     fn run(name: &str, allocator: &str, waste: u64, switches: u64, alloc_ns: u64, switch_ns: u64, memtable_ns: u64) -> VariantResult {
         let mut v = VariantResult::default();
         v.variant.name = name.into();
-        v.variant.memtable = "vector".into();
-        v.variant.allocator = allocator.into();
+        v.variant.strategies.insert(Kind::Memtable, StrategySpec { plugin: "vector".into(), ..Default::default() });
+        v.variant.strategies.insert(Kind::Allocator, StrategySpec { plugin: allocator.into(), ..Default::default() });
         v.rows = 1000;
         v.plugins.push(PluginInfo { kind: Kind::Allocator, name: allocator.into(), sha256: allocator.into(), load: Default::default(), cache_hit: false });
-        v.allocator_stats.insert(Stat::BytesReserved.name().into(), 100);
-        v.allocator_stats.insert(Stat::Waste.name().into(), waste);
+        v.stats.insert(Kind::Allocator, [(Stat::BytesReserved.name().into(), 100), (Stat::Waste.name().into(), waste)].into());
         v.counters.switches = switches;
         v.time = TimeBreakdown { client_wall_ns: 10_000_000, allocator_ns: alloc_ns, switch_ns, memtable_ns, ..Default::default() };
         v
@@ -234,8 +228,7 @@ mod tests {
         assert!(text.contains("switching 1.50 → 0.10 µs"), "{text}");
         // Two strategies differ: no credit, and what differs is said.
         let mut other = slab.clone();
-        other.variant.memtable = "btree".into();
-        other.variant.memtable_params.insert("order".into(), Param::Integer(8));
+        other.variant.strategies.insert(Kind::Memtable, StrategySpec { plugin: "btree".into(), params: [("order".into(), Param::Integer(8))].into() });
         let groups = vec![("per-row", vec![&per_row]), ("slab", vec![&other])];
         let text = why(&groups, "per-row", &["slab"]).expect("a why");
         assert!(text.contains("No one strategy is credited") && text.contains("`memtable` vector vs btree"), "{text}");

@@ -9,7 +9,8 @@ use std::fmt;
 use super::Op;
 
 /// A kind of strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+/// Ordered as the pipeline is, so a map by kind lists them in that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// The sorted in-memory index.
@@ -31,6 +32,14 @@ pub struct KindSpec {
     /// The WIT interface (without package), the config's table
     /// (`[memtable.NAME]`) and a variant's key (`memtable = "..."`).
     pub name: &'static str,
+    /// What prose calls a strategy of the kind ("a commit log").
+    pub noun: &'static str,
+    /// Its counters' line in a summary.
+    pub title: &'static str,
+    /// The client phases of the time breakdown a strategy of the kind
+    /// moves directly (what `Why` credits it with); a serializer runs on
+    /// the flush threads, felt by clients only as backpressure.
+    pub phases: &'static [&'static str],
     /// The WIT world a plugin of the kind is built against.
     pub world: &'static str,
     /// The prefixes of its operations' names (`memtable.`, `cursor.`).
@@ -57,6 +66,9 @@ pub const KINDS: [KindSpec; 4] = [
     KindSpec {
         kind: Kind::Memtable,
         name: "memtable",
+        noun: "memtable",
+        title: "Memtable",
+        phases: &["memtable calls", "lock wait", "crossing"],
         world: "memtable-plugin",
         op_prefixes: &["memtable.", "cursor."],
         create: Op::MemtableCreate,
@@ -69,6 +81,9 @@ pub const KINDS: [KindSpec; 4] = [
     KindSpec {
         kind: Kind::Allocator,
         name: "allocator",
+        noun: "allocator",
+        title: "Allocator",
+        phases: &["allocator calls", "crossing"],
         world: "allocator-plugin",
         op_prefixes: &["allocator."],
         create: Op::AllocatorCreate,
@@ -81,6 +96,9 @@ pub const KINDS: [KindSpec; 4] = [
     KindSpec {
         kind: Kind::Serializer,
         name: "serializer",
+        noun: "serializer",
+        title: "Serializer",
+        phases: &[],
         world: "serializer-plugin",
         op_prefixes: &["writer.", "reader."],
         create: Op::WriterCreate,
@@ -93,6 +111,9 @@ pub const KINDS: [KindSpec; 4] = [
     KindSpec {
         kind: Kind::CommitLog,
         name: "commitlog",
+        noun: "commit log",
+        title: "Commit-log format",
+        phases: &["commit log", "durability wait"],
         world: "commitlog-plugin",
         op_prefixes: &["commitlog."],
         create: Op::CommitLogCreate,
@@ -105,8 +126,16 @@ pub const KINDS: [KindSpec; 4] = [
 ];
 
 impl Kind {
+    /// How many kinds there are.
+    pub const COUNT: usize = KINDS.len();
+
     /// Every kind, in pipeline order.
-    pub const ALL: [Kind; 4] = [Kind::Memtable, Kind::Allocator, Kind::Serializer, Kind::CommitLog];
+    pub const ALL: [Kind; Kind::COUNT] = [Kind::Memtable, Kind::Allocator, Kind::Serializer, Kind::CommitLog];
+
+    /// Whether a variant may go without a strategy of this kind.
+    pub fn optional(self) -> bool {
+        self.spec().optional.is_some()
+    }
 
     /// The kind config names `name`; at compile time for host/build.rs's
     /// tables (which hold only the worlds' names), so an unknown name

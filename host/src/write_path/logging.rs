@@ -6,6 +6,7 @@
 //! traps, the host replays the live generation's records into fresh
 //! instances and the write goes on (a recovery).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -50,6 +51,21 @@ impl WritePath {
     /// The host's commit log, when the variant keeps one.
     pub fn log(&self) -> Option<&Arc<CommitLog>> {
         self.log.as_ref()
+    }
+
+    /// The log formats' own counters, summed over the shards: reported
+    /// by the plugin, never verified.
+    pub fn log_stats(&self) -> Result<BTreeMap<String, u64>, SeamError> {
+        let mut sum = BTreeMap::new();
+        for slot in &self.shards {
+            // Not `lock`: the run is over, and its contention counters are taken.
+            if let Some(format) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).format.as_mut() {
+                for (name, value) in format.stats()? {
+                    *sum.entry(name).or_default() += value;
+                }
+            }
+        }
+        Ok(sum)
     }
 
     /// Logs `rows`, applies them with `apply`, and recovers the shard

@@ -1,6 +1,7 @@
 //! Bad configs give one line naming the file, the line and the key.
 
 use memlab::config::BenchConfig;
+use memlab::seam::Kind;
 
 const GOOD: &str = r#"
 [workload]
@@ -96,8 +97,8 @@ fn plugin_paths_are_taken_from_the_configs_folder() {
         BenchConfig::load(&path)
     };
     let config = write("mine.wasm").expect("a path beside the config");
-    assert_eq!(config.variants[0].memtable, dir.join("mine.wasm").display().to_string());
-    assert_eq!(write("btree").expect("bundled").variants[0].memtable, "btree");
+    assert_eq!(config.variants[0].plugin(Kind::Memtable), dir.join("mine.wasm").display().to_string());
+    assert_eq!(write("btree").expect("bundled").variants[0].plugin(Kind::Memtable), "btree");
     // `Cargo.toml` exists in the tests' current folder, not beside the config.
     let message = write("Cargo.toml").expect_err("the old rule").to_string();
     assert!(message.contains("line 7") && message.contains("taken from the config's folder"), "{message}");
@@ -108,11 +109,11 @@ fn the_commit_log_keys_fit_together_or_are_refused_by_key() {
     let with = |keys: &str| GOOD.replace("serializer = \"naive\"", &format!("serializer = \"naive\"\n{keys}"));
     let v = |keys: &str| BenchConfig::parse("bench.toml", &with(keys)).expect("a log config parses").variants.remove(0);
     assert_eq!(v("").log.sync, memlab::commitlog::SyncMode::None, "no key: no log");
-    assert!(v("").commitlog.is_empty() && v("").strategies().count() == 3);
+    assert!(v("").plugin(Kind::CommitLog).is_empty() && v("").strategies().count() == 3);
     let named = v("commitlog = \"lz4\"");
     assert_eq!(named.log.sync, memlab::commitlog::SyncMode::Periodic(std::time::Duration::from_secs(10)), "Cassandra's default");
     assert_eq!(named.log.segment_size, memlab::config::DEFAULT_SEGMENT_SIZE);
-    assert_eq!(v("commitlog_sync = \"batch\"").commitlog, "plain", "a sync mode alone logs in the plain format");
+    assert_eq!(v("commitlog_sync = \"batch\"").plugin(Kind::CommitLog), "plain", "a sync mode alone logs in the plain format");
     let group =
         v("commitlog_sync = \"group\"\ncommitlog_sync_group_window_ms = 2.5\ncommitlog_disk_access_mode = \"direct\"\ncommitlog_segment_size = \"4MiB\"");
     assert_eq!(group.log.sync, memlab::commitlog::SyncMode::Group(std::time::Duration::from_micros(2500)));

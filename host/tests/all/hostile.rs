@@ -162,7 +162,7 @@ serializer = "lean"
     let failure = lossy.failure().expect("the lossy variant fails at its flush");
     assert_eq!((failure.class, failure.operation.as_deref()), (FailureClass::Contract, Some("cursor.next")), "{failure:?}");
     assert!(failure.message.contains("the host's ledger") && failure.message.contains("1 of the newest rows missing"), "{failure}");
-    assert_eq!(failure.plugin.as_deref(), Some(lossy.variant.memtable.as_str()), "{failure:?}");
+    assert_eq!(failure.plugin.as_deref(), Some(lossy.variant.plugin(Kind::Memtable)), "{failure:?}");
     // The flush checks the cursor's order: a segment is never written unsorted.
     let failure = unsorted.failure().expect("the unsorted cursor fails the flush");
     assert_eq!((failure.class, failure.operation.as_deref(), failure.shard), (FailureClass::Contract, Some("cursor.next"), Some(0)), "{failure:?}");

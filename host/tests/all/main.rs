@@ -11,6 +11,7 @@ mod differential;
 mod fuzz;
 mod golden;
 mod hostile;
+mod kinds;
 mod layout;
 mod pipeline;
 mod plugins;

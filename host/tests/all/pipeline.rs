@@ -8,6 +8,7 @@ use memlab::config::BenchConfig;
 use memlab::plugin::{EngineSettings, PluginHost};
 
 use crate::support::{host, options, scratch};
+use memlab::seam::Kind;
 
 const CONFIG: &str = r#"
 [workload]
@@ -117,7 +118,7 @@ fn the_default_config_parses() {
     let config = BenchConfig::parse("default", memlab::config::DEFAULT_CONFIG).expect("default config");
     // The mission's comparison: unsharded skiplist vs sharded trie, each
     // with per-cell and per-row allocation.
-    let shape: Vec<(&str, usize, &str)> = config.variants.iter().map(|v| (v.memtable.as_str(), v.shards, v.allocator.as_str())).collect();
+    let shape: Vec<(&str, usize, &str)> = config.variants.iter().map(|v| (v.plugin(Kind::Memtable), v.shards, v.plugin(Kind::Allocator))).collect();
     assert_eq!(shape, [("skiplist", 1, "per-cell"), ("skiplist", 1, "per-row"), ("trie", 32, "per-cell"), ("trie", 32, "per-row")]);
 }
 
@@ -248,7 +249,7 @@ memtable_space = "1MiB"
     assert_eq!(result.variants[0].fingerprint, result.variants[1].fingerprint);
     // It reserves what `per-row` reserves for the same rows: each row's
     // bytes and its framing.
-    let reserved = |v: &memlab::record::VariantResult| v.allocator_stats.get("bytes-reserved").copied();
+    let reserved = |v: &memlab::record::VariantResult| v.stats_of(Kind::Allocator).get("bytes-reserved").copied();
     assert!(reserved(&result.variants[0]).is_some_and(|r| r > 0), "null reserved");
     assert_eq!(reserved(&result.variants[0]), reserved(&result.variants[1]), "null reserves as per-row does");
 }

@@ -7,6 +7,7 @@ use memlab::config::{BenchConfig, load_profile};
 use memlab::workload::{DistSpec, Popularity};
 
 use crate::support::scratch;
+use memlab::seam::Kind;
 
 fn workspace() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace")
@@ -100,11 +101,11 @@ coalescing = "group"
 fn named_configurations_inherit_and_variants_override() {
     let config = BenchConfig::parse("named.toml", NAMED).expect("config");
     let (a, b) = (&config.variants[0], &config.variants[1]);
-    assert_eq!((a.memtable.as_str(), a.shards, a.allocator.as_str()), ("trie", 32, "per-row"));
-    assert_eq!(a.memtable_params["node_capacity"].to_string(), "64");
-    assert_eq!(a.allocator_params["chunk_size"].to_string(), "4096");
+    assert_eq!((a.plugin(Kind::Memtable), a.shards, a.plugin(Kind::Allocator)), ("trie", 32, "per-row"));
+    assert_eq!(a.strategy(Kind::Memtable).params["node_capacity"].to_string(), "64");
+    assert_eq!(a.strategy(Kind::Allocator).params["chunk_size"].to_string(), "4096");
     assert_eq!(a.configurations, ["memtable trie-small < trie", "allocator batched"]);
-    assert_eq!((b.shards, b.memtable_params["node_capacity"].to_string()), (4, "5".to_string()));
+    assert_eq!((b.shards, b.strategy(Kind::Memtable).params["node_capacity"].to_string()), (4, "5".to_string()));
     assert_eq!(b.coalescing.to_string(), "group");
 }
 

@@ -17,7 +17,7 @@ fn fixture(name: &str) -> PathBuf {
 #[test]
 fn a_record_of_every_schema_still_reads_and_renders() {
     let mut schemas = Vec::new();
-    for name in ["schema-1.json", "schema-1-twins.json.gz", "schema-2.json", "schema-3.json"] {
+    for name in ["schema-1.json", "schema-1-twins.json.gz", "schema-2.json", "schema-3.json", "schema-4.json"] {
         let result = BenchResult::load(&fixture(name)).unwrap_or_else(|e| panic!("{e}"));
         schemas.push(result.schema);
         assert!(!result.variants.is_empty(), "{name}");
@@ -26,8 +26,30 @@ fn a_record_of_every_schema_still_reads_and_renders() {
         }
         assert!(!report::comparison(&result).is_empty());
     }
-    assert_eq!(schemas, [1, 1, 2, 3]);
-    assert_eq!(SCHEMA_VERSION, 3, "a new schema gets a fixture of its own here");
+    assert_eq!(schemas, [1, 1, 2, 3, 4]);
+    assert_eq!(SCHEMA_VERSION, 4, "a new schema gets a fixture of its own here");
+}
+
+/// Schema 4 keeps strategies and counters by kind: a schema-3 record
+/// reads with every kind's plugin, parameters and counters where they were.
+#[test]
+fn a_schema_3_record_keeps_its_strategies_and_counters_by_kind() {
+    use memlab::seam::Kind;
+    let old = BenchResult::load(&fixture("schema-3.json")).expect("schema 3");
+    let text = std::fs::read_to_string(fixture("schema-3.json")).expect("text");
+    let raw: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let first = &raw["variants"][0];
+    let v = &old.variants[0];
+    for kind in [Kind::Memtable, Kind::Allocator, Kind::Serializer] {
+        assert_eq!(v.variant.plugin(kind), first["variant"][kind.to_string()].as_str().expect("a plugin"), "{kind}");
+        let stats = &first[format!("{kind}_stats")];
+        if let Some(stats) = stats.as_object().filter(|s| !s.is_empty()) {
+            assert_eq!(v.stats_of(kind).len(), stats.len(), "{kind}");
+            assert!(stats.iter().all(|(k, n)| v.stats_of(kind).get(k).copied() == n.as_u64()), "{kind}");
+        }
+        assert!(v.flushes.iter().all(|f| !f.stats.get(&kind).is_some_and(|s| s.is_empty())));
+    }
+    assert_eq!(old.config.variants[0], v.variant, "the config's spec and the run's upgrade alike");
 }
 
 /// The repository is code: the runs it keeps are the ones the README

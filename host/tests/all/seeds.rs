@@ -14,6 +14,7 @@ use memlab::record::BenchResult;
 use memlab::record::sweep::{SweepError, merge};
 
 use crate::support::{host, options, scratch};
+use memlab::seam::Kind;
 
 fn workspace() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace")
@@ -39,7 +40,7 @@ fn every_seed_config_loads_and_quotes_its_ticket() {
     assert_eq!(names, ["19429-lock", "20226-allocator", "21083-flush", "8457-coalescing", "8457-coalescing-sync"]);
     let config = |t: &str| &tickets.iter().find(|(n, _)| n.split('-').next() == Some(t)).expect("ticket").1;
     // 20226's chain, in the ticket's order.
-    let chain: Vec<String> = config("20226").variants.iter().map(|v| format!("{} {}", v.pool, v.allocator)).collect();
+    let chain: Vec<String> = config("20226").variants.iter().map(|v| format!("{} {}", v.pool, v.plugin(Kind::Allocator))).collect();
     assert_eq!(chain, ["cas-loop per-cell", "fetch-add per-cell", "striped-packed per-cell", "striped per-cell", "striped per-row"]);
     assert!(config("20226").variants.iter().all(|v| v.shards == 32 && v.flush_writers == 4));
     assert_eq!(config("20226").workload.threads, 100);
@@ -57,10 +58,10 @@ fn every_seed_config_loads_and_quotes_its_ticket() {
     let synced = &tickets.iter().find(|(n, _)| n == "8457-coalescing-sync").expect("8457 with a log").1;
     let modes: Vec<String> = synced.variants.iter().map(|v| format!("{:?} {}", v.log.sync, v.coalescing)).collect();
     assert_eq!(modes, ["Batch none", "Batch group", "Batch adaptive", "Group(1ms) none", "Group(1ms) adaptive"]);
-    assert!(synced.variants.iter().all(|v| v.commitlog == "plain" && v.shards == 1));
+    assert!(synced.variants.iter().all(|v| v.plugin(Kind::CommitLog) == "plain" && v.shards == 1));
     let values: Vec<String> = synced.sweep.as_ref().expect("a thread sweep").values.iter().map(ToString::to_string).collect();
     assert_eq!(values, ["1", "8", "32", "100"]);
-    let serializers: Vec<&str> = config("21083").variants.iter().map(|v| v.serializer.as_str()).collect();
+    let serializers: Vec<&str> = config("21083").variants.iter().map(|v| v.plugin(Kind::Serializer)).collect();
     assert_eq!(serializers, ["naive", "lean", "naive", "lean"]);
     let shards: Vec<usize> = config("19429").variants.iter().map(|v| v.shards).collect();
     assert_eq!(shards, [1, 32]);
@@ -120,7 +121,7 @@ fn a_sweep_is_checked_value_by_value() {
     let config = parsed("over = \"allocator.chunk_size\"\nvalues = [4096, 65536]");
     let sweep = config.sweep.as_ref().expect("sweep");
     let point = sweep.point(&config, &sweep.values[1]).expect("point");
-    assert!(point.variants.iter().all(|v| v.allocator_params.get("chunk_size") == Some(&ParamValue::Integer(65536))));
+    assert!(point.variants.iter().all(|v| v.strategy(Kind::Allocator).params.get("chunk_size") == Some(&ParamValue::Integer(65536))));
     assert_eq!(point.point.as_ref().map(|p| (p.index, p.value.as_str())), Some((1, "65536")));
     let config = parsed("over = \"rows_per_batch\"\nvalues = [1, 7]");
     let sweep = config.sweep.as_ref().expect("sweep");
@@ -217,7 +218,7 @@ fn a_plugin_parameters_sweep_applies_only_where_the_plugin_has_it() {
     for value in [1024, 4096] {
         let record = BenchResult::load(&a.join(format!("memtable.capacity-{value}")).join("run.json")).expect("a point's record");
         assert_eq!(record.config.sweep.as_ref().expect("a point").not_applied, ["skiplist"]);
-        let params = |name: &str| record.config.variants.iter().find(|v| v.name == name).expect("variant").memtable_params.clone();
+        let params = |name: &str| record.config.variants.iter().find(|v| v.name == name).expect("variant").params(Kind::Memtable).clone();
         assert_eq!(params("vector").get("capacity").map(ToString::to_string), Some(value.to_string()));
         assert!(params("skiplist").is_empty(), "skiplist ran as configured");
     }
@@ -277,8 +278,8 @@ fn a_flush_allocates_measured_natively_and_reported_in_wasm_and_naive_allocates_
         in_serializer.push(v.flushes.iter().map(|f| f.serializer_heap.unwrap_or(0)).sum::<u64>());
         // The writer's counters outlive `finish`: its rows are all there.
         let rows: u64 = v.flushes.iter().map(|f| f.rows).sum();
-        assert_eq!(v.serializer_stats.get("rows"), Some(&rows), "{}", v.variant.name);
-        reported.push(v.serializer_stats.get("heap-allocated-bytes").copied());
+        assert_eq!(v.stats_of(Kind::Serializer).get("rows"), Some(&rows), "{}", v.variant.name);
+        reported.push(v.stats_of(Kind::Serializer).get("heap-allocated-bytes").copied());
     }
     // Natively the serializer's own allocations are the host's to count.
     assert!(in_serializer[2] > in_serializer[3], "naive native allocates more than lean native: {in_serializer:?}");

@@ -236,12 +236,8 @@ scan_limit = 20
         assert_eq!(failure.class, class, "{}: {failure}", lie.0);
         assert!(failure.message.contains(words), "{}: {failure}", lie.0);
         // The plugin that lied is named, with its sha256.
-        let named = match liar {
-            "memtable" => &run.variant.memtable,
-            "allocator" => &run.variant.allocator,
-            _ => &run.variant.serializer,
-        };
-        assert_eq!(failure.plugin.as_ref(), Some(named), "{}: {failure:?}", lie.0);
+        let named = run.variant.plugin(liar.parse().expect("a kind"));
+        assert_eq!(failure.plugin.as_deref(), Some(named), "{}: {failure:?}", lie.0);
         assert!(failure.sha256.as_ref().is_some_and(|s| s.len() == 64), "{}: {failure:?}", lie.0);
         assert!(memlab::report::summary(run).contains("not valid"), "{}", lie.0);
     }
@@ -379,12 +375,8 @@ scan_limit = 20
         let failure = runs.iter().find_map(|r| r.failure()).unwrap_or_else(|| panic!("`{name}` passed every round"));
         assert_eq!(failure.class, *class, "{name}: {failure}");
         assert!(failure.message.contains(words), "{name}: {failure}");
-        let lied = match *liar {
-            "memtable" => &runs[0].variant.memtable,
-            "allocator" => &runs[0].variant.allocator,
-            _ => &runs[0].variant.serializer,
-        };
-        assert_eq!(failure.plugin.as_ref(), Some(lied), "{name}: {failure:?}");
+        let lied = runs[0].variant.plugin(liar.parse().expect("a kind"));
+        assert_eq!(failure.plugin.as_deref(), Some(lied), "{name}: {failure:?}");
         // Nothing of it is published: no verdict, FAILED in the verdict block.
         assert!(verdicts.iter().any(|(n, v)| n == name && v.is_none()), "{name} kept a verdict");
         assert!(comparison.lines().any(|l| l.contains(name) && l.contains("FAILED")), "{name}:\n{comparison}");

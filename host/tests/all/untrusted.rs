@@ -300,7 +300,7 @@ fn show_b_judges_by_intervals_and_refuses_pairs_whose_specs_differ() {
     let mut changed = base.clone();
     for v in changed["variants"].as_array_mut().expect("variants") {
         if v["variant"]["name"] == "skiplist" {
-            v["variant"]["memtable_params"]["capacity"] = 32768.into();
+            v["variant"]["strategies"]["memtable"]["params"]["capacity"] = 32768.into();
             v["plugins"][0]["sha256"] = "0123456789abcdef".into();
         }
     }

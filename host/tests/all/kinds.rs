@@ -1,0 +1,82 @@
+//! Every kind of strategy has every piece the host needs of it, walked
+//! over the table of kinds: a new kind that lacks one fails here, by
+//! name, instead of going unchecked. Through a real bench, a variant of
+//! every kind records and shows each kind's description and counters.
+
+use memlab::bench;
+use memlab::config::BenchConfig;
+use memlab::seam::{KINDS, Kind};
+
+use crate::support::{host, options, scratch};
+
+#[test]
+fn every_kind_has_a_native_twin_a_template_a_check_and_its_phases() {
+    let breakdown = memlab::record::TimeBreakdown::default();
+    let phases: Vec<&str> = breakdown.parts().iter().map(|(p, _)| *p).collect();
+    let dir = scratch("kinds-templates");
+    let host = host();
+    for spec in &KINDS {
+        let kind = spec.kind;
+        for plugin in std::iter::once(spec.stand_in).chain(spec.rivals) {
+            assert!(memlab::native::Strategy::bundled(plugin, kind).is_ok(), "{kind}: `{plugin}` has no native twin");
+            assert!(memlab::registry::find_kind(plugin, kind).is_some(), "{kind}: `{plugin}` is not bundled");
+        }
+        let krate = memlab::scaffold::scaffold(kind, &format!("new-{}", kind.interface()), &dir).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let lib = std::fs::read_to_string(krate.join("src/lib.rs")).expect("the template's lib.rs");
+        assert!(lib.contains(spec.sdk_trait) && lib.contains(&format!("export!({}", kind.interface())), "{kind}: its template does not export its trait");
+        let plugin = host.load_as(spec.stand_in, kind).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let described = memlab::check::describe(&host, &plugin, &[]).unwrap_or_else(|e| panic!("{kind}: check cannot describe it: {e}"));
+        assert_eq!(described.name, spec.stand_in, "{kind}");
+        for phase in spec.phases {
+            assert!(phases.contains(phase), "{kind} owns `{phase}`, which the time breakdown has not");
+        }
+    }
+}
+
+/// One variant with a strategy of every kind, native so it is quick.
+const EVERY_KIND: &str = r#"
+[workload]
+seed = 48
+ops = 2000
+threads = 2
+partitions = { count = 500 }
+rows_per_batch = 10
+
+[[variant]]
+name = "every kind"
+memtable = "btree"
+allocator = "per-row"
+serializer = "lean"
+commitlog = "plain"
+commitlog_sync = "group"
+shards = 2
+memtable_space = "1MiB"
+runtime = "native"
+
+[[variant]]
+name = "no log"
+memtable = "btree"
+allocator = "per-row"
+serializer = "lean"
+shards = 2
+memtable_space = "1MiB"
+runtime = "native"
+"#;
+
+#[test]
+fn a_variant_of_every_kind_describes_counts_and_shows_each_kind() {
+    let config = BenchConfig::parse("every-kind.toml", EVERY_KIND).expect("config");
+    assert_eq!(config.variants[0].strategies().count(), Kind::COUNT, "the config names a strategy of every kind");
+    let result = bench::run(&host(), &config, &options(scratch("every-kind")), |_| {}).expect("bench");
+    let v = &result.variants[0];
+    assert_eq!(v.failure(), None);
+    assert_eq!(v.descriptions.len(), Kind::COUNT, "every kind described and checked: {:?}", v.descriptions);
+    let counters = memlab::report::comparison(&result);
+    for kind in Kind::ALL {
+        assert_eq!(v.descriptions[kind as usize].0, v.variant.plugin(kind), "{kind}: described in pipeline order");
+        assert!(v.stats.get(&kind).is_some_and(|s| !s.is_empty()), "{kind}: no counters recorded");
+        assert!(counters.lines().any(|l| l.starts_with(&format!("{kind} "))), "{kind}: no counters shown:\n{counters}");
+        assert!(v.plugins.iter().any(|p| p.kind == kind), "{kind}: not among the plugins loaded");
+    }
+    assert!(memlab::report::summary(v).contains("Commit-log format"), "the log's counters in the summary");
+}
