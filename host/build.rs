@@ -74,10 +74,10 @@ fn registry_row(b: &Bundled, component_path: &Path) -> String {
     )
 }
 
-/// One row of the generated table of native twins: `native`'s `twin!`
-/// makes a kind's entry.
+/// One row of the generated table of native twins: the crate's native
+/// table, which `export!` emits (`native` checks its kind and name).
 fn twin_row(b: &Bundled) -> String {
-    format!("    twin!({}, {}),\n", b.kind, strategy(b))
+    format!("    &{}::MEMLAB_NATIVE,\n", b.krate.replace('-', "_"))
 }
 
 fn main() {

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::seam::Kind;
+use crate::seam::KindSpecs;
 
 mod bindings;
 pub use bindings::c_bindings;
@@ -57,7 +58,7 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
     }
     let checkout = checkout();
     let file = name.replace('-', "_");
-    let source = TEMPLATES.iter().find(|(k, _)| *k == kind.interface()).map_or("", |(_, t)| t);
+    let source = TEMPLATES.iter().find(|(k, _)| *k == kind.name()).map_or("", |(_, t)| t);
     let (trait_name, bundled) = (kind.spec().sdk_trait, kind.spec().rivals);
     // The new plugin in its kind's place, every other kind's stand-in beside it.
     let variant = |label: &str, plugin: &str| {
@@ -83,7 +84,7 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
         text.replace("{{name}}", name)
             .replace("{{crate}}", name)
             .replace("{{file}}", &file)
-            .replace("{{kind}}", kind.interface())
+            .replace("{{kind}}", kind.name())
             .replace("{{trait}}", trait_name)
             .replace("{{sdk}}", &checkout.join("plugins/sdk").display().to_string())
             .replace("{{checkout}}", &checkout.display().to_string())

@@ -88,7 +88,9 @@ pub(crate) fn holds(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[
     let property = property(host, &loaded, params);
     match property.failure {
         None => Ok(()),
-        Some(detail) => Err(crate::seam::SeamError::Contract { plugin: plugin.to_string(), operation: crate::seam::Op::describe(kind), shard: 0, detail }),
+        Some(detail) => {
+            Err(crate::seam::SeamError::Contract { plugin: plugin.to_string(), operation: crate::seam::KindSpecs::spec(kind).describe, shard: 0, detail })
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use super::text::{key_at, line_of};
 use super::workload::resolve_workload;
 use super::{BenchConfig, BenchInfo, Chosen, ConfigError, Sweep, Variant};
 use crate::seam::Kind;
+use crate::seam::KindSpecs;
 
 /// The text a config came from, for errors and paths.
 pub(super) struct Source<'a> {

@@ -1,42 +1,53 @@
-//! A native strategy, wherever its code comes from: a bundled twin linked
-//! into the host, or a plugin crate built for the host and loaded
-//! (`built.rs`). Either makes the same twins, which the seam checks alike.
+//! A native strategy, wherever its table comes from: linked into the
+//! host (a bundled plugin), or a plugin crate built for the host and
+//! loaded. Either makes the same instances, which the seam checks alike.
 
 use std::sync::Arc;
 
-use memlab_sdk::Error;
+use memlab_sdk::native::NativeTable;
+use memlab_sdk::{Error, Op};
 
-use super::built::Library;
-use super::log::{LogTwin, NativeLog};
-use super::{AllocatorTwin, MemtableTwin, NativeReader, NativeWriter, Params, ReaderTwin, Twin, WriterTwin, created, shard_of, twin};
+use super::library::Library;
+use super::runtime::{Instance, NativeLog, NativePool, NativeReader, NativeShard, NativeWriter};
 use crate::pool::MemoryPool;
-use crate::seam::{self, Kind, LoadError, Op, SeamError};
+use crate::seam::{self, Kind, LoadError, SeamError};
 
-#[derive(Clone, Copy)]
-enum Code {
-    Bundled(&'static Twin),
-    Built(Library),
-}
+/// The table of every bundled strategy, linked into the host; generated
+/// with the registry of components from `host/Cargo.toml`.
+static TWINS: &[&NativeTable] = include!(concat!(env!("OUT_DIR"), "/twins.rs"));
 
 /// A native strategy of one kind, by the name config gave it.
 #[derive(Clone)]
 pub struct Strategy {
     name: Arc<str>,
     kind: Kind,
-    code: Code,
+    library: Library,
+    bundled: bool,
 }
 
 impl std::fmt::Debug for Strategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let from = if matches!(self.code, Code::Bundled(_)) { "bundled" } else { "built for this machine" };
+        let from = if self.bundled { "bundled" } else { "built for this machine" };
         write!(f, "{} {} ({from})", self.kind, self.name)
     }
 }
 
+fn created(plugin: &str, operation: Op, shard: usize) -> impl FnOnce(Error) -> SeamError {
+    move |error| SeamError::Guest { plugin: plugin.into(), operation, shard, error }
+}
+
 impl Strategy {
-    /// The bundled twin called `name`.
+    /// The bundled strategy called `name`, linked into the host.
     pub fn bundled(name: &str, kind: Kind) -> Result<Strategy, SeamError> {
-        Ok(Strategy { name: name.into(), kind, code: Code::Bundled(twin(name, kind)?) })
+        let table = TWINS.iter().map(|t| Library::linked(t)).filter_map(Result::ok).find(|l| l.kind == kind && l.name() == name);
+        let library = table.ok_or_else(|| SeamError::NoTwin { plugin: name.into() })?;
+        Ok(Strategy { name: name.into(), kind, library, bundled: true })
+    }
+
+    /// A table linked into this process (a test's strategy), as `name`.
+    pub fn linked(name: &str, table: &'static NativeTable) -> Result<Strategy, LoadError> {
+        let library = Library::linked(table).map_err(|detail| LoadError::Native { plugin: name.into(), detail })?;
+        Ok(Strategy { name: name.into(), kind: library.kind, library, bundled: false })
     }
 
     /// A loaded library, as `name`; it must be of `kind`.
@@ -44,7 +55,7 @@ impl Strategy {
         if library.kind != kind {
             return Err(LoadError::WrongKind { plugin: name.into(), expected: kind.to_string(), found: library.kind.to_string() });
         }
-        Ok(Strategy { name: name.into(), kind, code: Code::Built(library) })
+        Ok(Strategy { name: name.into(), kind, library, bundled: false })
     }
 
     /// The name config gave it.
@@ -52,24 +63,23 @@ impl Strategy {
         &self.name
     }
 
-    fn wrong(&self) -> SeamError {
-        SeamError::NoTwin { plugin: format!("{} (as a {})", self.name, self.kind) }
+    /// Its kind.
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
-    fn memtable(&self, params: Params) -> Result<Box<dyn MemtableTwin>, Error> {
-        match self.code {
-            Code::Bundled(Twin::Memtable(new)) => new(params),
-            Code::Built(library) => library.memtable(&self.name, params),
-            Code::Bundled(_) => Err(Error::InvalidState(self.wrong().to_string())),
+    /// Refuses a use of another kind's.
+    fn expect(&self, kind: Kind) -> Result<(), SeamError> {
+        match self.kind == kind {
+            true => Ok(()),
+            false => Err(SeamError::NoTwin { plugin: format!("{} (a {}, used as a {kind})", self.name, self.kind) }),
         }
     }
 
-    fn allocator(&self, params: Params) -> Result<Box<dyn AllocatorTwin>, Error> {
-        match self.code {
-            Code::Bundled(Twin::Allocator(new)) => new(params),
-            Code::Built(library) => library.allocator(&self.name, params),
-            Code::Bundled(_) => Err(Error::InvalidState(self.wrong().to_string())),
-        }
+    fn instance(&self, op: Op, params: &[(String, String)], (a, b): (&[u8], &[u8]), shard: usize) -> Result<Instance, SeamError> {
+        self.expect(op.kind())?;
+        let remote = self.library.create(&self.name, op, params, a, b).map_err(created(&self.name, op, shard))?;
+        Ok(Instance::new(remote, &self.name))
     }
 
     /// Creates a shard of this memtable and `allocator`, checked and
@@ -82,44 +92,27 @@ impl Strategy {
         pool: Arc<MemoryPool>,
         shard: usize,
     ) -> Result<seam::Shard, SeamError> {
-        if self.kind != Kind::Memtable || allocator.kind != Kind::Allocator {
-            return Err(SeamError::NoTwin { plugin: format!("{} / {}", self.name, allocator.name) });
-        }
-        let m = self.memtable(params.to_vec()).map_err(created(&self.name, Op::MemtableCreate, shard))?;
-        let a = allocator.allocator(allocator_params.to_vec()).map_err(created(&allocator.name, Op::AllocatorCreate, shard))?;
-        Ok(shard_of((&self.name, m), (&allocator.name, a), pool, shard))
+        let m = self.instance(Op::MemtableCreate, params, (&[], &[]), shard)?;
+        let a = allocator.instance(Op::AllocatorCreate, allocator_params, (&[], &[]), shard)?;
+        let runtime = NativeShard::new(m, a, NativePool::new(pool));
+        Ok(seam::Shard::new(Box::new(runtime), &self.name, &allocator.name, shard))
     }
 
     /// Creates this serializer's writer, checked and metered.
     pub fn serializer(&self, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
-        let writer: Result<Box<dyn WriterTwin>, Error> = match self.code {
-            Code::Bundled(Twin::Serializer { writer, .. }) => writer(params.to_vec()),
-            Code::Built(library) if self.kind == Kind::Serializer => library.writer(&self.name, params.to_vec()),
-            _ => return Err(self.wrong()),
-        };
-        let w = writer.map_err(created(&self.name, Op::WriterCreate, shard))?;
+        let w = self.instance(Op::WriterCreate, params, (&[], &[]), shard)?;
         Ok(seam::Serializer::new(Box::new(NativeWriter(w)), &self.name, shard))
     }
 
     /// Opens a segment with this serializer's reader.
     pub fn reader(&self, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
-        let reader: Result<Box<dyn ReaderTwin>, Error> = match self.code {
-            Code::Bundled(Twin::Serializer { reader, .. }) => reader(params.to_vec(), data.to_vec(), index.to_vec()),
-            Code::Built(library) if self.kind == Kind::Serializer => library.reader(&self.name, params.to_vec(), data, index),
-            _ => return Err(self.wrong()),
-        };
-        let r = reader.map_err(created(&self.name, Op::ReaderOpen, 0))?;
+        let r = self.instance(Op::ReaderOpen, params, (data, index), 0)?;
         Ok(seam::Reader::new(Box::new(NativeReader(r)), &self.name))
     }
 
     /// Creates a shard's log format of this commit log, checked and metered.
     pub fn log_format(&self, params: &[(String, String)], shard: usize) -> Result<seam::LogFormat, SeamError> {
-        let format: Result<Box<dyn LogTwin>, Error> = match self.code {
-            Code::Bundled(Twin::CommitLog(new)) => new(params.to_vec()),
-            Code::Built(library) if self.kind == Kind::CommitLog => library.log(&self.name, params.to_vec()),
-            _ => return Err(self.wrong()),
-        };
-        let format = format.map_err(created(&self.name, Op::CommitLogCreate, shard))?;
-        Ok(seam::LogFormat::new(Box::new(NativeLog(format)), &self.name, shard))
+        let l = self.instance(Op::CommitLogCreate, params, (&[], &[]), shard)?;
+        Ok(seam::LogFormat::new(Box::new(NativeLog(l)), &self.name, shard))
     }
 }

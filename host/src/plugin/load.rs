@@ -207,7 +207,7 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
         return Err(LoadError::ForeignImport { plugin: name.to_string(), import: import.to_string() });
     }
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
-    let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| exports.contains(&interface_name(k.interface()))).collect();
+    let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| exports.contains(&interface_name(k.name()))).collect();
     match kinds.as_slice() {
         [kind] => Ok(*kind),
         [] => match exports.iter().find(|e| e.starts_with(&ours)) {

@@ -266,14 +266,14 @@ impl PluginHost {
 pub fn check_identity(kind: seam::Kind, plugin: &str, described: &memlab_sdk::Description) -> Result<(), SeamError> {
     for (what, value) in [("name", &described.name), ("version", &described.version)] {
         if let Some(detail) = unprintable_identity(what, value) {
-            return Err(SeamError::Contract { plugin: plugin.to_string(), operation: seam::Op::describe(kind), shard: 0, detail });
+            return Err(SeamError::Contract { plugin: plugin.to_string(), operation: seam::KindSpecs::spec(kind).describe, shard: 0, detail });
         }
     }
     match crate::registry::impersonated(kind, plugin, &described.name) {
         None => Ok(()),
         Some(b) => Err(SeamError::Contract {
             plugin: plugin.to_string(),
-            operation: seam::Op::describe(kind),
+            operation: seam::KindSpecs::spec(kind).describe,
             shard: 0,
             detail: format!(
                 "it describes itself as `{} {}`, the bundled {kind}, but it is not that component; give it a name of its own (its `NAME`)",

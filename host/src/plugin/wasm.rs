@@ -13,6 +13,7 @@ use super::bindings::{allocator, memtable, serializer, types};
 use super::store::{Limits, Running, StoreCtx};
 use super::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
+use crate::seam::KindSpecs;
 use crate::seam::watch::during;
 use crate::seam::{self, AllocatorRuntime, Fault, Kind, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
 

@@ -35,7 +35,7 @@ pub use spec::{BenchSpec, ConfigSpec, Param, Runtime, StrategySpec, SweepSpec, V
 pub use verdict::Verdict;
 
 /// The kinds of strategy, as the record names them.
-pub use crate::seam::Kind;
+pub use crate::seam::{Kind, KindSpecs};
 
 /// The schema this build writes.
 /// - 2 added `schema` and `outcome` (replacing schema 1's `failure`

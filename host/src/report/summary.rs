@@ -2,7 +2,7 @@
 //! flushes and memory, the run's own figures.
 
 use super::{Rates, breakdown, hms, mib, ms, rows_per_cpu_second, thousands, total, verified};
-use crate::record::{Kind, Stat, VariantResult};
+use crate::record::{Kind, KindSpecs, Stat, VariantResult};
 use std::fmt::Write as _;
 
 fn stat(map: &std::collections::BTreeMap<String, u64>, stat: Stat) -> u64 {

@@ -8,7 +8,7 @@
 
 use super::breakdown::of;
 use super::differences::{self, Difference};
-use crate::record::Kind;
+use crate::record::{Kind, KindSpecs};
 use crate::record::{Stat, TimeBreakdown, VariantResult};
 
 /// What one difference between two variants belongs to.
@@ -26,7 +26,7 @@ impl Owner {
             Difference::Plugin { kind, .. } => Some(Owner::Kind(*kind)),
             Difference::Setting { key, .. } => {
                 let head = key.split('.').next().unwrap_or(key);
-                let kind = Kind::ALL.into_iter().find(|k| head == k.interface() || head.strip_suffix("_params") == Some(k.interface()));
+                let kind = Kind::ALL.into_iter().find(|k| head == k.name() || head.strip_suffix("_params") == Some(k.name()));
                 Some(kind.map_or_else(|| Owner::Setting(head.to_string()), Owner::Kind))
             }
             // One bench's rounds interleave: the machine line covers it.

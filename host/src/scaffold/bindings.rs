@@ -10,6 +10,7 @@ use wit_bindgen_core::wit_parser::{Resolve, SourceMap};
 
 use super::ScaffoldError;
 use crate::seam::Kind;
+use crate::seam::KindSpecs;
 
 /// The WIT package, as built into this binary: every file of `wit/`
 /// (host/build.rs lists them, so a new interface needs no line here).
@@ -18,7 +19,7 @@ const WIT: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/wit_files.rs"))
 /// Writes `<world>.h`, `<world>.c` and `<world>_component_type.o` for a
 /// `kind` plugin into `dir`, and returns the paths written.
 pub fn c_bindings(kind: Kind, dir: &Path) -> Result<Vec<PathBuf>, ScaffoldError> {
-    let bindings = |detail: String| ScaffoldError::Bindings { kind: kind.interface(), detail };
+    let bindings = |detail: String| ScaffoldError::Bindings { kind: kind.name(), detail };
     let mut sources = SourceMap::new();
     for (name, text) in WIT {
         sources.push_str(name, *text);

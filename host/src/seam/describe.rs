@@ -3,7 +3,8 @@
 
 use memlab_sdk::{Description, Stats};
 
-use super::{Kind, Op, SeamError};
+use super::{Kind, SeamError};
+use crate::seam::KindSpecs;
 
 /// The most counters a plugin may report, and the longest name: every
 /// report lists them all, so a plugin must not flood it (types.wit).
@@ -42,7 +43,7 @@ pub fn check_description(kind: Kind, plugin: &str, configured: &[(String, String
             Some((_, applied)) => format!("parameter `{key}` was configured as `{value}`, but it says it applied `{applied}`"),
             None => format!("parameter `{key}` = `{value}` was configured, but it does not list it as applied"),
         };
-        return Err(SeamError::Contract { plugin: plugin.into(), operation: Op::describe(kind), shard: 0, detail });
+        return Err(SeamError::Contract { plugin: plugin.into(), operation: kind.spec().describe, shard: 0, detail });
     }
     Ok(())
 }

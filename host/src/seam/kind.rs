@@ -4,25 +4,10 @@
 //! kind alike iterates `KINDS` or looks a kind up; code that treats one
 //! kind its own way matches on `Kind`.
 
-use std::fmt;
-
 use super::Op;
 
-/// A kind of strategy.
-/// Ordered as the pipeline is, so a map by kind lists them in that order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// The sorted in-memory index.
-    Memtable,
-    /// Where row bytes live.
-    Allocator,
-    /// How a frozen memtable becomes a segment.
-    Serializer,
-    /// How rows become commit-log bytes, and back.
-    #[serde(rename = "commitlog")]
-    CommitLog,
-}
+/// A kind of strategy: the contract's, named once in the SDK.
+pub use memlab_sdk::Kind;
 
 /// What memlab knows of a kind, in one place.
 #[derive(Debug)]
@@ -62,7 +47,7 @@ pub struct KindSpec {
 }
 
 /// Every kind's descriptor, in pipeline order (as `Kind::ALL`).
-pub const KINDS: [KindSpec; 4] = [
+pub const KINDS: [KindSpec; Kind::COUNT] = [
     KindSpec {
         kind: Kind::Memtable,
         name: "memtable",
@@ -125,77 +110,27 @@ pub const KINDS: [KindSpec; 4] = [
     },
 ];
 
-impl Kind {
-    /// How many kinds there are.
-    pub const COUNT: usize = KINDS.len();
-
-    /// Every kind, in pipeline order.
-    pub const ALL: [Kind; Kind::COUNT] = [Kind::Memtable, Kind::Allocator, Kind::Serializer, Kind::CommitLog];
-
-    /// Whether a variant may go without a strategy of this kind.
-    pub fn optional(self) -> bool {
-        self.spec().optional.is_some()
-    }
-
-    /// The kind config names `name`; at compile time for host/build.rs's
-    /// tables (which hold only the worlds' names), so an unknown name
-    /// cannot build.
-    pub const fn named(name: &str) -> Kind {
-        let mut i = 0;
-        while i < KINDS.len() {
-            if eq(KINDS[i].name.as_bytes(), name.as_bytes()) {
-                return KINDS[i].kind;
-            }
-            i += 1;
-        }
-        panic!("not a kind of seam::KINDS")
-    }
-
+/// The host's knowledge of a kind, read from its descriptor.
+pub trait KindSpecs {
     /// The kind's descriptor.
-    pub fn spec(self) -> &'static KindSpec {
+    fn spec(self) -> &'static KindSpec;
+    /// Whether a variant may go without a strategy of this kind.
+    fn optional(self) -> bool;
+}
+
+impl KindSpecs for Kind {
+    fn spec(self) -> &'static KindSpec {
         &KINDS[self as usize]
     }
 
-    /// The WIT interface name, without package; also the config's name.
-    pub fn interface(self) -> &'static str {
-        self.spec().name
-    }
-}
-
-const fn eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.interface())
-    }
-}
-
-impl std::str::FromStr for Kind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Kind::ALL.into_iter().find(|k| k.interface() == s).ok_or_else(|| {
-            let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
-            format!("`{s}` is not a kind ({})", names.join(", "))
-        })
+    fn optional(self) -> bool {
+        self.spec().optional.is_some()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{KINDS, Kind};
+    use super::{KINDS, Kind, KindSpecs};
 
     #[test]
     fn each_descriptor_is_its_kinds_and_names_its_own_operations() {
@@ -206,8 +141,7 @@ mod tests {
             assert_eq!(spec.describe.kind(), kind);
             assert_eq!(spec.create.kind(), kind);
             assert_eq!(spec.world, format!("{}-plugin", spec.name));
-            assert_eq!(spec.name.parse::<Kind>(), Ok(kind));
-            assert_eq!(Kind::named(spec.name), kind);
+            assert_eq!(spec.name, kind.name());
         }
         for &op in crate::seam::Op::ALL {
             assert!(op.kind().spec().op_prefixes.iter().any(|p| op.name().starts_with(p)), "{op} is named after its kind's interface");

@@ -28,7 +28,7 @@ pub use checked_flush::{Reader, Serializer};
 pub use checked_log::LogFormat;
 pub use describe::{check_description, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
-pub use kind::{KINDS, Kind, KindSpec};
+pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;
 
 /// Calls and bytes across the plugin boundary.

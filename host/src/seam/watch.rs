@@ -68,6 +68,9 @@ impl Board {
     }
 }
 
+/// Every operation's code fits a slot's byte, 0 meaning idle.
+const _: () = assert!(Op::ALL.len() < u8::MAX as usize);
+
 /// Runs `f` as `call` on `shard`, visible to the thread's board meanwhile.
 pub(crate) fn during<R>(call: Op, shard: usize, f: impl FnOnce() -> R) -> R {
     // Borrowed for the call, never cloned: no atomic counter moves on
@@ -76,7 +79,7 @@ pub(crate) fn during<R>(call: Op, shard: usize, f: impl FnOnce() -> R) -> R {
         None => f(),
         Some(slot) => {
             slot.shard.store(shard as u32, Ordering::Relaxed);
-            slot.call.store(call.code(), Ordering::Relaxed);
+            slot.call.store(call.code() as u8, Ordering::Relaxed);
             let result = f();
             slot.call.store(0, Ordering::Relaxed);
             slot.done.store(slot.done.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
@@ -120,7 +123,7 @@ impl Watch {
             match self.seen[i] {
                 Some((c, d, since)) if c == call && d == done => {
                     if now - since > limit && found.is_none() {
-                        let call = Op::from_code(call)?;
+                        let call = Op::from_code(u32::from(call))?;
                         found = Some(Stall { call, shard: slot.shard.load(Ordering::Relaxed) as usize, for_: now - since });
                     }
                 }

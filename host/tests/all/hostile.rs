@@ -87,10 +87,10 @@ fn a_flood_from_the_cursor_is_a_contract_error() {
 #[test]
 fn a_contract_check_holds_native_twins_as_it_holds_components() {
     let params = vec![("mode".to_string(), "huge-return".to_string())];
-    let twin = native::memtable::<test_hostile::Hostile>(params.clone()).expect("hostile twin");
-    let allocator = native::allocator::<alloc_per_row::MemlabStrategy>(Vec::new()).expect("per-row twin");
+    let twin = native::Strategy::linked("hostile", &test_hostile::MEMLAB_NATIVE).expect("hostile twin");
+    let allocator = native::Strategy::bundled("per-row", Kind::Allocator).expect("per-row twin");
     let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
-    let mut native_shard = native::shard_of(("hostile", twin), ("per-row", allocator), pool, 5);
+    let mut native_shard = twin.shard(&params, &allocator, &[], pool, 5).expect("a native shard");
     let mut wasm_shard = hostile_shard("huge-return");
     let mut details = Vec::new();
     for shard in [&mut native_shard, &mut wasm_shard] {

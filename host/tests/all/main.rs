@@ -13,6 +13,7 @@ mod golden;
 mod hostile;
 mod kinds;
 mod layout;
+mod native_table;
 mod pipeline;
 mod plugins;
 mod profiles;

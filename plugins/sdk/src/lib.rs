@@ -85,6 +85,7 @@ mod allocator;
 mod chunks;
 mod commitlog;
 mod compare;
+mod contract;
 mod error;
 mod heap;
 mod layout;
@@ -108,6 +109,10 @@ pub use allocator::{Allocator, Pool, reserve_rows};
 pub use chunks::ChunkStore;
 pub use commitlog::{CommitLog, Decoded, Tail};
 pub use compare::compare_keys;
+/// The contract's kinds and operations, named once for plugin and host.
+/// Plugin authors do not need them.
+#[doc(hidden)]
+pub use contract::{Kind, Op};
 pub use error::Error;
 pub use layout::{Cell, Cells, Entry, FlushRecord, RowHead, RowView, encode_flush_record, encode_row};
 pub use memtable::Memtable;
@@ -126,29 +131,50 @@ pub mod __private;
 #[expect(unsafe_code, reason = "a shared library's entry table is raw pointers and extern \"C\" functions")]
 pub mod native;
 
-/// The native entry `export!` emits when memlab builds the crate for the
-/// host (`--build --native` turns on `native-entry`).
+/// The native table `export!` emits outside wasm32: the one way memlab
+/// runs a strategy natively, linked into the host (a bundled plugin) or
+/// loaded from the crate built for it (`--build --native`, which turns
+/// on `native-entry` and with it the table's exported entry).
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __native_table {
+    ($hosted:ty) => {
+        /// The strategy's native table, through which memlab drives it.
+        pub static MEMLAB_NATIVE: $crate::native::NativeTable = $crate::native::table::<$hosted>();
+        $crate::__native_entry!();
+    };
+}
+
+/// In wasm the component is the entry: no native table.
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __native_table {
+    ($hosted:ty) => {};
+}
+
+/// The exported entry, for a crate built for the host.
 #[cfg(all(feature = "native-entry", not(target_arch = "wasm32")))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __native_entry {
-    ($hosted:ty) => {
+    () => {
         /// memlab's entry into this crate built for the host.
         #[unsafe(no_mangle)]
-        pub extern "C" fn memlab_native_entry_v1() -> *const $crate::native::NativeTable {
-            static TABLE: $crate::native::NativeTable = $crate::native::table::<$hosted>();
-            &TABLE
+        pub extern "C" fn memlab_native_entry_v2() -> *const $crate::native::NativeTable {
+            &MEMLAB_NATIVE
         }
     };
 }
 
-/// Without `native-entry` (a wasm build, or the host linking a bundled
-/// crate), no entry: two of them would clash at link time.
+/// Without `native-entry` (the host linking a bundled crate), no entry:
+/// two of them would clash at link time.
 #[cfg(not(all(feature = "native-entry", not(target_arch = "wasm32"))))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __native_entry {
-    ($hosted:ty) => {};
+    () => {};
 }
 
 /// Each kind's export glue, by the kind's name, for `export!`.
@@ -175,17 +201,18 @@ pub mod __kinds {
 /// Exports a strategy type as the component's implementation.
 ///
 /// `export!(memtable: T)`, `export!(allocator: T)`,
-/// `export!(serializer: T)` or `export!(commitlog: T)`. Outside wasm32 it names the type
-/// (`MemlabStrategy`, which memlab's registry links natively), so the
-/// crate also builds as the native twin; with the `native-entry` feature
-/// (memlab's `--build --native`) it also exports the C-ABI table through
-/// which memlab loads the crate as a shared library.
+/// `export!(serializer: T)` or `export!(commitlog: T)`. Outside wasm32 it
+/// names the type (`MemlabStrategy`) and emits its native table
+/// (`MEMLAB_NATIVE`), which memlab links for a bundled plugin; with the
+/// `native-entry` feature (memlab's `--build --native`) it also exports
+/// the table's entry, through which memlab loads the crate as a shared
+/// library.
 #[macro_export]
 macro_rules! export {
     (memtable: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_entry!($crate::native::MemtableOf<$t>);
+        $crate::__native_table!($crate::native::MemtableOf<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::memtable::Export<$t>;
@@ -197,7 +224,7 @@ macro_rules! export {
     (allocator: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_entry!($crate::twin::ArenaInstance<$t>);
+        $crate::__native_table!($crate::twin::ArenaInstance<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::allocator::Export<$t>;
@@ -209,7 +236,7 @@ macro_rules! export {
     (serializer: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_entry!($crate::native::SerializerOf<$t>);
+        $crate::__native_table!($crate::native::SerializerOf<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::serializer::Export<$t>;
@@ -221,7 +248,7 @@ macro_rules! export {
     (commitlog: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_entry!($crate::twin::LogInstance<$t>);
+        $crate::__native_table!($crate::twin::LogInstance<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::commitlog::Export<$t>;

@@ -31,25 +31,28 @@ impl Packed {
 
     /// Reads the wire form, checking its layout in the same pass.
     pub fn from_wire(mut wire: Vec<u8>) -> Result<Self, Error> {
-        let Some(count_at) = wire.len().checked_sub(4) else {
-            return Err(corrupt(format_args!("a packed batch of {} bytes has no record count", wire.len())));
-        };
-        let count = u32::from_le_bytes(wire[count_at..].try_into().unwrap_or_default()) as usize;
-        let Some(ends_at) = count.checked_mul(4).and_then(|bytes| count_at.checked_sub(bytes)) else {
-            return Err(corrupt(format_args!("a packed batch of {} bytes claims {count} records", wire.len())));
-        };
-        let mut ends = Vec::with_capacity(count);
-        let mut prev = 0u32;
-        for (i, bytes) in wire[ends_at..count_at].chunks_exact(4).enumerate() {
-            let end = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-            if end < prev || end as usize > ends_at {
-                return Err(corrupt(format_args!("packed end {i} ({end}) is before the one before it ({prev}) or past the {ends_at} record bytes")));
-            }
-            prev = end;
-            ends.push(end);
-        }
-        wire.truncate(ends_at);
+        let mut ends = Vec::new();
+        let records = read_trailer(&wire, &mut ends)?;
+        wire.truncate(records);
         Ok(Packed { data: wire, ends })
+    }
+
+    /// Reads the wire form into this batch's own buffers, checking its
+    /// layout: a reused batch allocates nothing once it has grown.
+    pub fn copy_from_wire(&mut self, wire: &[u8]) -> Result<(), Error> {
+        self.clear();
+        let records = read_trailer(wire, &mut self.ends)?;
+        self.data.extend_from_slice(&wire[..records]);
+        Ok(())
+    }
+
+    /// Appends the trailer in place and gives the wire form, for an
+    /// answer that must outlive the call (the native table's). The batch
+    /// is sealed: clear it before reading or growing it again.
+    #[doc(hidden)]
+    pub fn seal(&mut self) -> &[u8] {
+        self.append_trailer();
+        &self.data
     }
 
     /// Lends the wire form to `f` without copying the records: the trailer
@@ -163,6 +166,31 @@ impl Packed {
     }
 }
 
+/// Checks a wire form's trailer, pushing each record's end onto `ends`
+/// (emptied on error); the length of its record bytes.
+fn read_trailer(wire: &[u8], ends: &mut Vec<u32>) -> Result<usize, Error> {
+    let Some(count_at) = wire.len().checked_sub(4) else {
+        return Err(corrupt(format_args!("a packed batch of {} bytes has no record count", wire.len())));
+    };
+    let count = u32::from_le_bytes(wire[count_at..].try_into().unwrap_or_default()) as usize;
+    let Some(ends_at) = count.checked_mul(4).and_then(|bytes| count_at.checked_sub(bytes)) else {
+        return Err(corrupt(format_args!("a packed batch of {} bytes claims {count} records", wire.len())));
+    };
+    ends.clear();
+    ends.reserve(count);
+    let mut prev = 0u32;
+    for (i, bytes) in wire[ends_at..count_at].chunks_exact(4).enumerate() {
+        let end = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        if end < prev || end as usize > ends_at {
+            ends.clear();
+            return Err(corrupt(format_args!("packed end {i} ({end}) is before the one before it ({prev}) or past the {ends_at} record bytes")));
+        }
+        prev = end;
+        ends.push(end);
+    }
+    Ok(ends_at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +224,10 @@ mod tests {
             assert_eq!(p.data_len(), records.iter().map(|r| r.len()).sum::<usize>());
             let back = Packed::from_wire(lent).expect("valid");
             assert_eq!(back.iter().collect::<Vec<_>>(), records);
+            let mut copied = batch(&[b"stale", b"records"]);
+            copied.copy_from_wire(&p.clone().into_wire()).expect("valid");
+            assert_eq!(copied, p, "a copy over a used batch is the batch");
+            assert_eq!(p.clone().seal(), &p.clone().into_wire()[..], "sealed is the wire form");
             assert_eq!(Packed::from_wire(p.into_wire()).expect("valid").len(), records.len());
         }
     }
@@ -214,6 +246,8 @@ mod tests {
             wire[1..].to_vec(),
         ] {
             assert!(matches!(Packed::from_wire(bad.clone()), Err(Error::Corrupt(_))), "{bad:?}");
+            let mut reused = batch(&[b"x"]);
+            assert!(matches!(reused.copy_from_wire(&bad), Err(Error::Corrupt(_))) && reused.is_empty(), "{bad:?}");
         }
     }
 }

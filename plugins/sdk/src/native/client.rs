@@ -1,11 +1,12 @@
 //! The host's side of the native table: an instance behind `Remote`,
-//! each call's bytes lent for the call and its answer copied out, as the
-//! canonical ABI copies a component's.
+//! each call's bytes lent for the call and its answer copied into the
+//! caller's buffer, as the canonical ABI copies a component's.
 
 use std::ffi::c_void;
 
 use super::{NativeTable, PoolTable, Slice, encode_pairs, status, status_error};
-use crate::{Error, Pool};
+use crate::contract::Op;
+use crate::{Error, Packed, Pool};
 
 /// How a call failed.
 #[derive(Debug)]
@@ -22,18 +23,16 @@ pub struct Remote {
     instance: *mut c_void,
 }
 
-// SAFETY: every `Hosted` instance is `Send`, and `Remote` is not `Sync`,
-// so its calls never overlap.
+// SAFETY: every `Hosted` instance is `Send`, and `Remote`'s calls take
+// `&mut self`, so they never overlap.
 unsafe impl Send for Remote {}
 
-fn answer(code: u32, out: Slice) -> Result<Vec<u8>, Called> {
-    // SAFETY: the plugin keeps `out` valid until the instance's next call
-    // (or this thread's next `create`); it is copied before either.
-    let bytes = unsafe { out.get() }.unwrap_or_default().to_vec();
+/// A call's outcome from its status and the answer it left.
+fn outcome(code: u32, answer: &[u8]) -> Result<(), Called> {
     if code == status::OK {
-        return Ok(bytes);
+        return Ok(());
     }
-    let message = String::from_utf8_lossy(&bytes).into_owned();
+    let message = String::from_utf8_lossy(answer).into_owned();
     match status_error(code, message.clone()) {
         Some(e) => Err(Called::Error(e)),
         None => Err(Called::Panicked(message)),
@@ -41,43 +40,69 @@ fn answer(code: u32, out: Slice) -> Result<Vec<u8>, Called> {
 }
 
 impl Remote {
-    /// Creates an instance of `role` with `params` and the role's inputs.
+    /// Creates the instance `op` creates (the kind's `create`, or
+    /// `reader.open`) with `params` and the operation's inputs.
     ///
     /// # Safety
     /// `table` must be a native plugin's table whose functions keep this
     /// module's contract, its library loaded for as long as the process.
-    pub unsafe fn create(table: &'static NativeTable, role: u32, params: &[(String, String)], a: &[u8], b: &[u8]) -> Result<Remote, Called> {
+    pub unsafe fn create(table: &'static NativeTable, op: Op, params: &[(String, String)], a: &[u8], b: &[u8]) -> Result<Remote, Called> {
         let params = encode_pairs([], params);
         let mut instance = std::ptr::null_mut();
         let mut out = Slice::NONE;
         // SAFETY: the slices outlive the call; the caller vouches for `table`.
-        let code = unsafe { (table.create)(role, Slice::of(&params), Slice::of(a), Slice::of(b), &mut instance, &mut out) };
+        let code = unsafe { (table.create)(op.code(), Slice::of(&params), Slice::of(a), Slice::of(b), &mut instance, &mut out) };
         if code == status::OK && !instance.is_null() {
             return Ok(Remote { table, instance });
         }
-        match answer(code, out) {
-            Ok(_) => Err(Called::Error(Error::Other("create succeeded without an instance".into()))),
+        // SAFETY: the answer stays valid until this thread's next `create`.
+        match outcome(code, unsafe { out.get() }.unwrap_or_default()) {
+            Ok(()) => Err(Called::Error(Error::Other("create succeeded without an instance".into()))),
             Err(e) => Err(e),
         }
     }
 
-    /// Calls `op` with its inputs (and the pool, for `store`); the answer.
-    pub fn call(&self, op: u32, a: &[u8], b: Option<&[u8]>, n: u64, pool: Option<&mut dyn Pool>) -> Result<Vec<u8>, Called> {
+    /// Calls `op`, lending the pool for `store-rows`; the answer, valid
+    /// until this instance's next call (so `&mut self`).
+    fn raw(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, pool: Option<&mut dyn Pool>) -> Result<&[u8], Called> {
         let b = b.map_or(Slice::NONE, Slice::of);
         let mut out = Slice::NONE;
         let code = match pool {
             None => {
                 // SAFETY: `instance` is live and the slices outlive the call.
-                unsafe { (self.table.call)(self.instance, op, Slice::of(a), b, n, std::ptr::null(), &mut out) }
+                unsafe { (self.table.call)(self.instance, op.code(), Slice::of(a), b, n, std::ptr::null(), &mut out) }
             }
             Some(pool) => {
                 let mut pool: &mut dyn Pool = pool;
                 let table = PoolTable { ctx: (&raw mut pool).cast(), reserve, reserve_each, release };
                 // SAFETY: as above; `table` and the pool it points at outlive the call.
-                unsafe { (self.table.call)(self.instance, op, Slice::of(a), b, n, &table, &mut out) }
+                unsafe { (self.table.call)(self.instance, op.code(), Slice::of(a), b, n, &table, &mut out) }
             }
         };
-        answer(code, out)
+        // SAFETY: the plugin keeps `out` valid until the instance's next
+        // call, which `&mut self` keeps from happening while it is lent.
+        let answer = unsafe { out.get() }.unwrap_or_default();
+        outcome(code, answer).map(|()| answer)
+    }
+
+    /// Calls `op`; its byte answer into `out` (emptied first).
+    pub fn call_bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called> {
+        out.clear();
+        out.extend_from_slice(self.raw(op, a, b, n, None)?);
+        Ok(())
+    }
+
+    /// Calls `op` with the host's pool lent; its byte answer into `out`.
+    pub fn call_with_pool(&mut self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called> {
+        out.clear();
+        out.extend_from_slice(self.raw(op, a, None, 0, Some(pool))?);
+        Ok(())
+    }
+
+    /// Calls `op`; its packed answer into `out`, checked.
+    pub fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called> {
+        let wire = self.raw(op, a, b, n, None)?;
+        out.copy_from_wire(wire).map_err(Called::Error)
     }
 }
 
@@ -88,8 +113,14 @@ impl Drop for Remote {
     }
 }
 
-fn pool_of<'a>(ctx: *mut c_void) -> &'a mut dyn Pool {
-    // SAFETY: `ctx` is the `&mut dyn Pool` `Remote::call` lent for this call.
+/// The pool `Remote::raw` lent for the call in flight.
+///
+/// # Safety
+/// `ctx` must be the `PoolTable::ctx` of a call still running: a pointer
+/// to the `&mut dyn Pool` that `Remote::raw` lent, which no one else
+/// uses until the call returns. The reference must not outlive the call.
+unsafe fn pool_of<'a>(ctx: *mut c_void) -> &'a mut dyn Pool {
+    // SAFETY: the caller vouches that `ctx` is the lent `&mut dyn Pool`.
     unsafe { &mut **ctx.cast::<&mut dyn Pool>() }
 }
 
@@ -101,7 +132,8 @@ fn code(result: Result<(), Error>) -> u32 {
 }
 
 unsafe extern "C" fn reserve(ctx: *mut c_void, bytes: u64) -> u32 {
-    code(pool_of(ctx).reserve(bytes))
+    // SAFETY: the plugin calls back with the context of the call in flight.
+    code(unsafe { pool_of(ctx) }.reserve(bytes))
 }
 
 unsafe extern "C" fn reserve_each(ctx: *mut c_void, sizes: *const u64, len: usize) -> u32 {
@@ -111,9 +143,11 @@ unsafe extern "C" fn reserve_each(ctx: *mut c_void, sizes: *const u64, len: usiz
         // SAFETY: the plugin lends `len` sizes for the call.
         unsafe { std::slice::from_raw_parts(sizes, len) }
     };
-    code(pool_of(ctx).reserve_each(sizes))
+    // SAFETY: as in `reserve`.
+    code(unsafe { pool_of(ctx) }.reserve_each(sizes))
 }
 
 unsafe extern "C" fn release(ctx: *mut c_void, bytes: u64) {
-    pool_of(ctx).release(bytes);
+    // SAFETY: as in `reserve`.
+    unsafe { pool_of(ctx) }.release(bytes);
 }

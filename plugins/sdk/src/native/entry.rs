@@ -1,36 +1,39 @@
 //! The plugin's side of the native table: each kind's instance behind
 //! `create` / `call` / `drop`, every call inside `catch_unwind`, so a
 //! panic comes back as a status (and poisons the instance) rather than
-//! unwinding into the host.
+//! unwinding into the host. An instance keeps its input and answer
+//! buffers, so a call allocates nothing its strategy does not.
 
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{
-    ABI_VERSION, NativeTable, PoolTable, SDK_VERSION, Slice, decode_pairs, encode_description, encode_finished, encode_refs, encode_replayed, encode_stats,
-    error_status, op, role, status,
+    ABI_VERSION, NativeTable, PoolTable, SDK_VERSION, Slice, decode_pairs, encode_description, encode_finished, encode_replayed, encode_stats, error_status,
+    status,
 };
+use crate::contract::{Kind, Op};
 use crate::twin::{ArenaInstance, LogInstance, MemtableInstance, ReaderInstance, WriterInstance};
 use crate::{Allocator, CommitLog, Error, Memtable, Packed, Pool, Serializer};
 
 /// One kind's instance as the native table drives it.
 pub trait Hosted: Sized + Send + 'static {
-    /// The table's kind number.
-    const KIND: u32;
+    /// The table's kind.
+    const KIND: Kind;
     /// The strategy's name.
     const NAME: &'static str;
     /// The strategy's version.
     const VERSION: &'static str;
-    /// Creates the instance of `role` (see [`role`]).
-    fn create(role: u32, params: Vec<(String, String)>, a: &[u8], b: &[u8]) -> Result<Self, Error>;
-    /// Runs `op` (see [`op`]), writing its answer to `out`.
-    fn call(&mut self, op: u32, input: Input<'_>, out: &mut Vec<u8>) -> Result<(), Error>;
+    /// Creates the instance `op` creates (the kind's `create`, or
+    /// `reader.open` over data `a` and index `b`).
+    fn create(op: Op, params: Vec<(String, String)>, a: &[u8], b: &[u8]) -> Result<Self, Error>;
+    /// Runs `op`, its answer in `answer`.
+    fn call(&mut self, op: Op, input: Input<'_>, answer: &mut Answer) -> Result<(), Error>;
 }
 
 /// A call's inputs.
 pub struct Input<'a> {
-    /// The first.
+    /// The first, raw.
     pub a: &'a [u8],
     /// The second, when given.
     pub b: Option<&'a [u8]>,
@@ -38,18 +41,52 @@ pub struct Input<'a> {
     pub n: u64,
     /// The host's pool, in `store` only.
     pub pool: Option<&'a PoolTable>,
+    /// `a` as a packed batch, read into the instance's own buffer.
+    batch: &'a mut Packed,
 }
 
-fn packed(bytes: &[u8]) -> Result<Packed, Error> {
-    Packed::from_wire(bytes.to_vec())
+impl Input<'_> {
+    /// `a` read as a packed batch.
+    pub fn packed(&mut self) -> Result<&Packed, Error> {
+        self.batch.copy_from_wire(self.a)?;
+        Ok(self.batch)
+    }
+}
+
+/// Where a call answers: a packed batch, or bytes. Both buffers outlive
+/// the call, until the instance's next one.
+#[derive(Default)]
+pub struct Answer {
+    /// A packed answer, sealed into its wire form after the call.
+    pub packed: Packed,
+    /// A byte answer.
+    pub bytes: Vec<u8>,
+    sealed: bool,
+}
+
+impl Answer {
+    fn clear(&mut self) {
+        self.packed.clear();
+        self.bytes.clear();
+        self.sealed = false;
+    }
+
+    /// Marks the packed buffer as the answer.
+    pub fn seal(&mut self) {
+        self.sealed = true;
+    }
+
+    fn wire(&mut self) -> &[u8] {
+        if self.sealed { self.packed.seal() } else { &self.bytes }
+    }
 }
 
 fn limit(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn unknown(op: u32, kind: &str) -> Error {
-    Error::InvalidState(format!("op {op} is not a {kind} op"))
+fn unknown(op: Op, kind: &str) -> Error {
+    Error::InvalidState(format!("`{op}` is not a {kind} operation"))
 }
 
 /// A memtable and its open cursor.
@@ -62,39 +99,35 @@ impl<M: Memtable + Send> Hosted for MemtableOf<M>
 where
     M::Position: Send,
 {
-    const KIND: u32 = super::kind::MEMTABLE;
+    const KIND: Kind = Kind::Memtable;
     const NAME: &'static str = M::NAME;
     const VERSION: &'static str = M::VERSION;
 
-    fn create(_role: u32, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
+    fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
         Ok(MemtableOf { instance: MemtableInstance::create(params)?, position: None })
     }
 
-    fn call(&mut self, op: u32, input: Input<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
-        let mut answer = Packed::new();
+    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match op {
-            op::INSERT => return self.instance.insert(&packed(input.a)?),
-            op::GET => self.instance.get(&packed(input.a)?, &mut answer),
-            op::SCAN => self.instance.scan(input.a, input.b, limit(input.n), &mut answer),
-            op::OPEN_CURSOR => {
-                self.position = Some(self.instance.cursor());
-                return Ok(());
+            Op::MemtableInsert => self.instance.insert(input.packed()?)?,
+            Op::MemtableGet => {
+                self.instance.get(input.packed()?, &mut answer.packed);
+                answer.seal();
             }
-            op::NEXT => {
+            Op::MemtableScan => {
+                self.instance.scan(input.a, input.b, limit(input.n), &mut answer.packed);
+                answer.seal();
+            }
+            Op::MemtableOpenCursor => self.position = Some(self.instance.cursor()),
+            Op::CursorNext => {
                 let position = self.position.as_mut().ok_or_else(|| Error::InvalidState("no cursor is open".into()))?;
-                self.instance.next(position, limit(input.n), &mut answer);
+                self.instance.next(position, limit(input.n), &mut answer.packed);
+                answer.seal();
             }
-            op::DESCRIBE => {
-                *out = encode_description(self.instance.description());
-                return Ok(());
-            }
-            op::STATS => {
-                *out = encode_stats(&self.instance.stats());
-                return Ok(());
-            }
+            Op::MemtableDescribe => answer.bytes = encode_description(self.instance.description()),
+            Op::MemtableStats => answer.bytes = encode_stats(&self.instance.stats()),
             other => return Err(unknown(other, "memtable")),
         }
-        *out = answer.into_wire();
         Ok(())
     }
 }
@@ -127,28 +160,28 @@ impl Pool for HostPool<'_> {
 }
 
 impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
-    const KIND: u32 = super::kind::ALLOCATOR;
+    const KIND: Kind = Kind::Allocator;
     const NAME: &'static str = A::NAME;
     const VERSION: &'static str = A::VERSION;
 
-    fn create(_role: u32, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
+    fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
         ArenaInstance::create(params)
     }
 
-    fn call(&mut self, op: u32, input: Input<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
+    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match op {
-            op::STORE => {
+            Op::AllocatorStoreRows => {
                 let pool = input.pool.ok_or_else(|| Error::InvalidState("store without a pool".into()))?;
-                *out = encode_refs(&self.store(&mut HostPool(pool), &packed(input.a)?)?);
+                let refs = self.store(&mut HostPool(pool), input.packed()?)?;
+                answer.bytes.extend(refs.iter().flat_map(|r| r.to_le_bytes()));
             }
-            op::LOAD => {
+            Op::AllocatorLoad => {
                 let refs = super::decode_refs(input.a)?;
-                let mut answer = Packed::with_capacity(refs.len(), refs.len() * 128);
-                self.load(&refs, &mut answer)?;
-                *out = answer.into_wire();
+                self.load(&refs, &mut answer.packed)?;
+                answer.seal();
             }
-            op::DESCRIBE => *out = encode_description(self.description()),
-            op::STATS => *out = encode_stats(&self.stats()),
+            Op::AllocatorDescribe => answer.bytes = encode_description(self.description()),
+            Op::AllocatorStats => answer.bytes = encode_stats(&self.stats()),
             other => return Err(unknown(other, "allocator")),
         }
         Ok(())
@@ -167,41 +200,34 @@ impl<S: Serializer + Send> Hosted for SerializerOf<S>
 where
     S::Reader: Send,
 {
-    const KIND: u32 = super::kind::SERIALIZER;
+    const KIND: Kind = Kind::Serializer;
     const NAME: &'static str = S::NAME;
     const VERSION: &'static str = S::VERSION;
 
-    fn create(role: u32, params: Vec<(String, String)>, a: &[u8], b: &[u8]) -> Result<Self, Error> {
-        match role {
-            role::READER => Ok(SerializerOf::Reader(ReaderInstance::open(params, a.to_vec(), b.to_vec())?)),
+    fn create(op: Op, params: Vec<(String, String)>, a: &[u8], b: &[u8]) -> Result<Self, Error> {
+        match op {
+            Op::ReaderOpen => Ok(SerializerOf::Reader(ReaderInstance::open(params, a.to_vec(), b.to_vec())?)),
             _ => Ok(SerializerOf::Writer(WriterInstance::create(params)?)),
         }
     }
 
-    fn call(&mut self, op: u32, input: Input<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
+    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match (self, op) {
-            (SerializerOf::Writer(w), op::WRITE) => {
-                let records = packed(input.a)?;
-                let mut bytes = Vec::with_capacity(records.data_len() + records.data_len() / 4);
-                w.write(&records, &mut bytes)?;
-                *out = bytes;
-            }
-            (SerializerOf::Writer(w), op::FINISH) => {
+            (SerializerOf::Writer(w), Op::WriterWrite) => w.write(input.packed()?, &mut answer.bytes)?,
+            (SerializerOf::Writer(w), Op::WriterFinish) => {
                 let mut tail = Vec::new();
                 let finished = w.finish(&mut tail)?;
-                *out = encode_finished(&tail, &finished);
+                answer.bytes = encode_finished(&tail, &finished);
             }
-            (SerializerOf::Writer(w), op::DESCRIBE) => *out = encode_description(w.description()),
-            (SerializerOf::Writer(w), op::STATS) => *out = encode_stats(&w.stats()),
-            (SerializerOf::Reader(r), op::NEXT) => {
-                let mut answer = Packed::new();
-                r.next(limit(input.n), &mut answer)?;
-                *out = answer.into_wire();
+            (SerializerOf::Writer(w), Op::WriterDescribe) => answer.bytes = encode_description(w.description()),
+            (SerializerOf::Writer(w), Op::WriterStats) => answer.bytes = encode_stats(&w.stats()),
+            (SerializerOf::Reader(r), Op::ReaderNext) => {
+                r.next(limit(input.n), &mut answer.packed)?;
+                answer.seal();
             }
-            (SerializerOf::Reader(r), op::READER_GET) => {
-                let mut answer = Packed::new();
-                r.get(&packed(input.a)?, &mut answer)?;
-                *out = answer.into_wire();
+            (SerializerOf::Reader(r), Op::ReaderGet) => {
+                r.get(input.packed()?, &mut answer.packed)?;
+                answer.seal();
             }
             (_, other) => return Err(unknown(other, "serializer writer's or reader's")),
         }
@@ -210,35 +236,31 @@ where
 }
 
 impl<L: CommitLog + Send> Hosted for LogInstance<L> {
-    const KIND: u32 = super::kind::COMMITLOG;
+    const KIND: Kind = Kind::CommitLog;
     const NAME: &'static str = L::NAME;
     const VERSION: &'static str = L::VERSION;
 
-    fn create(_role: u32, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
+    fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
         LogInstance::create(params)
     }
 
-    fn call(&mut self, op: u32, input: Input<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
+    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match op {
-            op::ENCODE => {
-                let rows = packed(input.a)?;
-                let mut bytes = Vec::with_capacity(rows.data_len() + rows.len() * 16 + 16);
-                self.encode(&rows, &mut bytes)?;
-                *out = bytes;
-            }
-            op::REPLAY => *out = encode_replayed(self.replay(input.a, limit(input.n))),
-            op::DESCRIBE => *out = encode_description(self.description()),
-            op::STATS => *out = encode_stats(&self.stats()),
+            Op::CommitLogEncode => self.encode(input.packed()?, &mut answer.bytes)?,
+            Op::CommitLogReplay => answer.bytes = encode_replayed(self.replay(input.a, limit(input.n))),
+            Op::CommitLogDescribe => answer.bytes = encode_description(self.description()),
+            Op::CommitLogStats => answer.bytes = encode_stats(&self.stats()),
             other => return Err(unknown(other, "commit-log")),
         }
         Ok(())
     }
 }
 
-/// An instance, its last answer, and whether a panic poisoned it.
+/// An instance, its buffers, and whether a panic poisoned it.
 struct Slot<H> {
     inner: H,
-    out: Vec<u8>,
+    batch: Packed,
+    answer: Answer,
     poisoned: bool,
 }
 
@@ -253,21 +275,44 @@ thread_local! {
 /// host reports it, with the plugin's name and the op.
 fn install_panic_hook() {
     static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| std::panic::set_hook(Box::new(|info| PANIC.with(|p| *p.borrow_mut() = info.to_string()))));
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        // Only this table's calls keep the message quiet: a host that links
+        // the table in-process keeps its own hook for its own panics.
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_CALL.with(std::cell::Cell::get) {
+                PANIC.with(|p| *p.borrow_mut() = info.to_string());
+            } else {
+                previous(info);
+            }
+        }));
+    });
 }
 
-fn panic_message() -> Vec<u8> {
-    PANIC.with(|p| std::mem::take(&mut *p.borrow_mut())).into_bytes()
+thread_local! {
+    /// Whether this thread is inside a table's call.
+    static IN_CALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-unsafe extern "C" fn create<H: Hosted>(role: u32, params: Slice, a: Slice, b: Slice, instance: *mut *mut c_void, out: *mut Slice) -> u32 {
+/// Runs `f` as a table's call: a panic is caught, its message kept.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, Vec<u8>> {
+    let outer = IN_CALL.with(|c| c.replace(true));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    IN_CALL.with(|c| c.set(outer));
+    result.map_err(|_| PANIC.with(|p| std::mem::take(&mut *p.borrow_mut())).into_bytes())
+}
+
+unsafe extern "C" fn create<H: Hosted>(op: u32, params: Slice, a: Slice, b: Slice, instance: *mut *mut c_void, out: *mut Slice) -> u32 {
     install_panic_hook();
     // SAFETY: the host lends each slice for the call (ABI contract).
     let (params, a, b) = unsafe { (params.get().unwrap_or_default(), a.get().unwrap_or_default(), b.get().unwrap_or_default()) };
-    let made = catch_unwind(|| decode_pairs(params, 0).and_then(|(_, params)| H::create(role, params, a, b)));
+    let made = match Op::from_code(op).filter(|o| o.kind() == H::KIND) {
+        Some(op) => guarded(|| decode_pairs(params, 0).and_then(|(_, params)| H::create(op, params, a, b))),
+        None => Ok(Err(Error::InvalidState(format!("operation {op} creates no {}", H::KIND)))),
+    };
     let (code, message) = match made {
         Ok(Ok(inner)) => {
-            let slot = Box::new(Slot { inner, out: Vec::new(), poisoned: false });
+            let slot = Box::new(Slot { inner, batch: Packed::new(), answer: Answer::default(), poisoned: false });
             // SAFETY: the host hands a place for the instance.
             unsafe { *instance = Box::into_raw(slot).cast() };
             return status::OK;
@@ -276,7 +321,7 @@ unsafe extern "C" fn create<H: Hosted>(role: u32, params: Slice, a: Slice, b: Sl
             let (code, m) = error_status(&e);
             (code, m.as_bytes().to_vec())
         }
-        Err(_) => (status::PANICKED, panic_message()),
+        Err(message) => (status::PANICKED, message),
     };
     CREATE_OUT.with(|c| {
         let mut c = c.borrow_mut();
@@ -288,34 +333,48 @@ unsafe extern "C" fn create<H: Hosted>(role: u32, params: Slice, a: Slice, b: Sl
     code
 }
 
+/// Runs one call on a live slot; its status.
+fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64, Option<&PoolTable>)) -> u32 {
+    slot.answer.clear();
+    let Some(op) = Op::from_code(op).filter(|o| o.kind() == H::KIND) else {
+        slot.answer.bytes = format!("operation {op} is not a {}'s", H::KIND).into_bytes();
+        return status::INVALID_STATE;
+    };
+    let (a, b, n, pool) = input;
+    let Slot { inner, batch, answer, .. } = slot;
+    match guarded(|| inner.call(op, Input { a, b, n, pool, batch }, answer)) {
+        Ok(Ok(())) => status::OK,
+        Ok(Err(e)) => {
+            let (code, m) = error_status(&e);
+            answer.clear();
+            answer.bytes = m.as_bytes().to_vec();
+            code
+        }
+        Err(message) => {
+            slot.poisoned = true;
+            slot.answer.clear();
+            slot.answer.bytes = message;
+            status::PANICKED
+        }
+    }
+}
+
 unsafe extern "C" fn call<H: Hosted>(instance: *mut c_void, op: u32, a: Slice, b: Slice, n: u64, pool: *const PoolTable, out: *mut Slice) -> u32 {
     // SAFETY: `instance` is what `create::<H>` made and `drop` has not
     // freed; the host makes one call at a time on it (ABI contract).
     let slot = unsafe { &mut *instance.cast::<Slot<H>>() };
     let code = if slot.poisoned {
-        slot.out = b"an earlier panic poisoned this instance".to_vec();
+        slot.answer.clear();
+        slot.answer.bytes = b"an earlier panic poisoned this instance".to_vec();
         status::PANICKED
     } else {
         // SAFETY: the host lends the slices and the pool for the call.
-        let input = unsafe { Input { a: a.get().unwrap_or_default(), b: b.get(), n, pool: pool.as_ref() } };
-        let (inner, answer) = (&mut slot.inner, &mut slot.out);
-        answer.clear();
-        match catch_unwind(AssertUnwindSafe(|| inner.call(op, input, answer))) {
-            Ok(Ok(())) => status::OK,
-            Ok(Err(e)) => {
-                let (code, m) = error_status(&e);
-                *answer = m.as_bytes().to_vec();
-                code
-            }
-            Err(_) => {
-                slot.poisoned = true;
-                slot.out = panic_message();
-                status::PANICKED
-            }
-        }
+        let input = unsafe { (a.get().unwrap_or_default(), b.get(), n, pool.as_ref()) };
+        run(slot, op, input)
     };
-    // SAFETY: the host hands a place for the answer.
-    unsafe { *out = Slice::of(&slot.out) };
+    // SAFETY: the host hands a place for the answer, which the slot keeps
+    // until the instance's next call.
+    unsafe { *out = Slice::of(slot.answer.wire()) };
     code
 }
 
@@ -323,7 +382,7 @@ unsafe extern "C" fn drop<H: Hosted>(instance: *mut c_void) {
     // SAFETY: `instance` came from `create::<H>` and is freed once.
     let slot = unsafe { Box::from_raw(instance.cast::<Slot<H>>()) };
     // A panic in a strategy's `Drop` must not unwind into the host.
-    let _ = catch_unwind(AssertUnwindSafe(move || std::mem::drop(slot)));
+    let _ = guarded(move || std::mem::drop(slot));
 }
 
 const fn text(s: &'static str) -> Slice {
@@ -334,7 +393,7 @@ const fn text(s: &'static str) -> Slice {
 pub const fn table<H: Hosted>() -> NativeTable {
     NativeTable {
         abi: ABI_VERSION,
-        kind: H::KIND,
+        kind: H::KIND as u32,
         sdk: text(SDK_VERSION),
         name: text(H::NAME),
         version: text(H::VERSION),

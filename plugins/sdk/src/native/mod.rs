@@ -13,17 +13,19 @@ mod client;
 mod entry;
 
 pub use client::{Called, Remote};
-pub use entry::{Hosted, Input, MemtableOf, SerializerOf, table};
+pub use entry::{Answer, Hosted, Input, MemtableOf, SerializerOf, table};
 
 use std::ffi::c_void;
 
 use crate::commitlog::twin::Replayed;
 use crate::{Description, Error, Finished, Packed, SegmentMeta, Stats, Tail};
 
-/// Bumped whenever the table, an op or an encoding changes.
-pub const ABI_VERSION: u32 = 1;
+/// Bumped whenever the table, an op or an encoding changes. 2 numbers the
+/// operations by the contract's one table (`Op::code`), and `create`
+/// takes the operation that creates (`reader.open` for a reader).
+pub const ABI_VERSION: u32 = 2;
 /// The symbol a native plugin exports: `extern "C" fn() -> *const NativeTable`.
-pub const ENTRY_SYMBOL: &[u8] = b"memlab_native_entry_v1";
+pub const ENTRY_SYMBOL: &[u8] = b"memlab_native_entry_v2";
 /// The SDK version a plugin was built with; the host refuses another.
 pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -69,12 +71,14 @@ pub struct PoolTable {
     pub release: unsafe extern "C" fn(ctx: *mut c_void, bytes: u64),
 }
 
-/// Creates an instance: role, parameters (packed `k, v, ...`), two
-/// role-specific inputs, where to put the instance, and where to put an
-/// error's message. Returns a status.
-pub type CreateFn = unsafe extern "C" fn(role: u32, params: Slice, a: Slice, b: Slice, instance: *mut *mut c_void, out: *mut Slice) -> u32;
-/// Calls an op on an instance; its output (or an error's message) stays
-/// valid in `out` until the instance's next call. Returns a status.
+/// Creates an instance: the creating operation's code (`Op::code`: the
+/// kind's `create`, or `reader.open`), parameters (packed `k, v, ...`),
+/// two inputs of that operation, where to put the instance, and where to
+/// put an error's message. Returns a status.
+pub type CreateFn = unsafe extern "C" fn(op: u32, params: Slice, a: Slice, b: Slice, instance: *mut *mut c_void, out: *mut Slice) -> u32;
+/// Calls an operation (`Op::code`) on an instance; its output (or an
+/// error's message) stays valid in `out` until the instance's next call.
+/// Returns a status.
 pub type CallFn = unsafe extern "C" fn(instance: *mut c_void, op: u32, a: Slice, b: Slice, n: u64, pool: *const PoolTable, out: *mut Slice) -> u32;
 /// Frees an instance.
 pub type DropFn = unsafe extern "C" fn(instance: *mut c_void);
@@ -84,7 +88,7 @@ pub type DropFn = unsafe extern "C" fn(instance: *mut c_void);
 pub struct NativeTable {
     /// [`ABI_VERSION`] as the plugin was built.
     pub abi: u32,
-    /// Its kind: one of `kind`.
+    /// Its kind, as `Kind as u32`.
     pub kind: u32,
     /// [`SDK_VERSION`] as the plugin was built.
     pub sdk: Slice,
@@ -122,60 +126,23 @@ pub mod status {
     pub const PANICKED: u32 = 6;
 }
 
-/// Ops by kind. Inputs are `a`, `b` and `n`; outputs the call's bytes.
-pub mod op {
-    /// What `create` applied: packed `name, version, k, v, ...`.
-    pub const DESCRIBE: u32 = 1;
-    /// Counters: packed `name, u64 LE, ...`.
-    pub const STATS: u32 = 2;
-    /// Memtable: insert packed entries `a`.
-    pub const INSERT: u32 = 10;
-    /// Memtable: one record per key of packed `a`.
-    pub const GET: u32 = 11;
-    /// Memtable: `a <= key < b` (`b` absent: no end), at most `n`.
-    pub const SCAN: u32 = 12;
-    /// Memtable: freeze and open the cursor.
-    pub const OPEN_CURSOR: u32 = 13;
-    /// Memtable or reader: the next entries, up to `n` bytes.
-    pub const NEXT: u32 = 14;
-    /// Allocator: store packed rows `a`; refs as u64 LE.
-    pub const STORE: u32 = 20;
-    /// Allocator: the rows behind refs `a` (u64 LE).
-    pub const LOAD: u32 = 21;
-    /// Writer: the bytes of packed flush records `a`.
-    pub const WRITE: u32 = 30;
-    /// Writer: packed `tail, index, rows, partitions, tombstones,
-    /// min-timestamp, max-timestamp, min-clustering, max-clustering,
-    /// checksum`.
-    pub const FINISH: u32 = 31;
-    /// Reader: one record per key of packed `a`.
-    pub const READER_GET: u32 = 41;
-    /// Log: the record of packed rows `a`.
-    pub const ENCODE: u32 = 50;
-    /// Log: replay segment `a`, at most `n` rows: packed `intact, tail,
-    /// rows`.
-    pub const REPLAY: u32 = 51;
-}
-
-/// The kinds a table names, as `NativeTable::kind`.
-pub mod kind {
-    /// A memtable.
-    pub const MEMTABLE: u32 = 0;
-    /// An allocator.
-    pub const ALLOCATOR: u32 = 1;
-    /// A flush serializer.
-    pub const SERIALIZER: u32 = 2;
-    /// A commit-log format.
-    pub const COMMITLOG: u32 = 3;
-}
-
-/// Roles `create` makes: every kind's instance, or a serializer's reader.
-pub mod role {
-    /// The kind's own instance (a serializer's writer).
-    pub const MAIN: u32 = 0;
-    /// A serializer's reader over data `a` and index `b`.
-    pub const READER: u32 = 1;
-}
+/// Each operation's inputs are `a`, `b` and `n`, its output bytes:
+/// - `describe`: packed `name, version, k, v, ...`; `stats`: packed
+///   `name, u64 LE, ...`;
+/// - `memtable.insert` packed entries `a`; `memtable.get`, `reader.get`:
+///   one record per key of packed `a`; `memtable.scan`: `a <= key < b`
+///   (`b` absent: no end), at most `n`; `cursor.next`, `reader.next`: up
+///   to `n` bytes;
+/// - `allocator.store-rows`: packed rows `a`, refs as u64 LE;
+///   `allocator.load`: the rows behind refs `a` (u64 LE);
+/// - `writer.write`: the bytes of packed flush records `a`;
+///   `writer.finish`: packed `tail, index, rows, partitions, tombstones,
+///   min-timestamp, max-timestamp, min-clustering, max-clustering,
+///   checksum`;
+/// - `commitlog.encode`: the record of packed rows `a`;
+///   `commitlog.replay`: segment `a`, at most `n` rows, as packed
+///   `intact, tail, rows`.
+pub use crate::contract::Op;
 
 /// An error as a status and its message.
 pub fn error_status(error: &Error) -> (u32, &str) {

@@ -1,0 +1,92 @@
+//! A strategy's native table: linked into the host (a bundled plugin's
+//! `MEMLAB_NATIVE`, or a test's), or loaded from a plugin crate built for
+//! this machine (`--build --native`, `dlopen`). Either way it is checked
+//! the same (ABI, SDK version, kind) and driven the same. Loading one runs
+//! its code outside the sandbox: only `--native` asks for it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use memlab_sdk::native::{ABI_VERSION, Called, ENTRY_SYMBOL, NativeTable, Remote, SDK_VERSION, Slice};
+use memlab_sdk::{Error, Op};
+
+use crate::seam::{Kind, LoadError};
+
+/// A native table, for as long as the process lives.
+#[derive(Clone, Copy)]
+pub struct Library {
+    table: &'static NativeTable,
+    /// Its kind, as its table says.
+    pub kind: Kind,
+}
+
+/// Libraries loaded so far, by path: `dlopen` keeps one copy per path for
+/// the process anyway, and none is ever unloaded (instances point into it).
+fn loaded() -> &'static Mutex<HashMap<PathBuf, Library>> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Library>>> = OnceLock::new();
+    LOADED.get_or_init(Default::default)
+}
+
+fn text(slice: Slice) -> String {
+    // SAFETY: a table's strings are 'static in its code, never unloaded.
+    String::from_utf8_lossy(unsafe { slice.get() }.unwrap_or_default()).into_owned()
+}
+
+impl Library {
+    /// A table linked into this process, checked as a loaded one is.
+    pub fn linked(table: &'static NativeTable) -> Result<Library, String> {
+        if table.abi != ABI_VERSION || text(table.sdk) != SDK_VERSION {
+            return Err(format!(
+                "built with memlab-sdk {} (native ABI {}), but this host is memlab-sdk {SDK_VERSION} (ABI {ABI_VERSION}); rebuild it",
+                text(table.sdk),
+                table.abi
+            ));
+        }
+        let kind = Kind::from_code(table.kind).ok_or_else(|| format!("its table names kind {}", table.kind))?;
+        Ok(Library { table, kind })
+    }
+
+    /// Loads the shared library at `path` (named by its sha256, so its
+    /// bytes never change) and checks its table.
+    pub fn open(plugin: &str, path: &Path) -> Result<Library, LoadError> {
+        let fail = |detail: String| LoadError::Native { plugin: plugin.to_string(), detail };
+        let mut loaded = loaded().lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(library) = loaded.get(path) {
+            return Ok(*library);
+        }
+        // SAFETY: loading runs the library's initialisers: the user asked
+        // for this crate's code to run natively (`--native`).
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| fail(format!("{}: {e}", path.display())))?;
+        let lib: &'static libloading::Library = Box::leak(Box::new(lib));
+        // SAFETY: the SDK's `export!` defines the symbol with this type.
+        let entry = unsafe { lib.get::<unsafe extern "C" fn() -> *const NativeTable>(ENTRY_SYMBOL) }
+            .map_err(|e| fail(format!("no memlab entry ({e}): does it call `memlab_sdk::export!` with memlab-sdk {SDK_VERSION}?")))?;
+        // SAFETY: as above; the table it returns is static in the library.
+        let table = unsafe { entry().as_ref() }.ok_or_else(|| fail("its entry returned no table".into()))?;
+        let library = Library::linked(table).map_err(fail)?;
+        loaded.insert(path.to_path_buf(), library);
+        Ok(library)
+    }
+
+    /// The strategy's name, as it names itself.
+    pub fn name(&self) -> String {
+        text(self.table.name)
+    }
+
+    /// An instance of what `op` creates, for `plugin`.
+    pub(super) fn create(&self, plugin: &str, op: Op, params: &[(String, String)], a: &[u8], b: &[u8]) -> Result<Remote, Error> {
+        // SAFETY: `linked` checked the table's ABI, and its code is never
+        // unloaded (linked, or leaked by `open`).
+        unsafe { Remote::create(self.table, op, params, a, b) }.map_err(|c| thrown(plugin, op, c))
+    }
+}
+
+/// An error as the seam takes it; a panic panics here, as a native
+/// panic always has, which fails the variant with the plugin's message.
+pub(super) fn thrown(plugin: &str, op: Op, called: Called) -> Error {
+    match called {
+        Called::Error(e) => e,
+        Called::Panicked(message) => panic!("native plugin `{plugin}` panicked in {op}: {message}"),
+    }
+}

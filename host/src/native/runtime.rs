@@ -1,0 +1,267 @@
+//! The seam's runtime traits over native instances: every call is one
+//! call of the instance's table, its batch lent in wire form and its
+//! answer copied into the caller's buffer.
+
+use std::sync::Arc;
+
+use memlab_sdk::native::{Remote, decode_description, decode_finished, decode_replayed, decode_stats};
+use memlab_sdk::twin::Replayed;
+use memlab_sdk::{Description, Error, Finished, Op, Packed, Pool, Stats};
+
+use super::library::thrown;
+use crate::pool::MemoryPool;
+use crate::seam::{AllocatorRuntime, Fault, Kind, LogRuntime, MemtableRuntime, ReaderRuntime, SerializerRuntime, ShardRuntime};
+
+/// One native instance, named by its plugin, with a buffer for its byte
+/// answers.
+pub(super) struct Instance {
+    remote: Remote,
+    plugin: Arc<str>,
+    bytes: Vec<u8>,
+}
+
+impl Instance {
+    pub(super) fn new(remote: Remote, plugin: &Arc<str>) -> Self {
+        Instance { remote, plugin: Arc::clone(plugin), bytes: Vec::new() }
+    }
+
+    /// A call answered with bytes, left in `self.bytes`.
+    fn bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64) -> Result<&[u8], Fault> {
+        let called = self.remote.call_bytes(op, a, b, n, &mut self.bytes);
+        called.map_err(|c| Fault::Guest(thrown(&self.plugin, op, c)))?;
+        Ok(&self.bytes)
+    }
+
+    /// A call answered with a packed batch, into `out`.
+    fn packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Fault> {
+        let called = self.remote.call_packed(op, a, b, n, out);
+        called.map_err(|c| Fault::Guest(thrown(&self.plugin, op, c)))
+    }
+
+    /// A call answered with bytes in one of the table's encodings.
+    fn decoded<T>(&mut self, op: Op, decode: fn(&[u8]) -> Result<T, Error>) -> Result<T, Fault> {
+        let bytes = self.bytes(op, &[], None, 0)?;
+        decode(bytes).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
+    }
+
+    /// A batch lent in wire form, answered with bytes.
+    fn lent(&mut self, op: Op, batch: &mut Packed) -> Result<&[u8], Fault> {
+        let Instance { remote, plugin, bytes } = self;
+        batch.with_wire(|wire| remote.call_bytes(op, wire, None, 0, bytes)).map_err(|c| Fault::Guest(thrown(plugin, op, c)))?;
+        Ok(bytes)
+    }
+}
+
+/// The host pool, as a native allocator sees it.
+pub(super) struct NativePool {
+    pub(super) pool: Arc<MemoryPool>,
+    reserved: u64,
+    reservations: u64,
+    refused: bool,
+}
+
+impl NativePool {
+    pub(super) fn new(pool: Arc<MemoryPool>) -> Self {
+        NativePool { pool, reserved: 0, reservations: 0, refused: false }
+    }
+}
+
+impl Pool for NativePool {
+    fn reserve(&mut self, bytes: u64) -> Result<(), Error> {
+        if self.pool.reserve(bytes).is_err() {
+            self.refused = true;
+            return Err(Error::PoolFull);
+        }
+        self.reserved += bytes;
+        self.reservations += 1;
+        Ok(())
+    }
+
+    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
+        let Ok(granted) = self.pool.reserve_each(sizes) else {
+            self.refused = true;
+            return Err(Error::PoolFull);
+        };
+        self.reserved += granted;
+        self.reservations += sizes.len() as u64;
+        Ok(())
+    }
+
+    fn release(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.reserved);
+        self.pool.release(bytes);
+        self.reserved -= bytes;
+    }
+}
+
+/// A shard's native memtable and allocator.
+pub(super) struct NativeShard {
+    pub(super) memtable: Instance,
+    pub(super) allocator: Instance,
+    pub(super) pool: NativePool,
+    /// A `load`'s refs in wire form.
+    refs: Vec<u8>,
+}
+
+impl NativeShard {
+    pub(super) fn new(memtable: Instance, allocator: Instance, pool: NativePool) -> Self {
+        NativeShard { memtable, allocator, pool, refs: Vec::new() }
+    }
+}
+
+impl MemtableRuntime for NativeShard {
+    fn insert(&mut self, entries: &mut Packed) -> Result<(), Fault> {
+        self.memtable.lent(Op::MemtableInsert, entries).map(drop)
+    }
+
+    fn get(&mut self, mut keys: Packed) -> Result<Packed, Fault> {
+        let mut out = Packed::new();
+        let m = &mut self.memtable;
+        keys.with_wire(|wire| m.packed(Op::MemtableGet, wire, None, 0, &mut out))?;
+        Ok(out)
+    }
+
+    fn scan(&mut self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault> {
+        let mut out = Packed::new();
+        self.memtable.packed(Op::MemtableScan, start, end, u64::from(limit), &mut out)?;
+        Ok(out)
+    }
+
+    fn open_cursor(&mut self) -> Result<(), Fault> {
+        self.memtable.bytes(Op::MemtableOpenCursor, &[], None, 0).map(drop)
+    }
+
+    fn next_entries(&mut self, max_bytes: u32, out: &mut Packed) -> Result<(), Fault> {
+        self.memtable.packed(Op::CursorNext, &[], None, u64::from(max_bytes), out)
+    }
+
+    fn memtable_stats(&mut self) -> Result<Stats, Fault> {
+        self.memtable.decoded(Op::MemtableStats, decode_stats)
+    }
+
+    fn describe_memtable(&mut self) -> Result<Description, Fault> {
+        self.memtable.decoded(Op::MemtableDescribe, decode_description)
+    }
+}
+
+impl AllocatorRuntime for NativeShard {
+    fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
+        self.pool.refused = false;
+        let (op, Instance { remote, plugin, bytes }, pool) = (Op::AllocatorStoreRows, &mut self.allocator, &mut self.pool);
+        rows.with_wire(|wire| remote.call_with_pool(op, wire, pool, bytes)).map_err(|c| Fault::Guest(thrown(plugin, op, c)))?;
+        memlab_sdk::native::decode_refs(bytes).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
+    }
+
+    fn load(&mut self, refs: &[u64], out: &mut Packed) -> Result<(), Fault> {
+        self.refs.clear();
+        self.refs.extend(refs.iter().flat_map(|r| r.to_le_bytes()));
+        self.allocator.packed(Op::AllocatorLoad, &self.refs, None, 0, out)
+    }
+
+    fn allocator_stats(&mut self) -> Result<Stats, Fault> {
+        self.allocator.decoded(Op::AllocatorStats, decode_stats)
+    }
+
+    fn describe_allocator(&mut self) -> Result<Description, Fault> {
+        self.allocator.decoded(Op::AllocatorDescribe, decode_description)
+    }
+
+    fn reserved_bytes(&self) -> u64 {
+        self.pool.reserved
+    }
+
+    fn reservations(&self) -> u64 {
+        self.pool.reservations
+    }
+
+    fn pool_refused(&self) -> bool {
+        self.pool.refused
+    }
+
+    fn allocator_baseline(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl ShardRuntime for NativeShard {
+    fn guest_memory_bytes(&self) -> u64 {
+        0
+    }
+
+    fn memory_of(&self, _kind: Kind) -> Option<u64> {
+        None
+    }
+}
+
+/// A native serializer's writer.
+pub(super) struct NativeWriter(pub(super) Instance);
+
+impl SerializerRuntime for NativeWriter {
+    fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
+        let bytes = self.0.lent(Op::WriterWrite, records)?;
+        out.clear();
+        out.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {
+        self.0.decoded(Op::WriterFinish, decode_finished)
+    }
+
+    fn describe(&mut self) -> Result<Description, Fault> {
+        self.0.decoded(Op::WriterDescribe, decode_description)
+    }
+
+    fn stats(&mut self) -> Result<Stats, Fault> {
+        self.0.decoded(Op::WriterStats, decode_stats)
+    }
+
+    fn guest_memory_bytes(&self) -> u64 {
+        0
+    }
+
+    fn memory_before_create(&self) -> u64 {
+        0
+    }
+}
+
+/// A native segment reader.
+pub(super) struct NativeReader(pub(super) Instance);
+
+impl ReaderRuntime for NativeReader {
+    fn next(&mut self, max_bytes: u32) -> Result<Packed, Fault> {
+        let mut out = Packed::new();
+        self.0.packed(Op::ReaderNext, &[], None, u64::from(max_bytes), &mut out)?;
+        Ok(out)
+    }
+
+    fn get(&mut self, mut keys: Packed) -> Result<Packed, Fault> {
+        let mut out = Packed::new();
+        let r = &mut self.0;
+        keys.with_wire(|wire| r.packed(Op::ReaderGet, wire, None, 0, &mut out))?;
+        Ok(out)
+    }
+}
+
+/// A native commit-log format.
+pub(super) struct NativeLog(pub(super) Instance);
+
+impl LogRuntime for NativeLog {
+    fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault> {
+        self.0.lent(Op::CommitLogEncode, rows).map(<[u8]>::to_vec)
+    }
+
+    fn replay(&mut self, segment: &[u8], max_rows: u32) -> Result<Replayed, Fault> {
+        let op = Op::CommitLogReplay;
+        let bytes = self.0.bytes(op, segment, None, u64::from(max_rows))?;
+        decode_replayed(bytes).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
+    }
+
+    fn describe(&mut self) -> Result<Description, Fault> {
+        self.0.decoded(Op::CommitLogDescribe, decode_description)
+    }
+
+    fn stats(&mut self) -> Result<Stats, Fault> {
+        self.0.decoded(Op::CommitLogStats, decode_stats)
+    }
+}
