@@ -44,11 +44,10 @@ impl Instance {
         decode(bytes).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
     }
 
-    /// A batch lent in wire form, answered with bytes.
-    fn lent(&mut self, op: Op, batch: &mut Packed) -> Result<&[u8], Fault> {
-        let Instance { remote, plugin, bytes } = self;
-        batch.with_wire(|wire| remote.call_bytes(op, wire, None, 0, bytes)).map_err(|c| Fault::Guest(thrown(plugin, op, c)))?;
-        Ok(bytes)
+    /// A batch lent in wire form, answered with bytes into `out`.
+    fn lent(&mut self, op: Op, batch: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
+        let Instance { remote, plugin, .. } = self;
+        batch.with_wire(|wire| remote.call_bytes(op, wire, None, 0, out)).map_err(|c| Fault::Guest(thrown(plugin, op, c)))
     }
 }
 
@@ -111,7 +110,8 @@ impl NativeShard {
 
 impl MemtableRuntime for NativeShard {
     fn insert(&mut self, entries: &mut Packed) -> Result<(), Fault> {
-        self.memtable.lent(Op::MemtableInsert, entries).map(drop)
+        let mut none = Vec::new();
+        self.memtable.lent(Op::MemtableInsert, entries, &mut none)
     }
 
     fn get(&mut self, mut keys: Packed) -> Result<Packed, Fault> {
@@ -198,10 +198,7 @@ pub(super) struct NativeWriter(pub(super) Instance);
 
 impl SerializerRuntime for NativeWriter {
     fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
-        let bytes = self.0.lent(Op::WriterWrite, records)?;
-        out.clear();
-        out.extend_from_slice(bytes);
-        Ok(())
+        self.0.lent(Op::WriterWrite, records, out)
     }
 
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {
@@ -248,7 +245,9 @@ pub(super) struct NativeLog(pub(super) Instance);
 
 impl LogRuntime for NativeLog {
     fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault> {
-        self.0.lent(Op::CommitLogEncode, rows).map(<[u8]>::to_vec)
+        let mut out = Vec::with_capacity(rows.data_len() + rows.len() * 16 + 16);
+        self.0.lent(Op::CommitLogEncode, rows, &mut out)?;
+        Ok(out)
     }
 
     fn replay(&mut self, segment: &[u8], max_rows: u32) -> Result<Replayed, Fault> {

@@ -62,9 +62,10 @@ impl Remote {
         }
     }
 
-    /// Calls `op`, lending the pool for `store-rows`; the answer, valid
-    /// until this instance's next call (so `&mut self`).
-    fn raw(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, pool: Option<&mut dyn Pool>) -> Result<&[u8], Called> {
+    /// Calls `op`, lending the pool for `store-rows`, and hands its answer
+    /// to `take`, which must copy it out: it stays valid only until the
+    /// thread's next call into the table, so it never leaves this call.
+    fn raw<R>(&mut self, op: Op, (a, b, n): (&[u8], Option<&[u8]>, u64), pool: Option<&mut dyn Pool>, take: impl FnOnce(&[u8]) -> R) -> Result<R, Called> {
         let b = b.map_or(Slice::NONE, Slice::of);
         let mut out = Slice::NONE;
         let code = match pool {
@@ -79,30 +80,27 @@ impl Remote {
                 unsafe { (self.table.call)(self.instance, op.code(), Slice::of(a), b, n, &table, &mut out) }
             }
         };
-        // SAFETY: the plugin keeps `out` valid until the instance's next
-        // call, which `&mut self` keeps from happening while it is lent.
+        // SAFETY: the plugin keeps `out` valid until the thread's next
+        // call into the table; `take` copies it before any can be made.
         let answer = unsafe { out.get() }.unwrap_or_default();
-        outcome(code, answer).map(|()| answer)
+        outcome(code, answer).map(|()| take(answer))
     }
 
     /// Calls `op`; its byte answer into `out` (emptied first).
     pub fn call_bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called> {
         out.clear();
-        out.extend_from_slice(self.raw(op, a, b, n, None)?);
-        Ok(())
+        self.raw(op, (a, b, n), None, |answer| out.extend_from_slice(answer))
     }
 
     /// Calls `op` with the host's pool lent; its byte answer into `out`.
     pub fn call_with_pool(&mut self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called> {
         out.clear();
-        out.extend_from_slice(self.raw(op, a, None, 0, Some(pool))?);
-        Ok(())
+        self.raw(op, (a, None, 0), Some(pool), |answer| out.extend_from_slice(answer))
     }
 
     /// Calls `op`; its packed answer into `out`, checked.
     pub fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called> {
-        let wire = self.raw(op, a, b, n, None)?;
-        out.copy_from_wire(wire).map_err(Called::Error)
+        self.raw(op, (a, b, n), None, |wire| out.copy_from_wire(wire))?.map_err(Called::Error)
     }
 }
 

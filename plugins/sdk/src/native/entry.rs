@@ -41,20 +41,39 @@ pub struct Input<'a> {
     pub n: u64,
     /// The host's pool, in `store` only.
     pub pool: Option<&'a PoolTable>,
-    /// `a` as a packed batch, read into the instance's own buffer.
-    batch: &'a mut Packed,
+    /// The thread's buffers for reading `a`.
+    read: &'a mut Read,
+}
+
+/// A thread's buffers for a call's input: reused by every call on the
+/// thread, so reading one allocates nothing once they have grown.
+#[derive(Default)]
+struct Read {
+    batch: Packed,
+    refs: Vec<u64>,
 }
 
 impl Input<'_> {
     /// `a` read as a packed batch.
     pub fn packed(&mut self) -> Result<&Packed, Error> {
-        self.batch.copy_from_wire(self.a)?;
-        Ok(self.batch)
+        self.read.batch.copy_from_wire(self.a)?;
+        Ok(&self.read.batch)
+    }
+
+    /// `a` read as refs (u64 LE).
+    pub fn refs(&mut self) -> Result<&[u64], Error> {
+        if !self.a.len().is_multiple_of(8) {
+            return Err(Error::Corrupt(format!("{} bytes of refs", self.a.len())));
+        }
+        self.read.refs.clear();
+        self.read.refs.extend(self.a.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])));
+        Ok(&self.read.refs)
     }
 }
 
-/// Where a call answers: a packed batch, or bytes. Both buffers outlive
-/// the call, until the instance's next one.
+/// Where a call answers: a packed batch, or bytes. Both are the thread's,
+/// reused by every call on it, and outlive the call until the thread's
+/// next call into the table (the host copies the answer out first).
 #[derive(Default)]
 pub struct Answer {
     /// A packed answer, sealed into its wire form after the call.
@@ -176,8 +195,7 @@ impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
                 answer.bytes.extend(refs.iter().flat_map(|r| r.to_le_bytes()));
             }
             Op::AllocatorLoad => {
-                let refs = super::decode_refs(input.a)?;
-                self.load(&refs, &mut answer.packed)?;
+                self.load(input.refs()?, &mut answer.packed)?;
                 answer.seal();
             }
             Op::AllocatorDescribe => answer.bytes = encode_description(self.description()),
@@ -256,15 +274,18 @@ impl<L: CommitLog + Send> Hosted for LogInstance<L> {
     }
 }
 
-/// An instance, its buffers, and whether a panic poisoned it.
+/// An instance, and whether a panic poisoned it.
 struct Slot<H> {
     inner: H,
-    batch: Packed,
-    answer: Answer,
     poisoned: bool,
 }
 
 thread_local! {
+    /// This thread's buffers: a call's input read, and its answer, which
+    /// stays valid until the thread's next call into the table. Shared by
+    /// every instance the thread calls, so a flush's fresh instances
+    /// reuse what the last flush grew.
+    static BUFFERS: RefCell<(Read, Answer)> = RefCell::default();
     /// The last panic's message on this thread, set by the hook.
     static PANIC: RefCell<String> = const { RefCell::new(String::new()) };
     /// A failed `create`'s message, until this thread's next `create`.
@@ -312,7 +333,7 @@ unsafe extern "C" fn create<H: Hosted>(op: u32, params: Slice, a: Slice, b: Slic
     };
     let (code, message) = match made {
         Ok(Ok(inner)) => {
-            let slot = Box::new(Slot { inner, batch: Packed::new(), answer: Answer::default(), poisoned: false });
+            let slot = Box::new(Slot { inner, poisoned: false });
             // SAFETY: the host hands a place for the instance.
             unsafe { *instance = Box::into_raw(slot).cast() };
             return status::OK;
@@ -333,27 +354,30 @@ unsafe extern "C" fn create<H: Hosted>(op: u32, params: Slice, a: Slice, b: Slic
     code
 }
 
-/// Runs one call on a live slot; its status.
-fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64, Option<&PoolTable>)) -> u32 {
-    slot.answer.clear();
+/// Runs one call on a slot with the thread's buffers; its status.
+fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64, Option<&PoolTable>), (read, answer): &mut (Read, Answer)) -> u32 {
+    answer.clear();
+    if slot.poisoned {
+        answer.bytes.extend_from_slice(b"an earlier panic poisoned this instance");
+        return status::PANICKED;
+    }
     let Some(op) = Op::from_code(op).filter(|o| o.kind() == H::KIND) else {
-        slot.answer.bytes = format!("operation {op} is not a {}'s", H::KIND).into_bytes();
+        answer.bytes = format!("operation {op} is not a {}'s", H::KIND).into_bytes();
         return status::INVALID_STATE;
     };
     let (a, b, n, pool) = input;
-    let Slot { inner, batch, answer, .. } = slot;
-    match guarded(|| inner.call(op, Input { a, b, n, pool, batch }, answer)) {
+    match guarded(|| slot.inner.call(op, Input { a, b, n, pool, read }, answer)) {
         Ok(Ok(())) => status::OK,
         Ok(Err(e)) => {
             let (code, m) = error_status(&e);
             answer.clear();
-            answer.bytes = m.as_bytes().to_vec();
+            answer.bytes.extend_from_slice(m.as_bytes());
             code
         }
         Err(message) => {
             slot.poisoned = true;
-            slot.answer.clear();
-            slot.answer.bytes = message;
+            answer.clear();
+            answer.bytes = message;
             status::PANICKED
         }
     }
@@ -363,19 +387,20 @@ unsafe extern "C" fn call<H: Hosted>(instance: *mut c_void, op: u32, a: Slice, b
     // SAFETY: `instance` is what `create::<H>` made and `drop` has not
     // freed; the host makes one call at a time on it (ABI contract).
     let slot = unsafe { &mut *instance.cast::<Slot<H>>() };
-    let code = if slot.poisoned {
-        slot.answer.clear();
-        slot.answer.bytes = b"an earlier panic poisoned this instance".to_vec();
-        status::PANICKED
-    } else {
-        // SAFETY: the host lends the slices and the pool for the call.
-        let input = unsafe { (a.get().unwrap_or_default(), b.get(), n, pool.as_ref()) };
-        run(slot, op, input)
-    };
-    // SAFETY: the host hands a place for the answer, which the slot keeps
-    // until the instance's next call.
-    unsafe { *out = Slice::of(slot.answer.wire()) };
-    code
+    // SAFETY: the host lends the slices and the pool for the call.
+    let input = unsafe { (a.get().unwrap_or_default(), b.get(), n, pool.as_ref()) };
+    BUFFERS.with(|buffers| {
+        // A call from inside a call (no host makes one) finds the buffers
+        // taken: refused, never aliased.
+        let Ok(mut buffers) = buffers.try_borrow_mut() else {
+            return status::INVALID_STATE;
+        };
+        let code = run(slot, op, input, &mut buffers);
+        // SAFETY: the host hands a place for the answer, which the
+        // thread's buffers keep until its next call into the table.
+        unsafe { *out = Slice::of(buffers.1.wire()) };
+        code
+    })
 }
 
 unsafe extern "C" fn drop<H: Hosted>(instance: *mut c_void) {

@@ -77,8 +77,9 @@ pub struct PoolTable {
 /// put an error's message. Returns a status.
 pub type CreateFn = unsafe extern "C" fn(op: u32, params: Slice, a: Slice, b: Slice, instance: *mut *mut c_void, out: *mut Slice) -> u32;
 /// Calls an operation (`Op::code`) on an instance; its output (or an
-/// error's message) stays valid in `out` until the instance's next call.
-/// Returns a status.
+/// error's message) stays valid in `out` until the thread's next call
+/// into the table (the plugin keeps one answer buffer a thread). Returns
+/// a status.
 pub type CallFn = unsafe extern "C" fn(instance: *mut c_void, op: u32, a: Slice, b: Slice, n: u64, pool: *const PoolTable, out: *mut Slice) -> u32;
 /// Frees an instance.
 pub type DropFn = unsafe extern "C" fn(instance: *mut c_void);
