@@ -116,3 +116,30 @@ impl Strategy {
         Ok(seam::LogFormat::new(Box::new(NativeLog(l)), &self.name, shard))
     }
 }
+
+/// Creates a shard of bundled strategies, checked and metered by the seam.
+pub fn shard(
+    memtable: &str,
+    memtable_params: &[(String, String)],
+    allocator: &str,
+    allocator_params: &[(String, String)],
+    pool: Arc<MemoryPool>,
+    shard: usize,
+) -> Result<seam::Shard, SeamError> {
+    Strategy::bundled(memtable, Kind::Memtable)?.shard(memtable_params, &Strategy::bundled(allocator, Kind::Allocator)?, allocator_params, pool, shard)
+}
+
+/// Creates the bundled serializer `name`'s writer, checked and metered.
+pub fn serializer(name: &str, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
+    Strategy::bundled(name, Kind::Serializer)?.serializer(params, shard)
+}
+
+/// Opens a segment with the bundled serializer `name`'s reader.
+pub fn segment_reader(name: &str, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
+    Strategy::bundled(name, Kind::Serializer)?.reader(params, data, index)
+}
+
+/// Creates a shard's bundled log format, checked and metered by the seam.
+pub fn log_format(name: &str, params: &[(String, String)], shard: usize) -> Result<seam::LogFormat, SeamError> {
+    Strategy::bundled(name, Kind::CommitLog)?.log_format(params, shard)
+}

@@ -162,8 +162,9 @@ fn upgrade(value: &mut serde_json::Value) {
         return;
     }
     let mut strategies = Map::new();
-    for kind in [Kind::Memtable, Kind::Allocator, Kind::Serializer] {
-        let (name, params) = (kind.to_string(), format!("{kind}_params"));
+    // The three kinds schema 3 had a field for, by their names then.
+    for name in ["memtable", "allocator", "serializer"] {
+        let (name, params) = (name.to_string(), format!("{name}_params"));
         let mut strategy = Map::new();
         strategy.insert("plugin".into(), spec.remove(&name).unwrap_or(Value::String(String::new())));
         strategy.insert("params".into(), spec.remove(&params).unwrap_or(Value::Object(Map::new())));
@@ -173,7 +174,7 @@ fn upgrade(value: &mut serde_json::Value) {
         let mut strategy = Map::new();
         strategy.insert("plugin".into(), log.remove("format").unwrap_or(Value::String(String::new())));
         strategy.insert("params".into(), log.remove("params").unwrap_or(Value::Object(Map::new())));
-        strategies.insert(Kind::CommitLog.to_string(), Value::Object(strategy));
+        strategies.insert("commitlog".into(), Value::Object(strategy));
         spec.insert("log".into(), Value::Object(log));
     }
     spec.insert("strategies".into(), Value::Object(strategies));

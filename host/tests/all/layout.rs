@@ -119,3 +119,124 @@ fn the_allowed_dependencies_have_no_cycle() {
         placed.extend(next);
     }
 }
+
+/// Markers of each kind in a file: a file that names every kind by one
+/// of its markers is a table of kinds, which a new kind must extend.
+const KIND_MARKERS: [&[&str]; 4] = [
+    &["Kind::Memtable", "Op::Memtable", "MemtableRuntime", "MemtableOf", "MemtableInstance", "memtable-plugin", "feature = \"memtable\"", "\nmemtable = "],
+    &["Kind::Allocator", "Op::Allocator", "AllocatorRuntime", "ArenaInstance", "allocator-plugin", "feature = \"allocator\"", "\nallocator = "],
+    &[
+        "Kind::Serializer",
+        "Op::Writer",
+        "SerializerRuntime",
+        "SerializerOf",
+        "WriterInstance",
+        "serializer-plugin",
+        "feature = \"serializer\"",
+        "\nserializer = ",
+    ],
+    &["Kind::CommitLog", "Op::CommitLog", "LogRuntime", "LogInstance", "commitlog-plugin", "feature = \"commitlog\"", "\ncommitlog = "],
+];
+
+/// The files of the host, the SDK and the contract that name every kind.
+fn tables_of_kinds() -> BTreeSet<String> {
+    let root = workspace();
+    let mut files: Vec<PathBuf> = [root.join("host/src"), root.join("plugins/sdk/src")].iter().flat_map(|d| rust_files(d)).collect();
+    files.extend(["wit/worlds.wit", "host/Cargo.toml", "plugins/sdk/Cargo.toml", "host/build.rs"].map(|f| root.join(f)));
+    files
+        .into_iter()
+        .filter(|f| {
+            let text = read(f);
+            KIND_MARKERS.iter().all(|markers| markers.iter().any(|m| text.contains(m)))
+        })
+        .map(|f| f.strip_prefix(&root).expect("in the workspace").display().to_string())
+        .collect()
+}
+
+/// ARCHITECTURE.md's list of the existing files a new kind touches.
+fn listed_kind_files() -> Vec<String> {
+    let text = read(&workspace().join("ARCHITECTURE.md"));
+    let start = text.find("<!-- kind-files -->").expect("ARCHITECTURE.md marks the files a new kind touches");
+    let end = text.find("<!-- /kind-files -->").expect("and the list's end");
+    text[start..end].lines().filter_map(|l| l.trim().strip_prefix("- `")?.split('`').next().map(str::to_string)).collect()
+}
+
+#[test]
+fn a_new_kind_touches_the_files_architecture_lists_and_no_more_than_twelve() {
+    let (found, listed) = (tables_of_kinds(), listed_kind_files());
+    let root = workspace();
+    for file in &listed {
+        assert!(root.join(file).is_file(), "ARCHITECTURE.md lists `{file}`, which does not exist");
+    }
+    let unlisted: Vec<&String> = found.iter().filter(|f| !listed.contains(f)).collect();
+    assert!(unlisted.is_empty(), "these files name every kind, so a new kind touches them, but ARCHITECTURE.md does not list them: {unlisted:?}");
+    assert!(listed.len() <= 12, "a new kind touches {} existing files: {listed:?}", listed.len());
+}
+
+/// Paths a doc or a WIT file cites (`benches/runs/...`, `host/src/...`),
+/// with the line each is on.
+fn citations(text: &str) -> Vec<(usize, String)> {
+    // `../shared/` sits beside the checkout, not in it: not cited here.
+    const ROOTS: [&str; 8] = ["benches/", "host/", "plugins/", "wit/", "docs/", "examples/", "fuzz/", ".ci/"];
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for (n, line) in text.lines().enumerate() {
+        // A fenced block shows commands and their outputs, not citations.
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        }
+        if in_code {
+            continue;
+        }
+        for (i, part) in line.split(['`', '(', ')', ' ', '"', '\'', ',', ';']).enumerate() {
+            let path = part.trim_end_matches(['.', ':']);
+            // Inside backticks or a link; placeholders and globs aside.
+            let placeholder =
+                path.contains(['*', '<', '{', '$']) || path.contains("NAME") || path.contains("KIND") || path.contains("NN") || path.contains("...");
+            if i > 0 && ROOTS.iter().any(|r| path.starts_with(r)) && !placeholder {
+                out.push((n + 1, path.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// A commit named on the line: 7 to 40 hex digits, letters and digits both.
+fn names_a_commit(line: &str) -> bool {
+    line.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
+        (7..=40).contains(&w.len())
+            && w.bytes().all(|b| b.is_ascii_hexdigit())
+            && w.bytes().any(|b| b.is_ascii_digit())
+            && w.bytes().any(|b| b.is_ascii_alphabetic())
+    })
+}
+
+#[test]
+fn every_path_a_doc_or_wit_file_cites_exists_or_names_its_commit() {
+    let root = workspace();
+    let mut docs: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "benches/README.md"].iter().map(|f| root.join(f)).collect();
+    for dir in ["docs", "wit"] {
+        docs.extend(
+            std::fs::read_dir(root.join(dir)).expect("readable").flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "md" || e == "wit")),
+        );
+    }
+    let mut missing = Vec::new();
+    for doc in &docs {
+        let text = read(doc);
+        let lines: Vec<&str> = text.lines().collect();
+        for (line, path) in citations(&text) {
+            if !root.join(&path).exists() && !names_a_commit(lines[line - 1]) {
+                missing.push(format!("{}:{line}: `{path}`", doc.strip_prefix(&root).unwrap_or(doc).display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "cited paths that do not exist (name the commit that holds one, or cite what is here):\n{}", missing.join("\n"));
+}
+
+#[test]
+fn a_citation_of_a_missing_path_is_caught_and_one_with_its_commit_is_not() {
+    let text = "see `benches/runs/2026-01-01-x/gone/` here\nkept in git at `bc852fe`: `benches/runs/old/`\n`host/src/*.rs`\n```\nmemlab bench benches/x.toml\n```";
+    assert_eq!(citations(text), [(1, "benches/runs/2026-01-01-x/gone/".to_string()), (2, "benches/runs/old/".to_string())]);
+    assert!(!names_a_commit("see benches/runs/2026-01-01-x/gone/"));
+    assert!(names_a_commit("kept in git at `bc852fe`"));
+}

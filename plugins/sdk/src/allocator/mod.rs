@@ -1,6 +1,9 @@
 #[cfg(all(target_arch = "wasm32", feature = "allocator"))]
 #[doc(hidden)]
 pub mod export;
+#[cfg(not(target_arch = "wasm32"))]
+#[expect(unsafe_code, reason = "the host's pool is lent through the native table's C functions")]
+pub(crate) mod native;
 pub(crate) mod twin;
 use crate::{Error, Packed, Params, RowView, Stats};
 

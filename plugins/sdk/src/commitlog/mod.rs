@@ -1,6 +1,8 @@
 #[cfg(all(target_arch = "wasm32", feature = "commitlog"))]
 #[doc(hidden)]
 pub mod export;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod native;
 pub(crate) mod twin;
 use crate::{Error, Packed, Params, Stats};
 

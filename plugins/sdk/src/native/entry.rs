@@ -1,5 +1,6 @@
-//! The plugin's side of the native table: each kind's instance behind
-//! `create` / `call` / `drop`, every call inside `catch_unwind`, so a
+//! The plugin's side of the native table: any kind's instance (its
+//! `Hosted`, in the kind's own `native.rs`) behind `create` / `call` /
+//! `drop`, every call inside `catch_unwind`, so a
 //! panic comes back as a status (and poisons the instance) rather than
 //! unwinding into the host. An instance keeps its input and answer
 //! buffers, so a call allocates nothing its strategy does not.
@@ -8,13 +9,9 @@ use std::cell::RefCell;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::{
-    ABI_VERSION, NativeTable, PoolTable, SDK_VERSION, Slice, decode_pairs, encode_description, encode_finished, encode_replayed, encode_stats, error_status,
-    status,
-};
+use super::{ABI_VERSION, NativeTable, PoolTable, SDK_VERSION, Slice, decode_pairs, error_status, status};
 use crate::contract::{Kind, Op};
-use crate::twin::{ArenaInstance, LogInstance, MemtableInstance, ReaderInstance, WriterInstance};
-use crate::{Allocator, CommitLog, Error, Memtable, Packed, Pool, Serializer};
+use crate::{Error, Packed};
 
 /// One kind's instance as the native table drives it.
 pub trait Hosted: Sized + Send + 'static {
@@ -90,6 +87,13 @@ impl Answer {
         self.sealed = false;
     }
 
+    /// Answers `bytes`, copied into the thread's buffer: replacing the
+    /// buffer would drop what it grew to, and the next large answer (a
+    /// flush's next chunk) would grow it again.
+    pub fn put(&mut self, bytes: Vec<u8>) {
+        self.bytes.extend_from_slice(&bytes);
+    }
+
     /// Marks the packed buffer as the answer.
     pub fn seal(&mut self) {
         self.sealed = true;
@@ -100,178 +104,14 @@ impl Answer {
     }
 }
 
-fn limit(n: u64) -> u32 {
+/// A call's number as a limit.
+pub(crate) fn limit(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn unknown(op: Op, kind: &str) -> Error {
+/// An operation the instance does not take.
+pub(crate) fn unknown(op: Op, kind: &str) -> Error {
     Error::InvalidState(format!("`{op}` is not a {kind} operation"))
-}
-
-/// A memtable and its open cursor.
-pub struct MemtableOf<M: Memtable> {
-    instance: MemtableInstance<M>,
-    position: Option<M::Position>,
-}
-
-impl<M: Memtable + Send> Hosted for MemtableOf<M>
-where
-    M::Position: Send,
-{
-    const KIND: Kind = Kind::Memtable;
-    const NAME: &'static str = M::NAME;
-    const VERSION: &'static str = M::VERSION;
-
-    fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
-        Ok(MemtableOf { instance: MemtableInstance::create(params)?, position: None })
-    }
-
-    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
-        match op {
-            Op::MemtableInsert => self.instance.insert(input.packed()?)?,
-            Op::MemtableGet => {
-                self.instance.get(input.packed()?, &mut answer.packed);
-                answer.seal();
-            }
-            Op::MemtableScan => {
-                self.instance.scan(input.a, input.b, limit(input.n), &mut answer.packed);
-                answer.seal();
-            }
-            Op::MemtableOpenCursor => self.position = Some(self.instance.cursor()),
-            Op::CursorNext => {
-                let position = self.position.as_mut().ok_or_else(|| Error::InvalidState("no cursor is open".into()))?;
-                self.instance.next(position, limit(input.n), &mut answer.packed);
-                answer.seal();
-            }
-            Op::MemtableDescribe => answer.bytes = encode_description(self.instance.description()),
-            Op::MemtableStats => answer.bytes = encode_stats(&self.instance.stats()),
-            other => return Err(unknown(other, "memtable")),
-        }
-        Ok(())
-    }
-}
-
-/// The host's pool as the allocator sees it, for one call.
-struct HostPool<'a>(&'a PoolTable);
-
-fn pool_result(code: u32) -> Result<(), Error> {
-    match code {
-        status::OK => Ok(()),
-        _ => Err(Error::PoolFull),
-    }
-}
-
-impl Pool for HostPool<'_> {
-    fn reserve(&mut self, bytes: u64) -> Result<(), Error> {
-        // SAFETY: the host lent this table and its context for the call.
-        pool_result(unsafe { (self.0.reserve)(self.0.ctx, bytes) })
-    }
-
-    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
-        // SAFETY: as above; `sizes` outlives the call.
-        pool_result(unsafe { (self.0.reserve_each)(self.0.ctx, sizes.as_ptr(), sizes.len()) })
-    }
-
-    fn release(&mut self, bytes: u64) {
-        // SAFETY: as above.
-        unsafe { (self.0.release)(self.0.ctx, bytes) }
-    }
-}
-
-impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
-    const KIND: Kind = Kind::Allocator;
-    const NAME: &'static str = A::NAME;
-    const VERSION: &'static str = A::VERSION;
-
-    fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
-        ArenaInstance::create(params)
-    }
-
-    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
-        match op {
-            Op::AllocatorStoreRows => {
-                let pool = input.pool.ok_or_else(|| Error::InvalidState("store without a pool".into()))?;
-                let refs = self.store(&mut HostPool(pool), input.packed()?)?;
-                answer.bytes.extend(refs.iter().flat_map(|r| r.to_le_bytes()));
-            }
-            Op::AllocatorLoad => {
-                self.load(input.refs()?, &mut answer.packed)?;
-                answer.seal();
-            }
-            Op::AllocatorDescribe => answer.bytes = encode_description(self.description()),
-            Op::AllocatorStats => answer.bytes = encode_stats(&self.stats()),
-            other => return Err(unknown(other, "allocator")),
-        }
-        Ok(())
-    }
-}
-
-/// A serializer's writer or one of its readers.
-pub enum SerializerOf<S: Serializer> {
-    /// A segment being written.
-    Writer(WriterInstance<S>),
-    /// A segment being read.
-    Reader(ReaderInstance<S::Reader>),
-}
-
-impl<S: Serializer + Send> Hosted for SerializerOf<S>
-where
-    S::Reader: Send,
-{
-    const KIND: Kind = Kind::Serializer;
-    const NAME: &'static str = S::NAME;
-    const VERSION: &'static str = S::VERSION;
-
-    fn create(op: Op, params: Vec<(String, String)>, a: &[u8], b: &[u8]) -> Result<Self, Error> {
-        match op {
-            Op::ReaderOpen => Ok(SerializerOf::Reader(ReaderInstance::open(params, a.to_vec(), b.to_vec())?)),
-            _ => Ok(SerializerOf::Writer(WriterInstance::create(params)?)),
-        }
-    }
-
-    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
-        match (self, op) {
-            (SerializerOf::Writer(w), Op::WriterWrite) => w.write(input.packed()?, &mut answer.bytes)?,
-            (SerializerOf::Writer(w), Op::WriterFinish) => {
-                let mut tail = Vec::new();
-                let finished = w.finish(&mut tail)?;
-                answer.bytes = encode_finished(&tail, &finished);
-            }
-            (SerializerOf::Writer(w), Op::WriterDescribe) => answer.bytes = encode_description(w.description()),
-            (SerializerOf::Writer(w), Op::WriterStats) => answer.bytes = encode_stats(&w.stats()),
-            (SerializerOf::Reader(r), Op::ReaderNext) => {
-                r.next(limit(input.n), &mut answer.packed)?;
-                answer.seal();
-            }
-            (SerializerOf::Reader(r), Op::ReaderGet) => {
-                r.get(input.packed()?, &mut answer.packed)?;
-                answer.seal();
-            }
-            (_, other) => return Err(unknown(other, "serializer writer's or reader's")),
-        }
-        Ok(())
-    }
-}
-
-impl<L: CommitLog + Send> Hosted for LogInstance<L> {
-    const KIND: Kind = Kind::CommitLog;
-    const NAME: &'static str = L::NAME;
-    const VERSION: &'static str = L::VERSION;
-
-    fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
-        LogInstance::create(params)
-    }
-
-    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
-        match op {
-            Op::CommitLogEncode => self.encode(input.packed()?, &mut answer.bytes)?,
-            Op::CommitLogReplay => answer.bytes = encode_replayed(self.replay(input.a, limit(input.n))),
-            Op::CommitLogDescribe => answer.bytes = encode_description(self.description()),
-            Op::CommitLogStats => answer.bytes = encode_stats(&self.stats()),
-            other => return Err(unknown(other, "commit-log")),
-        }
-        Ok(())
-    }
 }
 
 /// An instance, and whether a panic poisoned it.
@@ -362,7 +202,7 @@ fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64
         return status::PANICKED;
     }
     let Some(op) = Op::from_code(op).filter(|o| o.kind() == H::KIND) else {
-        answer.bytes = format!("operation {op} is not a {}'s", H::KIND).into_bytes();
+        answer.put(format!("operation {op} is not a {}'s", H::KIND).into_bytes());
         return status::INVALID_STATE;
     };
     let (a, b, n, pool) = input;
@@ -377,7 +217,7 @@ fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64
         Err(message) => {
             slot.poisoned = true;
             answer.clear();
-            answer.bytes = message;
+            answer.put(message);
             status::PANICKED
         }
     }

@@ -10,10 +10,12 @@
 //! `client.rs` the host's.
 
 mod client;
-mod entry;
+pub(crate) mod entry;
 
+pub use crate::memtable::native::MemtableOf;
+pub use crate::serializer::native::SerializerOf;
 pub use client::{Called, Remote};
-pub use entry::{Answer, Hosted, Input, MemtableOf, SerializerOf, table};
+pub use entry::{Answer, Hosted, Input, table};
 
 use std::ffi::c_void;
 

@@ -1,0 +1,63 @@
+//! The allocator's instance as the native table drives it: each operation
+//! by its code, its answer in the thread's buffers.
+
+use crate::contract::{Kind, Op};
+use crate::native::entry::unknown;
+use crate::native::{Answer, Hosted, Input, PoolTable, encode_description, encode_stats, status};
+use crate::twin::ArenaInstance;
+use crate::{Allocator, Error, Pool};
+
+/// The host's pool as the allocator sees it, for one call.
+struct HostPool<'a>(&'a PoolTable);
+
+fn pool_result(code: u32) -> Result<(), Error> {
+    match code {
+        status::OK => Ok(()),
+        _ => Err(Error::PoolFull),
+    }
+}
+
+impl Pool for HostPool<'_> {
+    fn reserve(&mut self, bytes: u64) -> Result<(), Error> {
+        // SAFETY: the host lent this table and its context for the call.
+        pool_result(unsafe { (self.0.reserve)(self.0.ctx, bytes) })
+    }
+
+    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
+        // SAFETY: as above; `sizes` outlives the call.
+        pool_result(unsafe { (self.0.reserve_each)(self.0.ctx, sizes.as_ptr(), sizes.len()) })
+    }
+
+    fn release(&mut self, bytes: u64) {
+        // SAFETY: as above.
+        unsafe { (self.0.release)(self.0.ctx, bytes) }
+    }
+}
+
+impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
+    const KIND: Kind = Kind::Allocator;
+    const NAME: &'static str = A::NAME;
+    const VERSION: &'static str = A::VERSION;
+
+    fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
+        ArenaInstance::create(params)
+    }
+
+    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
+        match op {
+            Op::AllocatorStoreRows => {
+                let pool = input.pool.ok_or_else(|| Error::InvalidState("store without a pool".into()))?;
+                let refs = self.store(&mut HostPool(pool), input.packed()?)?;
+                answer.bytes.extend(refs.iter().flat_map(|r| r.to_le_bytes()));
+            }
+            Op::AllocatorLoad => {
+                self.load(input.refs()?, &mut answer.packed)?;
+                answer.seal();
+            }
+            Op::AllocatorDescribe => answer.put(encode_description(self.description())),
+            Op::AllocatorStats => answer.put(encode_stats(&self.stats())),
+            other => return Err(unknown(other, "allocator")),
+        }
+        Ok(())
+    }
+}

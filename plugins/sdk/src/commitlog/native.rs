@@ -1,0 +1,29 @@
+//! The commit-log format's instance as the native table drives it: each operation
+//! by its code, its answer in the thread's buffers.
+
+use crate::contract::{Kind, Op};
+use crate::native::entry::{limit, unknown};
+use crate::native::{Answer, Hosted, Input, encode_description, encode_replayed, encode_stats};
+use crate::twin::LogInstance;
+use crate::{CommitLog, Error};
+
+impl<L: CommitLog + Send> Hosted for LogInstance<L> {
+    const KIND: Kind = Kind::CommitLog;
+    const NAME: &'static str = L::NAME;
+    const VERSION: &'static str = L::VERSION;
+
+    fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
+        LogInstance::create(params)
+    }
+
+    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
+        match op {
+            Op::CommitLogEncode => self.encode(input.packed()?, &mut answer.bytes)?,
+            Op::CommitLogReplay => answer.put(encode_replayed(self.replay(input.a, limit(input.n)))),
+            Op::CommitLogDescribe => answer.put(encode_description(self.description())),
+            Op::CommitLogStats => answer.put(encode_stats(&self.stats())),
+            other => return Err(unknown(other, "commit-log")),
+        }
+        Ok(())
+    }
+}
