@@ -181,8 +181,8 @@ impl SegmentWriter {
             tombstones: meta.tombstones,
             min_timestamp: meta.min_timestamp,
             max_timestamp: meta.max_timestamp,
-            min_clustering: hex(&meta.min_clustering),
-            max_clustering: hex(&meta.max_clustering),
+            min_clustering: hex::encode(&meta.min_clustering),
+            max_clustering: hex::encode(&meta.max_clustering),
             serializer_checksum: meta.checksum,
             data_bytes: self.bytes,
             data_crc32: self.crc.finalize(),
@@ -211,10 +211,6 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), SegmentError> {
     let mut file = File::create(path).map_err(io(path))?;
     file.write_all(bytes).map_err(io(path))?;
     file.sync_all().map_err(io(path))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A segment read from disk, its files checked against the metadata.

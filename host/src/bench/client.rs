@@ -88,54 +88,13 @@ pub(super) enum Feed<'a> {
 /// failure stops the run. A fatal error (a trap, a broken contract) is
 /// reported; a plugin's own `error` (say, pool-full) only fails the op.
 pub(super) fn run(feed: Feed<'_>, thread: usize, path: &WritePath, live: &Live, plan: &Plan, failures: &Failures) -> ClientOutcome {
-    let mut out = ClientOutcome {
-        histograms: [histogram(), histogram(), histogram()],
-        ops: [0; 3],
-        rows: 0,
-        errors: 0,
-        failed_ops: Vec::new(),
-        taken: 0,
-        fingerprint: Fingerprint::default(),
-        read_hits: 0,
-        scan_rows: 0,
-        first_error: None,
-        cpu: Duration::ZERO,
-        time: ClientTime::default(),
-    };
-    let cpu = cpu_time::ThreadTime::try_now().ok();
-    let limit = match feed {
-        Feed::Live(stream) => stream.ops_for(thread),
-        Feed::Prepared(prepared) => Some(prepared.ops_for(thread)),
-    };
-    let mut source = match feed {
-        Feed::Live(stream) => Some(stream.ops()),
-        Feed::Prepared(_) => None,
-    };
+    let mut client = Client::new(feed, thread, plan);
     let (mut op, mut batch) = (Op::default(), RoutedBatch::default());
-    let started = Instant::now();
-    let mut last = started;
-    let deadline = plan.duration.map(|d| started + d);
     for index in 0.. {
-        let interrupted = plan.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed));
-        if limit.is_some_and(|n| index >= n) || failures.stopped() || interrupted || deadline.is_some_and(|d| Instant::now() >= d) {
+        if client.stops(index, failures) {
             break;
         }
-        // Generated (or decoded) and folded into the fingerprint here, or
-        // taken as routed ahead (its fingerprint read at the end).
-        let ahead = match (&mut source, feed) {
-            (Some(source), _) => {
-                if !source.op(thread, index, &mut op) {
-                    break;
-                }
-                out.fingerprint.add(&op);
-                None
-            }
-            (None, Feed::Prepared(prepared)) => match prepared.op(thread, index) {
-                Some(ahead) => Some(ahead),
-                None => break,
-            },
-            (None, Feed::Live(_)) => break,
-        };
+        let Some(ahead) = client.take(index, &mut op) else { break };
         let op = match ahead {
             Some(Ahead::Other(other)) => other,
             Some(Ahead::Insert(_)) => {
@@ -144,27 +103,106 @@ pub(super) fn run(feed: Feed<'_>, thread: usize, path: &WritePath, live: &Live, 
             }
             None => &op,
         };
-        out.taken += 1;
-        let generated = Instant::now();
-        out.time.generate_ns += nanos(generated - last);
-        let intended = match plan.rate {
-            Some(rate) => {
-                let at = started + Duration::from_secs_f64(index as f64 / rate);
-                if let Some(wait) = at.checked_duration_since(generated) {
-                    std::thread::sleep(wait);
-                }
-                at
-            }
-            None => generated,
+        let (intended, began) = client.pace(index);
+        let (result, routed) = client.apply(path, op, ahead, &mut batch, began);
+        client.tally((index, op.kind), result, [intended, began, routed], live, failures);
+    }
+    client.finish()
+}
+
+/// One client thread's state between its ops.
+struct Client<'a> {
+    out: ClientOutcome,
+    feed: Feed<'a>,
+    thread: usize,
+    plan: &'a Plan,
+    /// The live stream's ops, when they are not routed ahead.
+    source: Option<crate::workload::OpSource>,
+    limit: Option<u64>,
+    cpu: Option<cpu_time::ThreadTime>,
+    started: Instant,
+    deadline: Option<Instant>,
+    /// When the last op ended: the next one's generating starts there.
+    last: Instant,
+}
+
+impl<'a> Client<'a> {
+    fn new(feed: Feed<'a>, thread: usize, plan: &'a Plan) -> Self {
+        let out = ClientOutcome {
+            histograms: [histogram(), histogram(), histogram()],
+            ops: [0; 3],
+            rows: 0,
+            errors: 0,
+            failed_ops: Vec::new(),
+            taken: 0,
+            fingerprint: Fingerprint::default(),
+            read_hits: 0,
+            scan_rows: 0,
+            first_error: None,
+            cpu: Duration::ZERO,
+            time: ClientTime::default(),
         };
+        let (limit, source) = match feed {
+            Feed::Live(stream) => (stream.ops_for(thread), Some(stream.ops())),
+            Feed::Prepared(prepared) => (Some(prepared.ops_for(thread)), None),
+        };
+        let cpu = cpu_time::ThreadTime::try_now().ok();
+        let started = Instant::now();
+        Client { out, feed, thread, plan, source, limit, cpu, started, deadline: plan.duration.map(|d| started + d), last: started }
+    }
+
+    /// Whether op `index` is past the client's end.
+    fn stops(&self, index: u64, failures: &Failures) -> bool {
+        let interrupted = self.plan.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed));
+        self.limit.is_some_and(|n| index >= n) || failures.stopped() || interrupted || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Takes op `index`: generated (or decoded) into `op` and folded into
+    /// the fingerprint, or as routed ahead (its fingerprint read at the
+    /// end). `None` when the stream has no more.
+    #[inline]
+    fn take(&mut self, index: u64, op: &mut Op) -> Option<Option<Ahead<'a>>> {
+        let ahead = match (&mut self.source, self.feed) {
+            (Some(source), _) => {
+                if !source.op(self.thread, index, op) {
+                    return None;
+                }
+                self.out.fingerprint.add(op);
+                None
+            }
+            (None, Feed::Prepared(prepared)) => Some(prepared.op(self.thread, index)?),
+            (None, Feed::Live(_)) => return None,
+        };
+        self.out.taken += 1;
+        Some(ahead)
+    }
+
+    /// Waits until op `index`'s intended start under a target rate: the
+    /// intended start, and when the op began.
+    #[inline]
+    fn pace(&mut self, index: u64) -> (Instant, Instant) {
+        let generated = Instant::now();
+        self.out.time.generate_ns += nanos(generated - self.last);
+        let Some(rate) = self.plan.rate else { return (generated, generated) };
+        let at = self.started + Duration::from_secs_f64(index as f64 / rate);
+        if let Some(wait) = at.checked_duration_since(generated) {
+            std::thread::sleep(wait);
+        }
         // Sleeping to the intended start, or to the end of a late wake-up.
-        let began = if plan.rate.is_some() { intended.max(generated) } else { generated };
-        out.time.pace_ns += nanos(began - generated);
+        let began = at.max(generated);
+        self.out.time.pace_ns += nanos(began - generated);
+        (at, began)
+    }
+
+    /// Routes and writes an insert, or reads: the rows written, and when
+    /// routing ended.
+    #[inline]
+    fn apply(&mut self, path: &WritePath, op: &Op, ahead: Option<Ahead<'_>>, batch: &mut RoutedBatch, began: Instant) -> (Result<u64, SeamError>, Instant) {
         let mut routed = began;
         let result = match op.kind {
             OpKind::Insert => match ahead {
                 Some(Ahead::Insert(insert)) => {
-                    insert.route(path.router(), &mut batch);
+                    insert.route(path.router(), batch);
                     Ok(())
                 }
                 _ => batch.route(path.router(), &op.rows),
@@ -172,39 +210,53 @@ pub(super) fn run(feed: Feed<'_>, thread: usize, path: &WritePath, live: &Live, 
             .map_err(|e| SeamError::Host { operation: "route", detail: e.to_string() })
             .and_then(|()| {
                 routed = Instant::now();
-                out.time.clock_reads += 1;
-                path.write(&mut batch)
+                self.out.time.clock_reads += 1;
+                path.write(batch)
             })
             .map(|()| batch.rows.len() as u64),
             OpKind::Read => path.get(&op.partition, &op.clustering).map(|found| {
-                out.read_hits += u64::from(found.is_some());
+                self.out.read_hits += u64::from(found.is_some());
                 0
             }),
             OpKind::Scan => path.scan(&op.partition, op.limit).map(|found| {
-                out.scan_rows += found.len() as u64;
+                self.out.scan_rows += found.len() as u64;
                 0
             }),
         };
-        let end = Instant::now();
+        (result, routed)
+    }
+
+    /// Counts an op's time, latency and outcome; a fatal failure is
+    /// reported.
+    #[inline]
+    fn tally(
+        &mut self,
+        (index, kind): (u64, OpKind),
+        result: Result<u64, SeamError>,
+        [intended, began, routed]: [Instant; 3],
+        live: &Live,
+        failures: &Failures,
+    ) {
+        let (out, end) = (&mut self.out, Instant::now());
         out.time.route_ns += nanos(routed - began);
-        match op.kind {
+        match kind {
             OpKind::Insert => out.time.write_ns += nanos(end - routed),
             _ => out.time.read_ns += nanos(end - began),
         }
-        last = end;
+        self.last = end;
         let latency = nanos(end - intended).max(1);
-        let _ = out.histograms[op.kind as usize].record(latency);
-        out.ops[op.kind as usize] += 1;
+        let _ = out.histograms[kind as usize].record(latency);
+        out.ops[kind as usize] += 1;
         match result {
             Ok(rows) => {
                 out.rows += rows;
-                live.record(thread, latency, rows, false);
+                live.record(self.thread, latency, rows, false);
             }
             Err(e) => {
                 out.errors += 1;
                 out.first_error.get_or_insert_with(|| e.to_string());
-                out.failed_ops.push((thread, index));
-                live.record(thread, latency, 0, true);
+                out.failed_ops.push((self.thread, index));
+                live.record(self.thread, latency, 0, true);
                 // A poisoned shard is the echo of a trap another client
                 // reports: the trap is the failure to report.
                 if e.is_fatal() && !matches!(e, SeamError::Poisoned { .. }) {
@@ -213,12 +265,15 @@ pub(super) fn run(feed: Feed<'_>, thread: usize, path: &WritePath, live: &Live, 
             }
         }
     }
-    if let Feed::Prepared(prepared) = feed {
-        out.fingerprint = prepared.fingerprint(thread, out.taken);
+
+    fn finish(mut self) -> ClientOutcome {
+        if let Feed::Prepared(prepared) = self.feed {
+            self.out.fingerprint = prepared.fingerprint(self.thread, self.out.taken);
+        }
+        self.out.cpu = self.cpu.and_then(|c| c.try_elapsed().ok()).unwrap_or_default();
+        self.out.time.wall_ns = nanos(self.last - self.started);
+        self.out
     }
-    out.cpu = cpu.and_then(|c| c.try_elapsed().ok()).unwrap_or_default();
-    out.time.wall_ns = nanos(last - started);
-    out
 }
 
 fn nanos(d: Duration) -> u64 {

@@ -120,11 +120,6 @@ pub fn run_saving(
         progress(&format!("computing the stream's final state ({} ops)", counts.iter().sum::<u64>()));
         verify::expected(&stream, counts, &HashSet::new())
     });
-    let rounds = match (options.repeats, options.decide.or(config.bench.decide)) {
-        (Some(n), _) => rounds::Rounds::Fixed(n.max(1)),
-        (None, Some(d)) => rounds::Rounds::Decide(d),
-        (None, None) => rounds::Rounds::Fixed(config.bench.repeats.max(1)),
-    };
     // One record, grown in place: each finished variant is one push, not
     // a copy of all before it (10,000 variants stay linear).
     let mut record = BenchResult {
@@ -138,61 +133,76 @@ pub fn run_saving(
     let wasm = config.variants.iter().any(|v| v.runtime == crate::config::Runtime::Wasm);
     let calibration = breakdown::calibrate(host, wasm);
     let bench = variant::Bench { host, config, stream: &stream, prepared: prepared.as_ref(), expected: expected.as_ref(), options, calibration };
-    let idle = idle_params(host, config);
-    let started = Instant::now();
-    let max = rounds.max();
-    'runs: for repeat in 1..=max {
-        let round_started = Instant::now();
-        for (i, variant) in config.variants.iter().enumerate() {
-            if options.interrupted() {
-                record.stop = Some(Stop { rounds: repeat, reason: StopReason::Interrupted });
-                break 'runs;
-            }
-            // A variant that failed a round publishes nothing: its later
-            // rounds would only cost time.
-            if let Some(failed) = record.variants.iter().find(|r| r.variant.name == variant.name && r.failure().is_some()) {
-                progress(&format!(
-                    "variant {}/{}: {}: skipped, it failed round {} and publishes nothing",
-                    i + 1,
-                    config.variants.len(),
-                    variant.name,
-                    failed.repeat
-                ));
-                continue;
-            }
-            let of = if max > 1 { format!(" (round {repeat}, at most {max})") } else { String::new() };
-            progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
-            // Numbered: two names that sanitize alike keep their own folders.
-            let folder = format!("{:02}-{}-{repeat}", i + 1, sanitize(&variant.name));
-            let dir = options.run_dir.join(&folder);
-            let mut result = variant::run_variant(&bench, variant, &dir, repeat);
-            result.repeat = repeat;
-            result.no_effect = Some(idle[i].clone());
-            if options.interrupted() {
-                result.fail(Failure::interrupted());
-            }
-            if options.keep_segments && dir.exists() {
-                result.segments = Some(folder);
-            } else {
-                let _ = std::fs::remove_dir_all(&dir);
-            }
-            record.variants.push(result);
-            finished(&record);
-        }
-        if repeat == 1 && options.keep_segments {
-            progress(&kept_note(&options.run_dir, max));
-        }
-        if let Some(reason) = rounds.after(repeat, &record, started.elapsed(), round_started.elapsed()) {
-            record.stop = Some(Stop { rounds: repeat, reason });
-            break;
-        }
-    }
+    rounds(&bench, &mut record, &mut progress, &mut finished);
     if let Some(profiling) = &options.profile {
         record.profiles = profile::profile_all(&bench, profiling, &record, &mut progress);
     }
     record.provenance = Provenance::collect(engine_info(host), &record.variants);
     finished(&record);
     Ok(record)
+}
+
+/// Runs the bench's rounds, every variant once a round, until the rounds
+/// rule or an interrupt ends them.
+fn rounds(bench: &variant::Bench<'_>, record: &mut BenchResult, progress: &mut impl FnMut(&str), finished: &mut impl FnMut(&BenchResult)) {
+    let (config, options) = (bench.config, bench.options);
+    let rounds = match (options.repeats, options.decide.or(config.bench.decide)) {
+        (Some(n), _) => rounds::Rounds::Fixed(n.max(1)),
+        (None, Some(d)) => rounds::Rounds::Decide(d),
+        (None, None) => rounds::Rounds::Fixed(config.bench.repeats.max(1)),
+    };
+    let idle = idle_params(bench.host, config);
+    let started = Instant::now();
+    let max = rounds.max();
+    for repeat in 1..=max {
+        let round_started = Instant::now();
+        for (i, variant) in config.variants.iter().enumerate() {
+            if options.interrupted() {
+                record.stop = Some(Stop { rounds: repeat, reason: StopReason::Interrupted });
+                return;
+            }
+            // A variant that failed a round publishes nothing: its later
+            // rounds would only cost time.
+            if let Some(failed) = record.variants.iter().find(|r| r.variant.name == variant.name && r.failure().is_some()) {
+                let n = config.variants.len();
+                progress(&format!("variant {}/{n}: {}: skipped, it failed round {} and publishes nothing", i + 1, variant.name, failed.repeat));
+                continue;
+            }
+            let of = if max > 1 { format!(" (round {repeat}, at most {max})") } else { String::new() };
+            progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
+            let mut result = one_run(bench, (i, variant), repeat);
+            result.no_effect = Some(idle[i].clone());
+            record.variants.push(result);
+            finished(record);
+        }
+        if repeat == 1 && options.keep_segments {
+            progress(&kept_note(&options.run_dir, max));
+        }
+        if let Some(reason) = rounds.after(repeat, record, started.elapsed(), round_started.elapsed()) {
+            record.stop = Some(Stop { rounds: repeat, reason });
+            return;
+        }
+    }
+}
+
+/// Variant `i`'s run in round `repeat`, in a folder of its own, kept
+/// with `--keep-segments`.
+fn one_run(bench: &variant::Bench<'_>, (i, variant): (usize, &Variant), repeat: usize) -> VariantResult {
+    let options = bench.options;
+    // Numbered: two names that sanitize alike keep their own folders.
+    let folder = format!("{:02}-{}-{repeat}", i + 1, sanitize(&variant.name));
+    let dir = options.run_dir.join(&folder);
+    let mut result = variant::run_variant(bench, variant, &dir, repeat);
+    result.repeat = repeat;
+    if options.interrupted() {
+        result.fail(Failure::interrupted());
+    }
+    if options.keep_segments && dir.exists() {
+        result.segments = Some(folder);
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    result
 }
 
 /// The engine's settings, as the record keeps them.

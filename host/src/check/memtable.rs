@@ -134,91 +134,98 @@ impl ShardSubject<'_> {
         let mut shard = self.shard(self.params).map_err(|e| (0, e.to_string()))?;
         let mut model = ReferenceMemtable::default();
         for (i, step) in steps.iter().enumerate() {
-            let fail = |what: String| (i, what);
-            match step {
-                Step::Insert(batch) => {
-                    let mut p = Packed::new();
-                    for (k, t, r) in batch {
-                        p.push_with(|buf| Entry { key: k, timestamp: *t, reference: *r }.encode(buf));
-                        model.insert(k, *t, *r);
-                    }
-                    shard.insert(&mut p).map_err(|e| fail(e.to_string()))?;
-                }
-                Step::Get(keys) => {
-                    let mut p = Packed::new();
-                    keys.iter().for_each(|k| p.push(k));
-                    let got = shard.get(p).map_err(|e| fail(e.to_string()))?;
-                    if got.len() != keys.len() {
-                        return Err(fail(format!("get of {} keys returned {} records", keys.len(), got.len())));
-                    }
-                    for (k, record) in keys.iter().zip(got.iter()) {
-                        let have = if record.is_empty() {
-                            None
-                        } else {
-                            let e = Entry::decode(record).map_err(|e| fail(e.to_string()))?;
-                            if e.key != k.as_slice() {
-                                return Err(fail(format!("get {} answered for key {}", show_key(k), show_key(e.key))));
-                            }
-                            Some((e.timestamp, e.reference))
-                        };
-                        if have != model.get(k) {
-                            return Err(fail(format!("get {}: plugin says {have:?}, the model {:?}", show_key(k), model.get(k))));
-                        }
-                    }
-                }
-                Step::Scan(start, end, limit) => {
-                    let got = shard.scan(start, end.as_deref(), *limit).map_err(|e| fail(e.to_string()))?;
-                    let got = entries_of(&got).map_err(&fail)?;
-                    let want = model.scan(start, end.as_deref(), *limit as usize);
-                    if got != want {
-                        return Err(fail(format!(
-                            "scan returned {} entries, the model {} (first difference at {})",
-                            got.len(),
-                            want.len(),
-                            got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()))
-                        )));
-                    }
-                }
-            }
+            replay_step(&mut shard, &mut model, step).map_err(|what| (i, what))?;
         }
         if cursor {
             let at = steps.len();
-            shard.open_cursor().map_err(|e| (at, e.to_string()))?;
-            let mut all = Vec::new();
-            loop {
-                let batch = shard.next_entries(4096).map_err(|e| (at, e.to_string()))?;
-                if batch.is_empty() {
-                    break;
-                }
-                all.extend(entries_of(&batch).map_err(|e| (at, e))?);
-            }
-            if all != model.all() {
-                return Err((at, format!("the cursor gave {} entries, the model holds {}", all.len(), model.len())));
-            }
-            // Contract 5: a second cursor starts over, and reads after the
-            // freeze answer from the frozen state.
-            shard.open_cursor().map_err(|e| (at, e.to_string()))?;
-            let first = shard.next_entries(4096).map_err(|e| (at, e.to_string()))?;
-            let first = entries_of(&first).map_err(|e| (at, e))?;
-            if !all.starts_with(&first) {
-                return Err((at, format!("a second cursor did not start over: its first {} entries differ from the first cursor's", first.len())));
-            }
-            if let Some((key, timestamp, reference)) = all.first() {
-                let mut keys = Packed::new();
-                keys.push(key);
-                let answer = shard.get(keys).map_err(|e| (at, e.to_string()))?;
-                if entries_of(&answer).map_err(|e| (at, e))?.first() != Some(&(key.clone(), *timestamp, *reference)) {
-                    return Err((at, format!("a get of {} after the freeze did not answer its entry", show_key(key))));
-                }
-            }
-            let mut late = Packed::new();
-            late.push_with(|buf| Entry { key: b"late", timestamp: 1, reference: 1 }.encode(buf));
-            match shard.insert(&mut late) {
-                Err(SeamError::Guest { error: memlab_sdk::Error::InvalidState(_), .. }) => {}
-                other => return Err((at, format!("an insert after the cursor opened gave {other:?}, not invalid-state"))),
-            }
+            cursor_holds(&mut shard, &model).map_err(|what| (at, what))?;
         }
         Ok(())
+    }
+}
+
+/// One step on the plugin and the model alike; a difference is an error.
+fn replay_step(shard: &mut crate::seam::Shard, model: &mut ReferenceMemtable, step: &Step) -> Result<(), String> {
+    match step {
+        Step::Insert(batch) => {
+            let mut p = Packed::new();
+            for (k, t, r) in batch {
+                p.push_with(|buf| Entry { key: k, timestamp: *t, reference: *r }.encode(buf));
+                model.insert(k, *t, *r);
+            }
+            shard.insert(&mut p).map_err(|e| e.to_string())
+        }
+        Step::Get(keys) => {
+            let mut p = Packed::new();
+            keys.iter().for_each(|k| p.push(k));
+            let got = shard.get(p).map_err(|e| e.to_string())?;
+            if got.len() != keys.len() {
+                return Err(format!("get of {} keys returned {} records", keys.len(), got.len()));
+            }
+            for (k, record) in keys.iter().zip(got.iter()) {
+                let have = if record.is_empty() {
+                    None
+                } else {
+                    let e = Entry::decode(record).map_err(|e| e.to_string())?;
+                    if e.key != k.as_slice() {
+                        return Err(format!("get {} answered for key {}", show_key(k), show_key(e.key)));
+                    }
+                    Some((e.timestamp, e.reference))
+                };
+                if have != model.get(k) {
+                    return Err(format!("get {}: plugin says {have:?}, the model {:?}", show_key(k), model.get(k)));
+                }
+            }
+            Ok(())
+        }
+        Step::Scan(start, end, limit) => {
+            let got = shard.scan(start, end.as_deref(), *limit).map_err(|e| e.to_string())?;
+            let got = entries_of(&got)?;
+            let want = model.scan(start, end.as_deref(), *limit as usize);
+            if got != want {
+                let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+                return Err(format!("scan returned {} entries, the model {} (first difference at {at})", got.len(), want.len()));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The cursor gives the model's entries in order; a second cursor starts
+/// over, reads after the freeze answer from the frozen state (contract 5),
+/// and an insert after it is refused.
+fn cursor_holds(shard: &mut crate::seam::Shard, model: &ReferenceMemtable) -> Result<(), String> {
+    shard.open_cursor().map_err(|e| e.to_string())?;
+    let mut all = Vec::new();
+    loop {
+        let batch = shard.next_entries(4096).map_err(|e| e.to_string())?;
+        if batch.is_empty() {
+            break;
+        }
+        all.extend(entries_of(&batch)?);
+    }
+    if all != model.all() {
+        return Err(format!("the cursor gave {} entries, the model holds {}", all.len(), model.len()));
+    }
+    shard.open_cursor().map_err(|e| e.to_string())?;
+    let first = shard.next_entries(4096).map_err(|e| e.to_string())?;
+    let first = entries_of(&first)?;
+    if !all.starts_with(&first) {
+        return Err(format!("a second cursor did not start over: its first {} entries differ from the first cursor's", first.len()));
+    }
+    if let Some((key, timestamp, reference)) = all.first() {
+        let mut keys = Packed::new();
+        keys.push(key);
+        let answer = shard.get(keys).map_err(|e| e.to_string())?;
+        if entries_of(&answer)?.first() != Some(&(key.clone(), *timestamp, *reference)) {
+            return Err(format!("a get of {} after the freeze did not answer its entry", show_key(key)));
+        }
+    }
+    let mut late = Packed::new();
+    late.push_with(|buf| Entry { key: b"late", timestamp: 1, reference: 1 }.encode(buf));
+    match shard.insert(&mut late) {
+        Err(SeamError::Guest { error: memlab_sdk::Error::InvalidState(_), .. }) => Ok(()),
+        other => Err(format!("an insert after the cursor opened gave {other:?}, not invalid-state")),
     }
 }
 

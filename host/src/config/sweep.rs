@@ -191,5 +191,5 @@ fn identity(text: &str, base: &BenchConfig) -> String {
     let mut hash = Sha256::new();
     hash.update(serde_json::to_string(&table).unwrap_or_default());
     hash.update(serde_json::to_string(&base.workload).unwrap_or_default());
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(hash.finalize())
 }

@@ -126,12 +126,6 @@ impl FlushReport {
     }
 }
 
-fn merge(into: &mut BTreeMap<String, u64>, stats: Vec<(String, u64)>) {
-    for (name, value) in stats {
-        *into.entry(name).or_default() += value;
-    }
-}
-
 /// Flushes one job into `dir` and releases its memory from `pool`, whether
 /// the flush succeeds, fails or panics.
 pub fn flush(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: &MemoryPool, run_started: Instant) -> Result<FlushReport, FlushError> {
@@ -177,118 +171,198 @@ fn flush_inner(job: FlushJob, serializer: &SerializerFactory, dir: &Path, pool: 
     let started = Instant::now();
     let cpu_started = cpu_time::ThreadTime::try_now().ok();
     let heap_started = heap::allocated();
-    let mut report = FlushReport { generation, part: job.part, ..FlushReport::default() };
-
     let mut in_serializer = heap::Span::default();
-    let mut writer = in_serializer.count(|| serializer(job.part)).map_err(plugin)?;
-    // From before `create`: what a serializer grows there is this flush's.
-    let memory_at_start = writer.memory_before_create();
-    let mut segment = SegmentWriter::create(dir, generation, job.part).map_err(|source| FlushError::Segment { generation, source })?;
-    // The previous key, for the order check; one buffer, reused.
-    let mut last_key: Vec<u8> = Vec::new();
-    let mut first = true;
-    // The chunk's buffers, lent to every call and reused across chunks
-    // and shards: a flush allocates them once, at their largest.
-    let (mut entries, mut rows, mut records, mut refs, mut bytes) = (Packed::new(), Packed::new(), Packed::new(), Vec::new(), Vec::new());
-    let (mut tally, mut rows_audit) = (audit::MetaTally::default(), audit::RowAudit::default());
-    let mut digest = Some(Tally::default());
+    let writer = in_serializer.count(|| serializer(job.part)).map_err(plugin)?;
+    let segment = SegmentWriter::create(dir, generation, job.part).map_err(|source| FlushError::Segment { generation, source })?;
+    let mut flush = Flush::new(FlushReport { generation, part: job.part, ..FlushReport::default() }, writer, segment, in_serializer);
     for held in &mut shards {
-        let strategies = &mut held.shard;
-        let shard = strategies.index();
-        let (memtable, allocator) = (strategies.memtable_plugin().to_string(), strategies.allocator_plugin().to_string());
-        let aliased = |detail: String| FlushError::Plugin {
-            generation,
-            source: SeamError::Contract { plugin: allocator.clone(), operation: Op::AllocatorLoad, shard, detail },
-        };
-        // The host's own checks of what the cursor returned.
-        let contract = |detail: String| FlushError::Plugin {
-            generation,
-            source: SeamError::Contract { plugin: memtable.clone(), operation: Op::CursorNext, shard, detail },
-        };
-        let mut cursor_entries = 0;
-        strategies.open_cursor().map_err(plugin)?;
+        flush.shard(&mut held.shard)?;
+    }
+    let mut report = flush.finish()?;
+    report.wall = started.elapsed();
+    report.heap_allocated = heap::allocated().wrapping_sub(heap_started);
+    report.cpu = cpu_started.map(|t| t.elapsed()).unwrap_or_default();
+    Ok(report)
+}
+
+/// One flush under way: its serializer and segment, and the chunk's
+/// buffers, lent to every call and reused across chunks and shards, so a
+/// flush allocates them once, at their largest.
+struct Flush {
+    report: FlushReport,
+    writer: seam::Serializer,
+    segment: SegmentWriter,
+    /// What a serializer grows from before its `create` is this flush's.
+    memory_at_start: u64,
+    in_serializer: heap::Span,
+    entries: Packed,
+    rows: Packed,
+    records: Packed,
+    refs: Vec<u64>,
+    bytes: Vec<u8>,
+    /// The chunk's entries, decoded once; the buffer outlives each chunk.
+    decoded: Vec<Entry<'static>>,
+    /// The previous key, for the order check.
+    last_key: Option<Vec<u8>>,
+    tally: audit::MetaTally,
+    rows_audit: audit::RowAudit,
+    digest: Option<Tally>,
+}
+
+/// An empty buffer of entries, taken for entries of another borrow: an
+/// in-place collection of an empty vector keeps its allocation.
+#[expect(clippy::unnecessary_filter_map, reason = "`filter` cannot change the entries' borrow; the vector is empty")]
+fn reuse<'b>(mut v: Vec<Entry<'_>>) -> Vec<Entry<'b>> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+impl Flush {
+    fn new(report: FlushReport, writer: seam::Serializer, segment: SegmentWriter, in_serializer: heap::Span) -> Self {
+        let memory_at_start = writer.memory_before_create();
+        Flush {
+            report,
+            writer,
+            segment,
+            memory_at_start,
+            in_serializer,
+            entries: Packed::new(),
+            rows: Packed::new(),
+            records: Packed::new(),
+            refs: Vec::new(),
+            bytes: Vec::new(),
+            decoded: Vec::new(),
+            last_key: None,
+            tally: audit::MetaTally::default(),
+            rows_audit: audit::RowAudit::default(),
+            digest: Some(Tally::default()),
+        }
+    }
+
+    fn plugin(&self, source: SeamError) -> FlushError {
+        FlushError::Plugin { generation: self.report.generation, source }
+    }
+
+    /// Flushes one frozen shard: its cursor's chunks, each row held to
+    /// the ledger, then its counters held to what the cursor returned.
+    fn shard(&mut self, strategies: &mut seam::Shard) -> Result<(), FlushError> {
+        strategies.open_cursor().map_err(|e| self.plugin(e))?;
         let settled = strategies.take_ledger();
         let mut ledger = settled.as_ref().map(seam::ledger::Settled::audit);
         if ledger.is_none() {
-            digest = None;
+            self.digest = None;
         }
-        let mismatch = |m: Mismatch| {
-            let (plugin, operation, detail) = match m {
-                Mismatch::Memtable(d) => (&memtable, Op::CursorNext, d),
-                Mismatch::Allocator(d) => (&allocator, Op::AllocatorLoad, d),
-                Mismatch::Scan(d) => (&memtable, Op::MemtableScan, d),
-            };
-            FlushError::Plugin { generation, source: SeamError::Contract { plugin: plugin.clone(), operation, shard, detail } }
-        };
+        let mut cursor_entries = 0;
         loop {
-            strategies.next_entries_into(CURSOR_CHUNK, &mut entries).map_err(plugin)?;
-            if entries.is_empty() {
+            strategies.next_entries_into(CURSOR_CHUNK, &mut self.entries).map_err(|e| self.plugin(e))?;
+            if self.entries.is_empty() {
                 break;
             }
-            refs.clear();
-            for entry in entries.iter() {
-                refs.push(Entry::decode(entry).map_err(|e| contract(format!("returned a bad entry: {e}")))?.reference);
-            }
-            strategies.load_into(&refs, &mut rows).map_err(plugin)?;
-            records.clear();
-            for (entry, row) in entries.iter().zip(rows.iter()) {
-                let entry = Entry::decode(entry).map_err(|e| contract(format!("returned a bad entry: {e}")))?;
-                if !first && entry.key <= last_key.as_slice() {
-                    return Err(contract("returned keys out of order".into()));
-                }
-                first = false;
-                last_key.clear();
-                last_key.extend_from_slice(entry.key);
-                tally.observe(&rows_audit.check(&entry, row).map_err(aliased)?);
-                if let (Some(ledger), Some(digest)) = (ledger.as_mut(), digest.as_mut()) {
-                    let (key, row) = ledger.see(entry.key, entry.timestamp, row).map_err(mismatch)?;
-                    digest.add(key, entry.timestamp, row);
-                }
-                records.push_with(|buf| encode_flush_record(buf, entry.key, row));
-            }
-            report.rows += entries.len() as u64;
-            report.raw_bytes += rows.data_len() as u64;
-            cursor_entries += entries.len() as u64;
-            in_serializer.count(|| writer.write_into(&mut records, &mut bytes)).map_err(plugin)?;
-            segment.append(&bytes).map_err(|source| FlushError::Segment { generation, source })?;
+            cursor_entries += self.chunk(strategies, ledger.as_mut())?;
         }
         if let Some(ledger) = ledger {
-            ledger.finish().map_err(mismatch)?;
+            ledger.finish().map_err(|m| mismatch(self.report.generation, strategies, m))?;
         }
         // After the cursor: a frozen memtable counts its entries cheaply.
-        let (memtable, allocator) = strategies.stats().map_err(plugin)?;
-        strategies.check_stats(&memtable, &allocator, cursor_entries).map_err(plugin)?;
-        merge(report.stats.entry(Kind::Memtable).or_default(), memtable);
-        merge(report.stats.entry(Kind::Allocator).or_default(), allocator);
-        report.shard_memory += strategies.guest_memory_bytes();
-        report.shard_boundary.add(strategies.boundary());
+        let (memtable, allocator) = strategies.stats().map_err(|e| self.plugin(e))?;
+        strategies.check_stats(&memtable, &allocator, cursor_entries).map_err(|e| self.plugin(e))?;
+        merge(self.report.stats.entry(Kind::Memtable).or_default(), memtable);
+        merge(self.report.stats.entry(Kind::Allocator).or_default(), allocator);
+        self.report.shard_memory += strategies.guest_memory_bytes();
+        self.report.shard_boundary.add(strategies.boundary());
+        Ok(())
     }
-    let (tail, finished) = in_serializer.count(|| writer.finish()).map_err(plugin)?;
-    tally.compare(&finished.meta).map_err(|detail| FlushError::Plugin {
-        generation,
-        source: SeamError::Contract { plugin: writer.plugin().into(), operation: Op::WriterFinish, shard: job.part, detail },
-    })?;
-    segment.append(&tail).map_err(|source| FlushError::Segment { generation, source })?;
-    let description = in_serializer.count(|| writer.describe()).map_err(plugin)?;
-    merge(report.stats.entry(Kind::Serializer).or_default(), in_serializer.count(|| writer.stats()).map_err(plugin)?);
-    report.partitions = finished.meta.partitions;
-    if report.rows > 0 {
-        let files =
-            segment.finish(generation, job.part, &finished.index, &finished.meta, &description).map_err(|source| FlushError::Segment { generation, source })?;
-        report.bytes = files.bytes;
-        report.segment = Some(files.data);
-    } else {
-        segment.discard();
+
+    /// One chunk of the cursor: its entries decoded once and checked in
+    /// order, their rows loaded and audited, written through the
+    /// serializer; the entries it held.
+    fn chunk(&mut self, strategies: &mut seam::Shard, mut ledger: Option<&mut seam::ledger::FlushAudit<'_>>) -> Result<u64, FlushError> {
+        let generation = self.report.generation;
+        let cursor = |detail: String| broke(generation, strategies.memtable_plugin(), Op::CursorNext, strategies.index(), detail);
+        let mut decoded = reuse(std::mem::take(&mut self.decoded));
+        self.refs.clear();
+        for raw in self.entries.iter() {
+            let entry = Entry::decode(raw).map_err(|e| cursor(format!("returned a bad entry: {e}")))?;
+            if self.last_key.as_deref().is_some_and(|last| entry.key <= last) {
+                return Err(cursor("returned keys out of order".into()));
+            }
+            let last = self.last_key.get_or_insert_with(Vec::new);
+            last.clear();
+            last.extend_from_slice(entry.key);
+            self.refs.push(entry.reference);
+            decoded.push(entry);
+        }
+        strategies.load_into(&self.refs, &mut self.rows).map_err(|e| self.plugin(e))?;
+        self.records.clear();
+        for (entry, row) in decoded.iter().zip(self.rows.iter()) {
+            let aliased = |detail| broke(generation, strategies.allocator_plugin(), Op::AllocatorLoad, strategies.index(), detail);
+            self.tally.observe(&self.rows_audit.check(entry, row).map_err(aliased)?);
+            if let (Some(ledger), Some(digest)) = (ledger.as_deref_mut(), self.digest.as_mut()) {
+                let (key, row) = ledger.see(entry.key, entry.timestamp, row).map_err(|m| mismatch(generation, strategies, m))?;
+                digest.add(key, entry.timestamp, row);
+            }
+            self.records.push_with(|buf| encode_flush_record(buf, entry.key, row));
+        }
+        let n = decoded.len() as u64;
+        self.decoded = reuse(decoded);
+        self.report.rows += n;
+        self.report.raw_bytes += self.rows.data_len() as u64;
+        let (writer, records, bytes) = (&mut self.writer, &mut self.records, &mut self.bytes);
+        self.in_serializer.count(|| writer.write_into(records, bytes)).map_err(|e| self.plugin(e))?;
+        self.segment.append(&self.bytes).map_err(|source| FlushError::Segment { generation: self.report.generation, source })?;
+        Ok(n)
     }
-    report.serializer_memory = writer.guest_memory_bytes();
-    report.serializer_grew = report.serializer_memory.saturating_sub(memory_at_start);
-    report.serializer_boundary = writer.boundary();
-    report.wall = started.elapsed();
-    report.heap_allocated = heap::allocated().wrapping_sub(heap_started);
-    report.serializer_heap = in_serializer.bytes;
-    report.digest = digest;
-    report.cpu = cpu_started.map(|t| t.elapsed()).unwrap_or_default();
-    Ok(report)
+
+    /// Ends the segment: its tail, its metadata held to the host's own
+    /// count, the serializer's description and counters.
+    fn finish(mut self) -> Result<FlushReport, FlushError> {
+        let generation = self.report.generation;
+        let writer = &mut self.writer;
+        let (tail, finished) = self.in_serializer.count(|| writer.finish()).map_err(|e| FlushError::Plugin { generation, source: e })?;
+        self.tally.compare(&finished.meta).map_err(|detail| broke(generation, self.writer.plugin(), Op::WriterFinish, self.report.part, detail))?;
+        let segment_error = |source| FlushError::Segment { generation, source };
+        self.segment.append(&tail).map_err(segment_error)?;
+        let writer = &mut self.writer;
+        let description = self.in_serializer.count(|| writer.describe()).map_err(|e| FlushError::Plugin { generation, source: e })?;
+        let stats = self.in_serializer.count(|| writer.stats()).map_err(|e| FlushError::Plugin { generation, source: e })?;
+        let mut report = self.report;
+        merge(report.stats.entry(Kind::Serializer).or_default(), stats);
+        report.partitions = finished.meta.partitions;
+        if report.rows > 0 {
+            let files = self.segment.finish(generation, report.part, &finished.index, &finished.meta, &description).map_err(segment_error)?;
+            report.bytes = files.bytes;
+            report.segment = Some(files.data);
+        } else {
+            self.segment.discard();
+        }
+        report.serializer_memory = self.writer.guest_memory_bytes();
+        report.serializer_grew = report.serializer_memory.saturating_sub(self.memory_at_start);
+        report.serializer_boundary = self.writer.boundary();
+        report.serializer_heap = self.in_serializer.bytes;
+        report.digest = self.digest;
+        Ok(report)
+    }
+}
+
+/// A plugin of `shard` broke its contract in `operation`.
+fn broke(generation: u64, plugin: &str, operation: Op, shard: usize, detail: String) -> FlushError {
+    FlushError::Plugin { generation, source: SeamError::Contract { plugin: plugin.to_string(), operation, shard, detail } }
+}
+
+/// A ledger's mismatch, as the failure of the plugin it names.
+fn mismatch(generation: u64, strategies: &seam::Shard, m: Mismatch) -> FlushError {
+    let (plugin, operation, detail) = match m {
+        Mismatch::Memtable(d) => (strategies.memtable_plugin(), Op::CursorNext, d),
+        Mismatch::Allocator(d) => (strategies.allocator_plugin(), Op::AllocatorLoad, d),
+        Mismatch::Scan(d) => (strategies.memtable_plugin(), Op::MemtableScan, d),
+    };
+    broke(generation, plugin, operation, strategies.index(), detail)
+}
+
+fn merge(into: &mut BTreeMap<String, u64>, stats: Vec<(String, u64)>) {
+    for (name, value) in stats {
+        *into.entry(name).or_default() += value;
+    }
 }
 
 #[cfg(test)]

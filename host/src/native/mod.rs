@@ -14,7 +14,6 @@ mod strategy;
 pub use library::Library;
 pub use strategy::{Strategy, log_format, segment_reader, serializer, shard};
 
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

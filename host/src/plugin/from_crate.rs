@@ -39,35 +39,7 @@ pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>
     // something else.
     let dir = &std::path::absolute(dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(&cargo);
-    // In the crate's folder, so rustup picks the toolchain it names.
-    cmd.current_dir(dir);
-    let shown = match target {
-        Target::Wasm => {
-            if let Some(command) = ensure_wasm_target(dir).map_err(fail)? {
-                eprintln!("memlab: installed the {TARGET} target (`{command}`) to build {spec}");
-            }
-            cmd.args(["build", "--release", "--target", TARGET]);
-            format!("cargo build --release --target {TARGET}")
-        }
-        Target::Host => {
-            // Unwinding, whatever the crate's profile says: a panic must
-            // come back through the table as a status, not abort memlab.
-            cmd.args([
-                "--config",
-                "profile.release.panic=\"unwind\"",
-                "rustc",
-                "--release",
-                "--lib",
-                "--crate-type",
-                "cdylib",
-                "--features",
-                "memlab-sdk/native-entry",
-            ]);
-            "cargo rustc --release --lib --crate-type cdylib --features memlab-sdk/native-entry".to_string()
-        }
-    };
-    cmd.args(["--message-format=json-render-diagnostics", "--manifest-path"]).arg(dir.join("Cargo.toml"));
+    let (mut cmd, shown) = command(&cargo, spec, dir, target).map_err(fail)?;
     // Flags of an outer cargo (memlab run by `cargo run` or a test) are for
     // the host; a CARGO_TARGET_DIR of the author's own is kept.
     for var in OUTER_CARGO_VARS {
@@ -102,17 +74,57 @@ pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>
         let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
         return Err(fail(format!("cargo failed ({}):\n{}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join("\n"))));
     }
-    // The last artifact with the target's extension is the crate's cdylib.
-    let artifact = String::from_utf8_lossy(&out.stdout)
+    let artifact = artifact(&out.stdout, target)
+        .ok_or_else(|| fail(format!("cargo built no .{}: is the crate a `cdylib` (as `memlab new` writes it)?", target.extension())))?;
+    let bytes = crate::util::read_bounded(&artifact, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", artifact.display())))?;
+    Ok((artifact, bytes))
+}
+
+/// The cargo command that builds the crate in `dir` for `target`, and how
+/// it is shown.
+fn command(cargo: &str, spec: &str, dir: &Path, target: Target) -> Result<(Command, String), String> {
+    let mut cmd = Command::new(cargo);
+    // In the crate's folder, so rustup picks the toolchain it names.
+    cmd.current_dir(dir);
+    let shown = match target {
+        Target::Wasm => {
+            if let Some(command) = ensure_wasm_target(dir)? {
+                eprintln!("memlab: installed the {TARGET} target (`{command}`) to build {spec}");
+            }
+            cmd.args(["build", "--release", "--target", TARGET]);
+            format!("cargo build --release --target {TARGET}")
+        }
+        Target::Host => {
+            // Unwinding, whatever the crate's profile says: a panic must
+            // come back through the table as a status, not abort memlab.
+            cmd.args([
+                "--config",
+                "profile.release.panic=\"unwind\"",
+                "rustc",
+                "--release",
+                "--lib",
+                "--crate-type",
+                "cdylib",
+                "--features",
+                "memlab-sdk/native-entry",
+            ]);
+            "cargo rustc --release --lib --crate-type cdylib --features memlab-sdk/native-entry".to_string()
+        }
+    };
+    cmd.args(["--message-format=json-render-diagnostics", "--manifest-path"]).arg(dir.join("Cargo.toml"));
+    Ok((cmd, shown))
+}
+
+/// The last artifact cargo's messages name with the target's extension:
+/// the crate's cdylib.
+fn artifact(stdout: &[u8], target: Target) -> Option<PathBuf> {
+    String::from_utf8_lossy(stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|msg| msg["reason"] == "compiler-artifact")
         .flat_map(|msg| msg["filenames"].as_array().cloned().unwrap_or_default())
         .filter_map(|f| f.as_str().map(PathBuf::from))
-        .rfind(|f| f.extension().is_some_and(|e| e == target.extension()));
-    let artifact = artifact.ok_or_else(|| fail(format!("cargo built no .{}: is the crate a `cdylib` (as `memlab new` writes it)?", target.extension())))?;
-    let bytes = crate::util::read_bounded(&artifact, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", artifact.display())))?;
-    Ok((artifact, bytes))
+        .rfind(|f| f.extension().is_some_and(|e| e == target.extension()))
 }
 
 /// Keeps a native build's bytes as `<dir>/<sha256>.<ext>`, written whole

@@ -140,7 +140,7 @@ impl PluginHost {
     pub fn load_bytes(&self, name: &str, source: Source, bytes: &[u8]) -> Result<Arc<Plugin>, LoadError> {
         let started = Instant::now();
         let component_bytes = to_component(name, bytes)?;
-        let sha256 = hex(&Sha256::digest(&component_bytes));
+        let sha256 = hex::encode(Sha256::digest(&component_bytes));
         let (component, cache_hit) = cache::compile(&self.engine, self.settings.cache_dir.as_deref(), &sha256, &component_bytes)
             .map_err(|detail| LoadError::Compile { plugin: name.to_string(), detail })?;
         let kind = check_interfaces(&self.engine, name, &component)?;
@@ -220,9 +220,5 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
 
 /// The sha256 of `bytes`, as records name components.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(bytes))
 }

@@ -36,6 +36,16 @@ pub(super) enum Axis {
     Log,
 }
 
+impl Axis {
+    /// A value in the axis's terms (its log for a log axis).
+    fn of(self, y: f64) -> f64 {
+        match self {
+            Axis::Linear => y,
+            Axis::Log => y.max(1e-9).log10(),
+        }
+    }
+}
+
 fn step_for(span: f64) -> f64 {
     let span = span.max(1e-12);
     let base = 10f64.powf((span / 5.0).log10().floor());
@@ -142,96 +152,24 @@ pub(super) fn line_chart_with(
     whiskers: &[Whisker],
     reference: Option<f64>,
 ) -> String {
-    let ty = |y: f64| match y_axis {
-        Axis::Linear => y,
-        Axis::Log => y.max(1e-9).log10(),
-    };
-    let pts: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().map(|&(x, y)| (x, ty(y)))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
-    let bounds: Vec<f64> = whiskers.iter().flat_map(|w| [ty(w.low), ty(w.high)]).chain(reference.map(ty)).filter(|y| y.is_finite()).collect();
     let h = TOP + PLOT_H + AXIS + legend_height(series.len());
     let mut svg = svg_open(h, title);
-    if pts.is_empty() {
+    let Some(scale) = Scale::of(series, y_axis, whiskers, reference) else {
         svg.push_str(r#"<text x="300" y="150">no data</text></svg>"#);
         return svg;
-    }
-    let (x0, mut x1) = pts.iter().fold((0.0f64, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let (lo, hi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    // Intervals and the reference widen the axis, but by at most the
-    // data's own span again: one wide interval must not flatten the lines
-    // (the plot clips what it cuts).
-    let span = (hi - lo).max(hi.abs() * 0.25);
-    let (lo, hi) = bounds.iter().fold((lo, hi), |(a, b), y| (a.min(y.max(lo - span)), b.max(y.min(hi + span))));
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    let y_ticks: Vec<(f64, String)> = match y_axis {
-        Axis::Linear => {
-            let (lo, hi) = linear_range(lo, hi);
-            nice_ticks(lo, if hi > lo { hi } else { lo + 1.0 }).into_iter().map(|t| (t, label(t))).collect()
-        }
-        Axis::Log => (lo.floor() as i32..=(hi.ceil() as i32).max(lo.floor() as i32 + 1)).map(|e| (f64::from(e), label(10f64.powi(e)))).collect(),
     };
-    let (y0, y1) = (y_ticks.first().map_or(0.0, |t| t.0), y_ticks.last().map_or(1.0, |t| t.0));
-    let pw = W - LEFT - RIGHT;
-    let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| TOP + PLOT_H - (y - y0) / (y1 - y0).max(1e-12) * PLOT_H;
-    for (t, text) in y_ticks {
-        let y = sy(t);
-        let _ = write!(
-            svg,
-            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            W - RIGHT,
-            LEFT - 6.0,
-            y + 4.0,
-            esc(&text)
-        );
-    }
-    let x_ticks = x_ticks.unwrap_or_else(|| nice_ticks(x0, x1).into_iter().filter(|t| *t <= x1 + 1e-9).map(|t| (t, label(t))).collect());
-    for (t, text) in x_ticks {
-        let x = sx(t);
-        let _ = write!(
-            svg,
-            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-            TOP + PLOT_H,
-            TOP + PLOT_H + 15.0,
-            esc(&text)
-        );
-    }
+    scale.axes(&mut svg, x_ticks, (x_name, y_name));
     let clip = format!("clip{}", title.bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))));
+    let pw = W - LEFT - RIGHT;
     let _ = write!(
         svg,
         r##"<defs><clipPath id="{clip}"><rect x="{LEFT}" y="{TOP}" width="{pw}" height="{PLOT_H}"/></clipPath></defs><rect x="{LEFT}" y="{TOP}" width="{pw}" height="{PLOT_H}" fill="none" stroke="#888"/>"##
     );
-    let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT + pw / 2.0, TOP + PLOT_H + 32.0, esc(x_name));
-    let _ = write!(svg, r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#, TOP + PLOT_H / 2.0, esc(y_name));
     let _ = write!(svg, r#"<g clip-path="url(#{clip})">"#);
-    for s in series {
-        let points: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (sx(x), sy(ty(y)))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
-        let path: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        let dash = if s.dashed { r#" stroke-dasharray="5 3""# } else { "" };
-        let _ = write!(svg, r#"<polyline fill="none" stroke="{}" stroke-width="2"{dash} points="{}"/>"#, s.color, path.join(" "));
-        // Few points: mark each, so a short run is not mistaken for a trend.
-        if points.len() <= 60 {
-            for (x, y) in &points {
-                let _ = write!(svg, r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{}"/>"#, s.color);
-            }
-        }
-    }
-    let n = series.len().max(1) as f64;
-    for w in whiskers {
-        // Side by side, so the intervals of one point do not overlap.
-        let dx = (w.series as f64 - (n - 1.0) / 2.0) * 7.0;
-        let (x, y0, y1) = (sx(w.x) + dx, sy(ty(w.low)), sy(ty(w.high)));
-        let color = series.get(w.series).map_or("#888", |s| s.color);
-        let _ = write!(
-            svg,
-            r#"<path d="M{x:.1},{y0:.1}V{y1:.1}M{:.1},{y0:.1}h8M{:.1},{y1:.1}h8" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.7"/>"#,
-            x - 4.0,
-            x - 4.0
-        );
-    }
+    scale.lines(&mut svg, series);
+    scale.whiskers(&mut svg, series, whiskers);
     if let Some(r) = reference {
-        let y = sy(ty(r));
+        let y = scale.y(r);
         let _ = write!(svg, r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#555" stroke-dasharray="6 4"/>"##, W - RIGHT);
     }
     svg.push_str("</g>");
@@ -239,6 +177,121 @@ pub(super) fn line_chart_with(
     legend(&mut svg, TOP + PLOT_H + AXIS + 6.0, &entries);
     svg.push_str("</svg>");
     svg
+}
+
+/// A line chart's axes: the data's range (widened by the intervals and
+/// the reference, at most by the data's own span again) and its ticks.
+struct Scale {
+    axis: Axis,
+    x0: f64,
+    x1: f64,
+    y_ticks: Vec<(f64, String)>,
+}
+
+impl Scale {
+    fn of(series: &[Series], axis: Axis, whiskers: &[Whisker], reference: Option<f64>) -> Option<Scale> {
+        let ty = |y: f64| axis.of(y);
+        let pts: Vec<(f64, f64)> =
+            series.iter().flat_map(|s| s.points.iter().map(|&(x, y)| (x, ty(y)))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+        if pts.is_empty() {
+            return None;
+        }
+        let bounds: Vec<f64> = whiskers.iter().flat_map(|w| [ty(w.low), ty(w.high)]).chain(reference.map(ty)).filter(|y| y.is_finite()).collect();
+        let (x0, mut x1) = pts.iter().fold((0.0f64, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
+        let (lo, hi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
+        // One wide interval must not flatten the lines (the plot clips
+        // what it cuts).
+        let span = (hi - lo).max(hi.abs() * 0.25);
+        let (lo, hi) = bounds.iter().fold((lo, hi), |(a, b), y| (a.min(y.max(lo - span)), b.max(y.min(hi + span))));
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        let y_ticks: Vec<(f64, String)> = match axis {
+            Axis::Linear => {
+                let (lo, hi) = linear_range(lo, hi);
+                nice_ticks(lo, if hi > lo { hi } else { lo + 1.0 }).into_iter().map(|t| (t, label(t))).collect()
+            }
+            Axis::Log => (lo.floor() as i32..=(hi.ceil() as i32).max(lo.floor() as i32 + 1)).map(|e| (f64::from(e), label(10f64.powi(e)))).collect(),
+        };
+        Some(Scale { axis, x0, x1, y_ticks })
+    }
+
+    fn x(&self, x: f64) -> f64 {
+        LEFT + (x - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
+    }
+
+    /// A value's place on the y axis.
+    fn y(&self, y: f64) -> f64 {
+        self.y_at(self.axis.of(y))
+    }
+
+    /// The place of `t`, already in the axis's terms (a tick).
+    fn y_at(&self, t: f64) -> f64 {
+        let (y0, y1) = (self.y_ticks.first().map_or(0.0, |t| t.0), self.y_ticks.last().map_or(1.0, |t| t.0));
+        TOP + PLOT_H - (t - y0) / (y1 - y0).max(1e-12) * PLOT_H
+    }
+
+    /// The grid, the ticks and the axes' names.
+    fn axes(&self, svg: &mut String, x_ticks: Option<Vec<(f64, String)>>, (x_name, y_name): (&str, &str)) {
+        for (t, text) in &self.y_ticks {
+            let y = self.y_at(*t);
+            let _ = write!(
+                svg,
+                r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+                W - RIGHT,
+                LEFT - 6.0,
+                y + 4.0,
+                esc(text)
+            );
+        }
+        let x_ticks = x_ticks.unwrap_or_else(|| nice_ticks(self.x0, self.x1).into_iter().filter(|t| *t <= self.x1 + 1e-9).map(|t| (t, label(t))).collect());
+        for (t, text) in x_ticks {
+            let x = self.x(t);
+            let _ = write!(
+                svg,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+                TOP + PLOT_H,
+                TOP + PLOT_H + 15.0,
+                esc(&text)
+            );
+        }
+        let pw = W - LEFT - RIGHT;
+        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT + pw / 2.0, TOP + PLOT_H + 32.0, esc(x_name));
+        let _ = write!(svg, r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#, TOP + PLOT_H / 2.0, esc(y_name));
+    }
+
+    /// Each series' line; a point each where there are few, so a short
+    /// run is not mistaken for a trend.
+    fn lines(&self, svg: &mut String, series: &[Series]) {
+        for s in series {
+            let points: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (self.x(x), self.y(y))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+            let path: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+            let dash = if s.dashed { r#" stroke-dasharray="5 3""# } else { "" };
+            let _ = write!(svg, r#"<polyline fill="none" stroke="{}" stroke-width="2"{dash} points="{}"/>"#, s.color, path.join(" "));
+            if points.len() <= 60 {
+                for (x, y) in &points {
+                    let _ = write!(svg, r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{}"/>"#, s.color);
+                }
+            }
+        }
+    }
+
+    /// Each interval as a whisker, side by side at a point so they do not
+    /// overlap.
+    fn whiskers(&self, svg: &mut String, series: &[Series], whiskers: &[Whisker]) {
+        let n = series.len().max(1) as f64;
+        for w in whiskers {
+            let dx = (w.series as f64 - (n - 1.0) / 2.0) * 7.0;
+            let (x, y0, y1) = (self.x(w.x) + dx, self.y(w.low), self.y(w.high));
+            let color = series.get(w.series).map_or("#888", |s| s.color);
+            let _ = write!(
+                svg,
+                r#"<path d="M{x:.1},{y0:.1}V{y1:.1}M{:.1},{y0:.1}h8M{:.1},{y1:.1}h8" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.7"/>"#,
+                x - 4.0,
+                x - 4.0
+            );
+        }
+    }
 }
 
 /// One stacked bar: its label, its segments (name, value), and a thinner

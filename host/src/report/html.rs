@@ -7,6 +7,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use base64::Engine as _;
+
 use super::charts::{Axis, PALETTE, Series, Stack, Timeline, esc, flush_timeline, line_chart, stacked_bars};
 use super::{breakdown, by_variant, counters, ok, summary};
 use crate::record::verdict::round_rate;
@@ -215,7 +217,13 @@ fn figure(p: &ProfileFigures, dir: Option<&Path>) -> String {
             .and_then(|path| crate::input::read_inflated(&path, MAX_SVG_BYTES, "folded stacks").ok())?;
         crate::record::flame_graph(&p.variant, p.source, &String::from_utf8_lossy(&folded)).ok()
     };
-    let image = svg.or_else(drawn).map(|svg| format!("<img alt=\"flame graph of {}\" src=\"data:image/svg+xml;base64,{}\"/>", esc(&p.variant), base64(&svg)));
+    let image = svg.or_else(drawn).map(|svg| {
+        format!(
+            "<img alt=\"flame graph of {}\" src=\"data:image/svg+xml;base64,{}\"/>",
+            esc(&p.variant),
+            base64::engine::general_purpose::STANDARD.encode(&svg)
+        )
+    });
     let linked = |name: &str, what: &str| match crate::input::link(name) {
         Some(name) => format!("<a href=\"{}\">{what}</a>", esc(name)),
         None => format!("{what} (not linked: its name is not a relative file name)"),
@@ -302,31 +310,4 @@ fn timeline(result: &BenchResult) -> Vec<Timeline> {
                 .collect(),
         })
         .collect()
-}
-
-/// Standard base64, for embedding an image.
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ABC[(n >> (18 - 6 * i) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_matches_the_rfc_examples() {
-        for (raw, encoded) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")] {
-            assert_eq!(super::base64(raw.as_bytes()), encoded);
-        }
-    }
 }

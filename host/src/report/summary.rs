@@ -180,8 +180,23 @@ fn allocated_line(v: &VariantResult) -> String {
 
 /// Flushes, the allocator, reads, the memtable index and the boundary.
 fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
+    let mut rows = flush_lines(v, r);
+    rows.extend(memory_lines(v));
+    // The memtable's and the allocator's counters have lines of their own.
+    for (kind, stats) in v.stats.iter().filter(|(k, s)| !matches!(k, Kind::Memtable | Kind::Allocator) && !s.is_empty()) {
+        let shown: Vec<String> = stats.iter().map(|(k, n)| format!("{} {}", k.chars().take(40).collect::<String>(), thousands(*n as f64))).collect();
+        rows.push((kind.spec().title, format!("reported by the plugin: {}", shown.join(", "))));
+    }
+    if !v.time.is_empty() {
+        rows.push(("Where the time went", breakdown::line(&v.time)));
+    }
+    rows
+}
+
+/// The flushes: their time, rows and bytes.
+fn flush_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, String)> {
     let raw = total(v.flushes.iter().map(|f| f.raw_bytes));
-    let mut rows = vec![
+    vec![
         (
             "Flushes",
             format!(
@@ -212,6 +227,12 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
                 }
             ),
         ),
+    ]
+}
+
+/// The allocator, the memtable, the reads and the boundary.
+fn memory_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
+    vec![
         (
             "Allocator",
             format!(
@@ -255,16 +276,7 @@ fn flush_and_memory_lines(v: &VariantResult, r: &Rates) -> Vec<(&'static str, St
                 mib(v.boundary.bytes_out)
             ),
         ),
-    ];
-    // The memtable's and the allocator's counters have lines of their own.
-    for (kind, stats) in v.stats.iter().filter(|(k, s)| !matches!(k, Kind::Memtable | Kind::Allocator) && !s.is_empty()) {
-        let shown: Vec<String> = stats.iter().map(|(k, n)| format!("{} {}", k.chars().take(40).collect::<String>(), thousands(*n as f64))).collect();
-        rows.push((kind.spec().title, format!("reported by the plugin: {}", shown.join(", "))));
-    }
-    if !v.time.is_empty() {
-        rows.push(("Where the time went", breakdown::line(&v.time)));
-    }
-    rows
+    ]
 }
 
 /// Set-up, the stream, verification and resources.

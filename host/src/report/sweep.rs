@@ -264,6 +264,20 @@ pub fn html(sweep: &Sweep) -> String {
         let _ = write!(html, "<li>{} = {}: {}</li>", esc(&sweep.over), esc(&p.value), esc(&text));
     }
     html.push_str("</ul></section>");
+    charts(&mut html, sweep, &grid);
+    html.push_str("</div><h2>Tables</h2>");
+    tables(&mut html, sweep, &grid);
+    html.push_str("<h2>Points</h2><ul>");
+    for p in &sweep.points {
+        let _ = write!(html, "<li>{} = {}: {}</li>", esc(&sweep.over), esc(&p.value), esc(&p.source));
+    }
+    html.push_str("</ul></body></html>");
+    html
+}
+
+/// The gaps' chart with their intervals, then each figure's, against
+/// the swept value.
+fn charts(html: &mut String, sweep: &Sweep, grid: &Grid<'_>) {
     let labels = grid.labels();
     let ticks: Vec<(f64, String)> = labels.iter().enumerate().map(|(i, l)| (i as f64, (*l).to_string())).collect();
     let series = |at: &dyn Fn(usize, usize) -> Option<f64>, from: usize| -> Vec<Series> {
@@ -298,7 +312,10 @@ pub fn html(sweep: &Sweep) -> String {
         let title = format!("{} against {}", f.name, sweep.over);
         let _ = write!(html, "<section class=\"chart\">{}</section>", line_chart(&title, &sweep.over, f.name, &lines, Axis::Linear, Some(ticks.clone())));
     }
-    html.push_str("</div><h2>Tables</h2>");
+}
+
+/// Each figure's table, then the gaps' with their intervals.
+fn tables(html: &mut String, sweep: &Sweep, grid: &Grid<'_>) {
     for (f, at) in &grid.values {
         let _ = write!(html, "<h3>{} ({} is better)</h3><table><tr><th>{}</th>", esc(f.name), f.better.word(), esc(&sweep.over));
         for n in &grid.variants {
@@ -329,10 +346,4 @@ pub fn html(sweep: &Sweep) -> String {
         }
         html.push_str("</table>");
     }
-    html.push_str("<h2>Points</h2><ul>");
-    for p in &sweep.points {
-        let _ = write!(html, "<li>{} = {}: {}</li>", esc(&sweep.over), esc(&p.value), esc(&p.source));
-    }
-    html.push_str("</ul></body></html>");
-    html
 }

@@ -89,29 +89,7 @@ fn decided(result: &BenchResult) -> Option<Headline> {
         });
     }
     if let Some((name, v)) = winner(baseline, &all) {
-        let text = match v {
-            Some(v) => format!("Winner: `{name}`, {:.2}x [{:.2}, {:.2}] {of}.", v.ratio, v.low, v.high),
-            None => format!(
-                "Winner: `{name}` (the baseline): every other variant is slower, {:.0}% intervals over {rounds} paired rounds: {}.",
-                CONFIDENCE * 100.0,
-                list(&all, |_| true)
-            ),
-        };
-        // Against the closest: the baseline, or the runner-up.
-        let closest = all.iter().filter(|(n, _)| *n != name).filter_map(|(n, v)| v.map(|v| (*n, v.ratio))).max_by(|a, b| a.1.total_cmp(&b.1));
-        let other = match (v, closest) {
-            (Some(_), Some((n, r))) if r > 1.0 => n,
-            (Some(_), _) => baseline,
-            (None, c) => c.map_or(baseline, |c| c.0),
-        };
-        // The closest and the baseline first; then the rest by ratio, so a
-        // variant differing in one strategy can be found.
-        let mut against = vec![other, baseline];
-        let mut rest: Vec<(&str, f64)> = all.iter().filter_map(|(n, v)| v.map(|v| (*n, v.ratio))).collect();
-        rest.sort_by(|a, b| b.1.total_cmp(&a.1));
-        against.extend(rest.into_iter().map(|(n, _)| n));
-        let why = super::why::why(&by_variant(result), name, &against);
-        return Some(Headline { winner: Some(name.to_string()), text, advice: None, why });
+        return Some(won(result, (name, v), &all, &of));
     }
     let undecided: Vec<(usize, &str)> = all
         .iter()
@@ -152,6 +130,36 @@ fn decided(result: &BenchResult) -> Option<Headline> {
         format!("No winner: none is decided faster than every other ({}).", list(&all, |_| true))
     };
     Some(Headline { winner: None, text, advice: None, why: None })
+}
+
+/// The headline of a winner, with why it won against the closest
+/// variant that differs from it in one strategy.
+fn won(result: &BenchResult, (name, v): (&str, Option<Verdict>), all: &[(&str, Option<Verdict>)], of: &str) -> Headline {
+    let baseline = result.variants.first().map_or("", |v| v.variant.name.as_str());
+    let rounds = result.variants.iter().map(|v| v.repeat).max().unwrap_or(0);
+    let text = match v {
+        Some(v) => format!("Winner: `{name}`, {:.2}x [{:.2}, {:.2}] {of}.", v.ratio, v.low, v.high),
+        None => format!(
+            "Winner: `{name}` (the baseline): every other variant is slower, {:.0}% intervals over {rounds} paired rounds: {}.",
+            CONFIDENCE * 100.0,
+            list(all, |_| true)
+        ),
+    };
+    // Against the closest: the baseline, or the runner-up.
+    let closest = all.iter().filter(|(n, _)| *n != name).filter_map(|(n, v)| v.map(|v| (*n, v.ratio))).max_by(|a, b| a.1.total_cmp(&b.1));
+    let other = match (v, closest) {
+        (Some(_), Some((n, r))) if r > 1.0 => n,
+        (Some(_), _) => baseline,
+        (None, c) => c.map_or(baseline, |c| c.0),
+    };
+    // The closest and the baseline first; then the rest by ratio, so a
+    // variant differing in one strategy can be found.
+    let mut against = vec![other, baseline];
+    let mut rest: Vec<(&str, f64)> = all.iter().filter_map(|(n, v)| v.map(|v| (*n, v.ratio))).collect();
+    rest.sort_by(|a, b| b.1.total_cmp(&a.1));
+    against.extend(rest.into_iter().map(|(n, _)| n));
+    let why = super::why::why(&by_variant(result), name, &against);
+    Headline { winner: Some(name.to_string()), text, advice: None, why }
 }
 
 /// The block, headline first, or nothing for a single variant.

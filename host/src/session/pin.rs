@@ -52,22 +52,16 @@ pub fn shown(cpus: &[usize]) -> String {
 
 /// Pins every thread of the process to `cpus` (threads started later
 /// inherit it); an error names the CPUs the machine lets it have.
-#[expect(unsafe_code, reason = "sched_setaffinity has no safe wrapper in std")]
 pub fn pin(cpus: &[usize]) -> Result<(), String> {
-    // SAFETY: `cpu_set_t` is a plain bit array, valid all zeros.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let refused = |e: &dyn std::fmt::Display| format!("--cpus {}: {e} (this machine has CPUs {})", shown(cpus), online());
+    let mut set = nix::sched::CpuSet::new();
     for &cpu in cpus {
-        // SAFETY: `cpu` is at most MAX_CPU, within the set's bits.
-        unsafe { libc::CPU_SET(cpu, &mut set) };
+        set.set(cpu).map_err(|e| refused(&e))?;
     }
     let tasks = std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?;
     for task in tasks.flatten() {
-        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<libc::pid_t>().ok()) else { continue };
-        // SAFETY: `set` is a valid, initialized cpu_set_t of the size given.
-        if unsafe { libc::sched_setaffinity(tid, size_of::<libc::cpu_set_t>(), &set) } != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(format!("--cpus {}: {e} (this machine has CPUs {})", shown(cpus), online()));
-        }
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<i32>().ok()) else { continue };
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid), &set).map_err(|e| refused(&e))?;
     }
     Ok(())
 }

@@ -48,20 +48,10 @@ pub(super) fn create(out: &Path, name: &str) -> Result<PathBuf, SessionError> {
     Err(SessionError::Out { path: out.display().to_string(), detail: "a thousand runs of this name started this second".into() })
 }
 
-/// `YYYYMMDDTHHMMSSZ` for seconds since the epoch (the civil calendar
-/// from days, Howard Hinnant's `civil_from_days`).
+/// `YYYYMMDDTHHMMSSZ` for seconds since the epoch.
 fn utc_stamp(secs: u64) -> String {
-    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z", rest / 3_600, rest / 60 % 60, rest % 60)
+    let at = i64::try_from(secs).ok().and_then(|s| jiff::Timestamp::from_second(s).ok()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    at.strftime("%Y%m%dT%H%M%SZ").to_string()
 }
 
 #[cfg(test)]

@@ -235,8 +235,49 @@ fn every_path_a_doc_or_wit_file_cites_exists_or_names_its_commit() {
 
 #[test]
 fn a_citation_of_a_missing_path_is_caught_and_one_with_its_commit_is_not() {
-    let text = "see `benches/runs/2026-01-01-x/gone/` here\nkept in git at `bc852fe`: `benches/runs/old/`\n`host/src/*.rs`\n```\nmemlab bench benches/x.toml\n```";
+    let text =
+        "see `benches/runs/2026-01-01-x/gone/` here\nkept in git at `bc852fe`: `benches/runs/old/`\n`host/src/*.rs`\n```\nmemlab bench benches/x.toml\n```";
     assert_eq!(citations(text), [(1, "benches/runs/2026-01-01-x/gone/".to_string()), (2, "benches/runs/old/".to_string())]);
     assert!(!names_a_commit("see benches/runs/2026-01-01-x/gone/"));
     assert!(names_a_commit("kept in git at `bc852fe`"));
+}
+/// Functions of `host/src` longer than `most` lines: (file, name, lines).
+fn long_functions(most: usize) -> Vec<(String, String, usize)> {
+    let src = workspace().join("host/src");
+    let mut out = Vec::new();
+    for file in rust_files(&src) {
+        let text = read(&file);
+        let lines: Vec<&str> = text.lines().collect();
+        let mut i = 0;
+        while i < lines.len() {
+            let line = lines[i];
+            let indent = line.len() - line.trim_start().len();
+            let name = line.trim_start().split("fn ").nth(1).filter(|_| is_fn(line)).and_then(|rest| rest.split(['(', '<']).next());
+            if let Some(name) = name {
+                // The body ends at the first line that closes at the same indent.
+                let close = format!("{}}}", " ".repeat(indent));
+                let end = (i..lines.len()).find(|&j| lines[j] == close || (j == i && line.trim_end().ends_with(';'))).unwrap_or(i);
+                if end + 1 - i > most {
+                    out.push((file.strip_prefix(&src).unwrap_or(&file).display().to_string(), name.to_string(), end + 1 - i));
+                }
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_fn(line: &str) -> bool {
+    let t = line.trim_start();
+    let t = t.strip_prefix("pub(crate) ").or_else(|| t.strip_prefix("pub(super) ")).or_else(|| t.strip_prefix("pub ")).unwrap_or(t);
+    let t = t.strip_prefix("const ").unwrap_or(t);
+    let t = t.strip_prefix("unsafe ").unwrap_or(t);
+    let t = t.strip_prefix("extern \"C\" ").unwrap_or(t);
+    t.starts_with("fn ")
+}
+
+#[test]
+fn no_function_in_host_src_is_over_eighty_lines() {
+    let long = long_functions(80);
+    assert!(long.is_empty(), "functions over 80 lines, to split by concept: {long:?}");
 }
