@@ -202,7 +202,11 @@ impl SerializerRuntime for NativeWriter {
     }
 
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {
-        self.0.decoded(Op::WriterFinish, decode_finished)
+        // The writer ends here, so its answer buffer is taken, not copied:
+        // a segment's index can be megabytes.
+        let op = Op::WriterFinish;
+        self.0.bytes(op, &[], None, 0)?;
+        decode_finished(std::mem::take(&mut self.0.bytes)).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
     }
 
     fn describe(&mut self) -> Result<Description, Fault> {

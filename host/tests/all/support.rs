@@ -14,12 +14,11 @@ pub fn host() -> Arc<PluginHost> {
     }))
 }
 
-/// A fresh directory under the test tmpdir.
+/// A fresh directory of its own under the test tmpdir, named after the
+/// test: two runs sharing a machine never share one. It is kept (not
+/// removed on drop) so a failed test's files can be read afterwards.
 pub fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    tempfile::Builder::new().prefix(&format!("{name}-")).tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch dir").keep()
 }
 
 /// Bench options for tests: quiet, one repeat unless the config says.

@@ -87,11 +87,16 @@ impl Answer {
         self.sealed = false;
     }
 
-    /// Answers `bytes`, copied into the thread's buffer: replacing the
-    /// buffer would drop what it grew to, and the next large answer (a
-    /// flush's next chunk) would grow it again.
+    /// Answers `bytes`: copied into the thread's buffer where it fits, since
+    /// replacing the buffer would drop what it grew to and the next large
+    /// answer (a flush's next chunk) would grow it again; taken as it is
+    /// where it does not, since growing to it would cost more than it.
     pub fn put(&mut self, bytes: Vec<u8>) {
-        self.bytes.extend_from_slice(&bytes);
+        if self.bytes.is_empty() && self.bytes.capacity() < bytes.len() {
+            self.bytes = bytes;
+        } else {
+            self.bytes.extend_from_slice(&bytes);
+        }
     }
 
     /// Marks the packed buffer as the answer.

@@ -254,8 +254,8 @@ pub fn encode_finished(tail: &[u8], f: &Finished) -> Vec<u8> {
 }
 
 /// A finished segment (its tail and what `finish` returned) from its bytes.
-pub fn decode_finished(wire: &[u8]) -> Result<(Vec<u8>, Finished), Error> {
-    let p = Packed::from_wire(wire.to_vec())?;
+pub fn decode_finished(wire: Vec<u8>) -> Result<(Vec<u8>, Finished), Error> {
+    let p = Packed::from_wire(wire)?;
     let r: Vec<&[u8]> = p.iter().collect();
     let [tail, index, rows, partitions, tombstones, min_ts, max_ts, min_c, max_c, checksum] = r[..] else {
         return Err(Error::Corrupt(format!("a finished segment in {} records, not 10", r.len())));
@@ -327,7 +327,7 @@ mod tests {
         let s: Stats = vec![("entries".into(), 7), ("index-bytes".into(), u64::MAX)];
         assert_eq!(decode_stats(&encode_stats(&s)).ok(), Some(s));
         let f = Finished { index: vec![1, 2], meta: SegmentMeta { rows: 3, min_clustering: vec![9], checksum: 5, ..SegmentMeta::default() } };
-        assert_eq!(decode_finished(&encode_finished(b"tail", &f)).ok(), Some((b"tail".to_vec(), f)));
+        assert_eq!(decode_finished(encode_finished(b"tail", &f)).ok(), Some((b"tail".to_vec(), f)));
         assert_eq!(decode_refs(&encode_refs(&[1, u64::MAX])).ok(), Some(vec![1, u64::MAX]));
         assert!(decode_refs(&[0; 7]).is_err());
         let mut rows = Packed::new();
