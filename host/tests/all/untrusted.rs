@@ -414,3 +414,73 @@ fn a_compressed_record_is_read_as_it_is_and_a_bomb_is_refused() {
     let (finished, ok, text) = bounded(&["show", bomb.to_str().expect("path")], Duration::from_secs(120));
     assert!(finished && !ok && text.contains("run.json.gz") && text.contains("larger than"), "{text}");
 }
+
+/// Text that would run, draw or move the cursor if shown raw.
+const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\u{1b}[31m\u{7}\u{202e}\"'&";
+
+/// Every string of `v` under a key in `keys` with `HOSTILE` appended.
+fn poisoned(v: &mut Value, key: &str, keys: &[String]) {
+    match v {
+        Value::String(s) if keys.iter().any(|k| k == key) => s.push_str(HOSTILE),
+        Value::Array(items) => items.iter_mut().for_each(|i| poisoned(i, key, keys)),
+        Value::Object(map) => map.iter_mut().for_each(|(k, i)| poisoned(i, k, keys)),
+        _ => {}
+    }
+}
+
+/// The keys that hold a string somewhere in `v`.
+fn string_keys(v: &Value, key: &str, into: &mut std::collections::BTreeSet<String>) {
+    match v {
+        Value::String(_) => {
+            into.insert(key.to_string());
+        }
+        Value::Array(items) => items.iter().for_each(|i| string_keys(i, key, into)),
+        Value::Object(map) => map.iter().for_each(|(k, i)| string_keys(i, k, into)),
+        _ => {}
+    }
+}
+
+/// Whatever string a record lets be any text (a variant's or a plugin's
+/// name, a description, a path, a host's name) reaches the page escaped
+/// and the terminal without a raw control character: the class, not a
+/// list of fields, since each key the record takes as free text is found
+/// by trying it.
+#[test]
+fn every_free_text_of_a_record_is_shown_escaped_on_the_page_and_the_terminal() {
+    let dir = scratch("untrusted-text");
+    let golden = golden();
+    let mut keys = std::collections::BTreeSet::new();
+    string_keys(&golden, "", &mut keys);
+    let free: Vec<String> = keys
+        .into_iter()
+        .filter(|k| {
+            let mut record = golden.clone();
+            poisoned(&mut record, "", std::slice::from_ref(k));
+            memlab::record::BenchResult::load(&write_run(&dir.join(format!("key-{k}")), &record)).is_ok()
+        })
+        .collect();
+    for must in ["name", "plugin", "descriptions"] {
+        assert!(free.iter().any(|k| k == must), "`{must}` is free text in a record: {free:?}");
+    }
+    let mut record = golden;
+    poisoned(&mut record, "", &free);
+    let run = write_run(&dir.join("all"), &record);
+    let result = memlab::record::BenchResult::load(&run).expect("a record of hostile text loads");
+    let page = memlab::report::html::render(&result);
+    assert!(page.contains("&lt;script&gt;alert(1)"), "the hostile text is shown, escaped");
+    for raw in ["<script>alert", "<img src=x", "\u{1b}", "\u{7}", "\u{202e}"] {
+        assert!(!page.contains(raw), "the page holds {raw:?} raw (keys {free:?})");
+    }
+    let html = dir.join("all.html");
+    let run = run.to_str().expect("path");
+    for args in [vec!["show", run], vec!["show", run, "-b", run], vec!["verify", run], vec!["show", run, "--html", html.to_str().expect("path")]] {
+        let out = command(&args).output().expect("memlab runs");
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(!text.contains("panicked"), "{args:?} panicked: {text}");
+            assert!(!bytes.iter().any(|&b| b == 0x1b || b == 0x07) && !text.contains('\u{202e}'), "{args:?}: a raw control character on {stream}");
+        }
+    }
+    let written = std::fs::read_to_string(&html).expect("the page is written");
+    assert!(!written.contains("<script>alert") && written.contains("&lt;script&gt;"), "the written page escapes it too");
+}
