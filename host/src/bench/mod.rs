@@ -134,6 +134,7 @@ pub fn run_saving(
     let calibration = breakdown::calibrate(host, wasm);
     let bench = variant::Bench { host, config, stream: &stream, prepared: prepared.as_ref(), expected: expected.as_ref(), options, calibration };
     rounds(&bench, &mut record, &mut progress, &mut finished);
+    record.taint_shared_plugins();
     if let Some(profiling) = &options.profile {
         record.profiles = profile::profile_all(&bench, profiling, &record, &mut progress);
     }
@@ -175,6 +176,9 @@ fn rounds(bench: &variant::Bench<'_>, record: &mut BenchResult, progress: &mut i
             record.variants.push(result);
             finished(record);
         }
+        // Before the next round skips what failed, and before the rounds
+        // rule reads the round: a plugin caught once taints its variants.
+        record.taint_shared_plugins();
         if repeat == 1 && options.keep_segments {
             progress(&kept_note(&options.run_dir, max));
         }

@@ -34,6 +34,9 @@ pub enum FailureClass {
     Panic,
     /// memlab's own step failed: writing a segment, routing, the sampler.
     Harness,
+    /// A plugin this run loads (the same sha256) broke a rule in another
+    /// variant of the run: a plugin caught once is trusted nowhere in it.
+    Tainted,
     /// A record of schema 1 or 2, which kept only the message.
     Unclassified,
 }
@@ -52,8 +55,18 @@ impl FailureClass {
             FailureClass::Interrupted => "interrupted",
             FailureClass::Panic => "panic",
             FailureClass::Harness => "harness",
+            FailureClass::Tainted => "tainted",
             FailureClass::Unclassified => "unclassified",
         }
+    }
+
+    /// Whether a failure of this class, pinned on a plugin, caught it in
+    /// a lie: a broken contract, memory beyond its reservations, or
+    /// segments that do not hold what was written. A trap, a stall or an
+    /// error it returned is a fault, which a log may even recover from,
+    /// and says nothing false of its figures elsewhere.
+    pub fn is_a_lie(self) -> bool {
+        matches!(self, FailureClass::Contract | FailureClass::Budget | FailureClass::Verification)
     }
 }
 

@@ -171,3 +171,59 @@ serializer = "lean"
     assert!(table.contains("FAILED"), "{table}");
     assert!(memlab::report::summary(loops).contains("not valid"), "failed figures must not be shown");
 }
+
+/// A plugin caught in one variant publishes nothing in any: the honest
+/// variant of the same binary (a lie can be gated on a parameter) fails
+/// too, naming the plugin and where it was caught; a variant of other
+/// plugins is untouched, and a record read back says the same.
+#[test]
+fn a_plugin_caught_in_one_variant_publishes_nothing_in_any() {
+    let path = hostile_path().display().to_string();
+    let config = format!(
+        r#"
+[workload]
+seed = 9
+ops = 400
+partitions = {{ count = 100000 }}
+
+[[variant]]
+name = "honest here"
+memtable = "{path}"
+memtable_params = {{ mode = "none" }}
+allocator = "per-row"
+serializer = "lean"
+
+[[variant]]
+name = "others"
+memtable = "btree"
+allocator = "per-row"
+serializer = "lean"
+
+[[variant]]
+name = "lies here"
+memtable = "{path}"
+memtable_params = {{ mode = "drop-row", after = 20 }}
+allocator = "per-row"
+serializer = "lean"
+verify_sample = 0
+"#
+    );
+    let config = BenchConfig::parse("tainted.toml", &config).expect("config");
+    let dir = scratch("tainted-bench");
+    let result = bench::run(&strict_host(), &config, &options(dir.clone()), |_| {}).expect("bench");
+    let [honest, others, lies] = &result.variants[..] else { panic!("three runs") };
+    assert_eq!(lies.failure().map(|f| f.class), Some(FailureClass::Contract), "{:?}", lies.failure());
+    assert_eq!(others.failure(), None, "another plugin's variant is not tainted");
+    let failure = honest.failure().expect("the honest variant of a caught plugin publishes nothing");
+    assert_eq!(failure.class, FailureClass::Tainted, "{failure:?}");
+    assert!(failure.message.contains("`lies here`") && failure.message.contains(&path), "{failure}");
+    assert!(memlab::report::comparison(&result).contains("FAILED"));
+    // A record saved before the rule (its honest run completed) is read
+    // back tainted.
+    let mut old = result.clone();
+    old.variants[0].outcome = memlab::record::Outcome::Completed;
+    let saved = dir.join("run.json");
+    old.save(&saved).expect("save");
+    let back = memlab::record::BenchResult::load(&saved).expect("load");
+    assert_eq!(back.variants[0].failure().map(|f| f.class), Some(FailureClass::Tainted));
+}
