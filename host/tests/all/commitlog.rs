@@ -158,3 +158,27 @@ fn a_kept_log_cut_short_replays_up_to_the_tear_and_verify_says_where() {
     assert!(!ok, "a torn log fails verify:\n{out}");
     assert!(out.contains("is torn at byte") && out.contains(&format!("of {len}")), "it says where it stopped:\n{out}");
 }
+
+/// A format that lies only in its first segments, which a small segment
+/// size releases first, fails every bench: every released segment is read
+/// back, not a sample it could hope to miss (issue 49, class 2). Its
+/// honest mode, on the same settings, releases segments and passes.
+#[test]
+fn a_log_that_lies_only_in_released_segments_fails_every_bench() {
+    let liar = liar_plugin("liar-log");
+    let keys = |mode: &str| {
+        format!("commitlog = \"{liar}\"\ncommitlog_params = {{ mode = \"{mode}\" }}\ncommitlog_sync = \"group\"\ncommitlog_segment_size = \"1MiB\"")
+    };
+    // Apart: in one bench the liar would taint its honest mode.
+    let result = run("liar-log-honest", &config(2, &variant("honest", &keys("none"))));
+    let honest = &result.variants[1];
+    assert_eq!(honest.failure(), None);
+    let log = honest.commitlog.as_ref().expect("log figures");
+    assert!(log.released >= 2, "the first MiB lies in segments released before the run ends: {log:?}");
+    let result = run("liar-log-early", &config(2, &variant("early", &keys("early-drop"))));
+    let early = &result.variants[1];
+    let failure = early.failure().expect("a lie in released segments is caught");
+    assert_eq!((failure.class, failure.operation.as_deref()), (FailureClass::Contract, Some("commitlog.replay")), "{failure:?}");
+    let (ok, text) = memlab(&["check", &liar, "--param", "mode=early-drop", "--ops", "4000", "--size", "4000"]);
+    assert!(!ok && text.contains("FAIL"), "check passes it:\n{text}");
+}

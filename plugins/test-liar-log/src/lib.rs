@@ -7,7 +7,11 @@
 //! reads as the clean end of the log), `give-up` (at any damage it gives
 //! back no rows at all, the intact ones before it included), `extra-row`
 //! (replay adds a row that was never logged), `hash-only` (logs 8 bytes
-//! a batch, and replays rows it makes up).
+//! a batch, and replays rows it makes up), `early-drop` (logs zeros in
+//! place of each row's bytes past its 16th in its first 256 KiB, an
+//! instance a shard, so 3 shards lie within the first 1 MiB segment,
+//! which is released first: a lie only a read-back of released segments
+//! sees).
 //! Never bundled: the trust tests prove memlab catches each.
 
 use memlab_sdk::{CommitLog, Decoded, Error, Packed, Params, Stats};
@@ -22,15 +26,21 @@ enum Mode {
     GiveUp,
     ExtraRow,
     HashOnly,
+    EarlyDrop,
 }
 
 /// The lying log.
 pub struct Liar {
     mode: Mode,
     records: std::cell::Cell<u64>,
+    /// Bytes encoded so far (`early-drop`).
+    encoded: u64,
 }
 
 const TAG: u8 = 0x4c;
+
+/// How much of its log `early-drop` cuts the rows of.
+const EARLY_BYTES: u64 = 256 << 10;
 
 fn rows_of(payload: &[u8], out: &mut Packed) -> bool {
     logframe::take_rows(payload, out)
@@ -51,9 +61,10 @@ impl CommitLog for Liar {
             "give-up" => Mode::GiveUp,
             "extra-row" => Mode::ExtraRow,
             "hash-only" => Mode::HashOnly,
+            "early-drop" => Mode::EarlyDrop,
             other => return Err(Error::BadParam(format!("mode `{other}`"))),
         };
-        Ok(Liar { mode, records: std::cell::Cell::new(0) })
+        Ok(Liar { mode, records: std::cell::Cell::new(0), encoded: 0 })
     }
 
     fn encode(&mut self, rows: &Packed, out: &mut Vec<u8>) -> Result<(), Error> {
@@ -62,7 +73,17 @@ impl CommitLog for Liar {
             logframe::put(out, TAG, |o| o.extend_from_slice(&sum.to_le_bytes()));
             return Ok(());
         }
-        logframe::put(out, TAG, |o| logframe::put_rows(o, rows));
+        let start = out.len();
+        if self.mode == Mode::EarlyDrop && self.encoded < EARLY_BYTES {
+            let mut cut = Packed::new();
+            // Zeros in place of the values: its size kept, so this
+            // first segment fills and is released like an honest one.
+            rows.iter().for_each(|r| cut.push_with(|o| o.extend(r.iter().enumerate().map(|(i, &b)| if i < 16 { b } else { 0 }))));
+            logframe::put(out, TAG, |o| logframe::put_rows(o, &cut));
+        } else {
+            logframe::put(out, TAG, |o| logframe::put_rows(o, rows));
+        }
+        self.encoded += (out.len() - start) as u64;
         Ok(())
     }
 
