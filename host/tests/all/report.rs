@@ -358,3 +358,31 @@ fn a_recorded_sweeps_report_charts_every_figure_against_the_swept_value() {
         assert!(text.contains("5 of 5 point(s)") && text.contains("At each point:"), "{text}");
     }
 }
+
+/// The Fidelity section says its ratios assume both builds do the same
+/// work, and flags a twin whose native build is a different program by
+/// what the host sees of it: boundary traffic per row apart from its wasm
+/// build's, or a wasm build that outruns its native one (issue 49, class
+/// 8). The recorded honest run flags nothing.
+#[test]
+fn fidelity_flags_a_native_build_that_does_other_work() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-12-04-rust-2c24g/fidelity/run.json.gz");
+    let honest = BenchResult::load(&path).expect("the recorded fidelity run");
+    let section = report::fidelity(&honest);
+    assert!(section.contains("assume both builds do the same work") && !section.contains("(!)"), "{section}");
+    // A native btree that does busy work: half the rate, the same traffic.
+    let mut busy = honest.clone();
+    for v in busy.variants.iter_mut().filter(|v| v.variant.name == "btree native") {
+        v.elapsed *= 2;
+    }
+    let section = report::fidelity(&busy);
+    assert!(section.lines().any(|l| l.starts_with("(!) `btree x8") && l.contains("outruns its native one")), "{section}");
+    // A native build that crosses the boundary more a row than its wasm build.
+    let mut chatty = honest;
+    for v in chatty.variants.iter_mut().filter(|v| v.variant.name == "trie native") {
+        v.boundary.calls = v.boundary.calls * 11 / 10;
+    }
+    let section = report::fidelity(&chatty);
+    assert!(section.lines().any(|l| l.starts_with("(!) `trie x8") && l.contains("boundary traffic per row differs")), "{section}");
+    assert_eq!(section.matches("(!) `").count(), 1, "only the pair that differs: {section}");
+}
