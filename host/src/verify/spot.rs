@@ -100,21 +100,30 @@ pub(super) fn damaged_copies(segment: &LoadedSegment, picks: &Picks, open: &Read
 }
 
 /// Writes the picked rows of `segment` again through a fresh writer under
-/// keys no router makes (a secret prefix and a counter), then reads them
-/// back whole and by key: they must come back byte for byte. A format
-/// that rebuilds keys from what it assumes of the router's (types
-/// contract 3: keys are never interpreted) is caught here, whatever it
-/// saves on the run's own keys.
+/// keys shaped as the router makes them (token, partition, clustering)
+/// but not the rows' own (a secret partition and clustering each), then
+/// reads them back whole and by key: they must come back byte for byte.
+/// A format that rebuilds keys from the rows (types contract 3: keys are
+/// never interpreted) is caught here, and so is one that keeps only the
+/// keys it cannot rebuild verbatim: these look like the ones it can.
 pub(super) fn foreign_keys(segment: &LoadedSegment, picks: &Picks, writer: &SerializerFactory, open: &ReaderFactory<'_>) -> Result<(), SeamError> {
-    let prefix = (seam::secret_offset(usize::MAX) as u64).to_be_bytes();
-    let records: Vec<(Vec<u8>, Vec<u8>)> = picks
+    let secret = (seam::secret_offset(usize::MAX) as u64).to_be_bytes();
+    let mut records: Vec<(Vec<u8>, Vec<u8>)> = picks
         .present
         .iter()
         .take(256)
         .filter_map(|(_, raw)| FlushRecord::decode(raw).ok().map(|r| r.row.as_bytes().to_vec()))
         .enumerate()
-        .map(|(i, row)| ([prefix.as_slice(), b"\x00foreign", &(i as u32).to_be_bytes()].concat(), row))
+        .map(|(i, row)| {
+            let partition = [secret.as_slice(), &(i as u32).to_be_bytes()].concat();
+            let clustering = [secret.as_slice(), b"foreign"].concat();
+            let mut key = Vec::new();
+            crate::router::sort_key(crate::router::token(&partition), &partition, &clustering, &mut key);
+            (key, row)
+        })
         .collect();
+    // A writer is handed keys in order, as a flush hands them.
+    records.sort_by(|a, b| a.0.cmp(&b.0));
     if records.is_empty() {
         return Ok(());
     }
@@ -142,7 +151,7 @@ pub(super) fn foreign_keys(segment: &LoadedSegment, picks: &Picks, writer: &Seri
         memlab_sdk::encode_flush_record(&mut want, key, row);
         if back.get(i) != Some(&want) {
             let detail = format!(
-                "wrote {} records under keys the router never makes (the first {}) and read record {i} back different: its format interprets keys (types contract 3)",
+                "wrote {} records under router-shaped keys that are not their rows' own (the first {}) and read record {i} back different: its format interprets keys (types contract 3)",
                 records.len(),
                 show_key(&records[0].0)
             );

@@ -186,6 +186,16 @@ fn lies_the_host_can_see_fail_the_bench_and_publish_nothing() {
             ("its format interprets keys", Contract, "serializer"),
         ),
         (
+            "keys rebuilt where router-shaped",
+            "btree",
+            String::new(),
+            "per-row",
+            "{}",
+            &flush,
+            r#"{ mode = "key-fallback" }"#,
+            ("its format interprets keys", Contract, "serializer"),
+        ),
+        (
             "clamped parameter",
             &hostile,
             r#"{ mode = "clamp-after", after = 1000 }"#.into(),

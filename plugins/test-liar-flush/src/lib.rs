@@ -11,7 +11,10 @@
 //! a key's 8-byte token and rebuilds the rest from the row, as the router
 //! would: smaller segments, wrong for any other key), `wrong-row` (every
 //! 100th row is written with its last byte changed; its checksum and
-//! metadata agree with what it wrote).
+//! metadata agree with what it wrote), `key-fallback` (elides only keys
+//! shaped as a router makes them, rebuilding them from the row, and keeps
+//! any other key verbatim: lossless on every key a plain foreign-key
+//! check writes).
 //! Never bundled: the trust tests prove memlab catches each.
 
 use std::collections::BTreeMap;
@@ -30,6 +33,7 @@ enum Mode {
     GrowInCreate,
     KeyFromRow,
     WrongRow,
+    KeyFallback,
 }
 
 /// The key a router would build for `row` after the token `head`: the
@@ -48,6 +52,24 @@ fn key_from_row(head: &[u8], row: &RowView<'_>) -> Vec<u8> {
     key
 }
 
+/// Whether `key` parses as a router's: a token, an escaped partition
+/// ended by two zero bytes, a clustering. `key-fallback` trusts the shape.
+fn router_shaped(key: &[u8]) -> bool {
+    let mut i = 8;
+    while i < key.len() {
+        match (key[i], key.get(i + 1)) {
+            (0, Some(0xff)) => i += 2,
+            (0, Some(0)) => return true,
+            (0, _) => return false,
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// The key length's top bit: the key was elided to its token.
+const ELIDED: u32 = 1 << 31;
+
 fn mode(params: &mut Params) -> Result<Mode, Error> {
     let mode: String = params.get("mode", "none".to_string())?;
     Ok(match mode.as_str() {
@@ -60,6 +82,7 @@ fn mode(params: &mut Params) -> Result<Mode, Error> {
         "grow-in-create" => Mode::GrowInCreate,
         "key-from-row" => Mode::KeyFromRow,
         "wrong-row" => Mode::WrongRow,
+        "key-fallback" => Mode::KeyFallback,
         other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
     })
 }
@@ -105,8 +128,13 @@ impl Serializer for LiarWriter {
             self.last_tombstone_partition = Some(row.partition.to_vec());
         }
         let start = out.len();
-        let key = if self.mode == Mode::KeyFromRow { &record.key[..record.key.len().min(8)] } else { record.key };
-        out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        let elide = match self.mode {
+            Mode::KeyFromRow => true,
+            Mode::KeyFallback => router_shaped(record.key),
+            _ => false,
+        };
+        let key = if elide { &record.key[..record.key.len().min(8)] } else { record.key };
+        out.extend_from_slice(&(key.len() as u32 | if elide { ELIDED } else { 0 }).to_le_bytes());
         out.extend_from_slice(key);
         out.extend_from_slice(&(row.as_bytes().len() as u32).to_le_bytes());
         out.extend_from_slice(row.as_bytes());
@@ -172,13 +200,14 @@ impl SegmentReader for LiarReader {
         }
         let (mut records, mut at) = (Vec::new(), 0);
         while at < body.len() {
-            let key_len = u32_at(body, at)?;
+            let stored = u32_at(body, at)?;
+            let (key_len, elided) = (stored & !(ELIDED as usize), stored & ELIDED as usize != 0);
             let key = body.get(at + 4..at + 4 + key_len).ok_or_else(|| corrupt("key overruns"))?;
             let row_at = at + 4 + key_len;
             let row_len = u32_at(body, row_at)?;
             let row = body.get(row_at + 4..row_at + 4 + row_len).ok_or_else(|| corrupt("row overruns"))?;
             let view = RowView::decode(row)?;
-            let key = if mode == Mode::KeyFromRow { key_from_row(key, &view) } else { key.to_vec() };
+            let key = if elided { key_from_row(key, &view) } else { key.to_vec() };
             records.push((key, row.to_vec()));
             at = row_at + 4 + row_len;
         }
