@@ -11,6 +11,10 @@ use crate::seam::KindSpecs;
 pub const MAX_STATS: usize = 64;
 /// See `MAX_STATS`.
 pub const MAX_STAT_NAME: usize = 64;
+/// The most parameters a plugin may describe: each described number is
+/// probed for its effect (several calls each), so a plugin must not buy
+/// itself an unbounded probe, and so a silent bench, by describing many.
+pub const MAX_DESCRIBED_PARAMS: usize = 16;
 
 /// A plugin's counters within `MAX_STATS` and `MAX_STAT_NAME`.
 pub(super) fn bounded(stats: &Stats) -> Result<(), String> {
@@ -36,6 +40,10 @@ pub fn show_key(key: &[u8]) -> String {
 /// plugin that ignores a parameter would otherwise be published as if it
 /// had run with it.
 pub fn check_description(kind: Kind, plugin: &str, configured: &[(String, String)], described: &Description) -> Result<(), SeamError> {
+    if described.params.len() > MAX_DESCRIBED_PARAMS {
+        let detail = format!("it describes {} parameters; at most {MAX_DESCRIBED_PARAMS} are allowed (each is probed)", described.params.len());
+        return Err(SeamError::Contract { plugin: plugin.into(), operation: kind.spec().describe, shard: 0, detail });
+    }
     let same = |a: &str, b: &str| a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
     for (key, value) in configured {
         let detail = match described.params.iter().find(|(k, _)| k == key) {
@@ -46,4 +54,19 @@ pub fn check_description(kind: Kind, plugin: &str, configured: &[(String, String
         return Err(SeamError::Contract { plugin: plugin.into(), operation: kind.spec().describe, shard: 0, detail });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use memlab_sdk::Description;
+
+    use super::{Kind, MAX_DESCRIBED_PARAMS, check_description};
+
+    #[test]
+    fn a_description_of_too_many_parameters_breaks_the_contract() {
+        let of = |n: usize| Description { name: "p".into(), version: "1".into(), params: (0..n).map(|i| (format!("k{i}"), "1".into())).collect() };
+        assert!(check_description(Kind::Allocator, "p", &[], &of(MAX_DESCRIBED_PARAMS)).is_ok());
+        let err = check_description(Kind::Allocator, "p", &[], &of(MAX_DESCRIBED_PARAMS + 1)).expect_err("too many");
+        assert!(err.to_string().contains("describes 17 parameters"), "{err}");
+    }
 }
