@@ -2,7 +2,7 @@
 //! property, with the sandbox's limits on.
 
 use super::CliError;
-use super::flags::{check_ops, check_size, deadline, key_value, seed};
+use super::flags::{budget, check_ops, check_size, deadline, key_value, seed};
 use crate::plugin::{EngineSettings, PluginHost};
 use crate::seam::{LoadError, SeamError};
 
@@ -35,6 +35,12 @@ pub(super) struct Args {
     /// The epoch deadline per call, in milliseconds, 1 to 3600000.
     #[arg(long, default_value_t = 10_000.0, value_parser = deadline)]
     deadline_ms: f64,
+    /// The whole check's budget, in seconds, past which every call into
+    /// the plugin traps as a deadline; by default 60 s and 100 µs an op
+    /// and a key of `--size` (the bundled plugins take 6-20 s at the
+    /// defaults, a tenth or less of it); 0 for none.
+    #[arg(long, value_parser = budget)]
+    budget_s: Option<f64>,
     /// A parameter for the plugin, `key=value` (repeatable).
     #[arg(long = "param", value_parser = key_value)]
     params: Vec<(String, String)>,
@@ -50,9 +56,11 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(args: Args) -> Result<(), CliError> {
-    let Args { plugin, ops, size, seed, deadline_ms, params, build, native } = args;
+    let Args { plugin, ops, size, seed, deadline_ms, budget_s, params, build, native } = args;
     let deadline = Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3));
-    let settings = EngineSettings { call_deadline: deadline, build_crates: build, native_crates: native, ..EngineSettings::default() };
+    let budget = budget_s.unwrap_or(60.0 + (ops + size) as f64 * 100e-6);
+    let until = (budget > 0.0).then(|| std::time::Instant::now() + std::time::Duration::from_secs_f64(budget));
+    let settings = EngineSettings { call_deadline: deadline, budget_until: until, build_crates: build, native_crates: native, ..EngineSettings::default() };
     let host = PluginHost::new(settings)?;
     sayln!("{}", super::terminal::engine_line(host.settings()));
     let native = if native { Some(native_build(&host, &plugin)?) } else { None };

@@ -10,6 +10,14 @@ pub(super) fn deadline(text: &str) -> Result<f64, String> {
     Ok(ms)
 }
 
+pub(super) fn budget(text: &str) -> Result<f64, String> {
+    let secs: f64 = text.parse().map_err(|e| format!("`{text}` is not a number of seconds: {e}"))?;
+    if !(0.0..=604_800.0).contains(&secs) {
+        return Err(format!("`{text}` s is outside 0..=604800 (a week; 0 is no budget)"));
+    }
+    Ok(secs)
+}
+
 pub(super) fn max_rounds(text: &str) -> Result<usize, String> {
     crate::config::round_count(text.parse().map_err(|_| format!("`{text}` is not a whole number"))?)
 }

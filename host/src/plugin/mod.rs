@@ -91,10 +91,22 @@ pub struct EngineSettings {
     /// sandbox.
     #[serde(skip)]
     pub native_crates: bool,
+    /// When every call of this engine's plugins must have ended (`memlab
+    /// check`'s whole budget): a call that would run past it is
+    /// interrupted, and one after it refused, as a deadline trap.
+    #[serde(skip)]
+    pub budget_until: Option<std::time::Instant>,
     /// Sample guest stacks for flame graphs: epochs on, advanced every
     /// millisecond, each store's epoch callback sampling (the profiled
     /// round's engine only: epoch checks cost every call).
     pub profile: bool,
+}
+
+impl EngineSettings {
+    /// Whether the engine checks epochs: for deadlines, budgets or samples.
+    fn epochs(&self) -> bool {
+        self.call_deadline.is_some() || self.budget_until.is_some() || self.profile
+    }
 }
 
 impl Default for EngineSettings {
@@ -108,6 +120,7 @@ impl Default for EngineSettings {
             compact_memories: false,
             build_crates: false,
             native_crates: false,
+            budget_until: None,
             profile: false,
         }
     }
@@ -141,7 +154,7 @@ fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, LoadError> {
         .cranelift_opt_level(wasmtime::OptLevel::Speed)
         .wasm_component_model(true)
         .max_wasm_stack(settings.stack_limit)
-        .epoch_interruption(settings.call_deadline.is_some() || settings.profile);
+        .epoch_interruption(settings.epochs());
     if settings.instance_slots > 0 {
         config.allocation_strategy(pooling(settings));
     }
@@ -212,7 +225,7 @@ impl PluginHost {
         let mut linker = wasmtime::component::Linker::new(&engine);
         bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
             .map_err(|e| LoadError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
-        let ticking = settings.call_deadline.is_some() || settings.profile;
+        let ticking = settings.epochs();
         let ticker = ticking.then(|| store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings)));
         let sampler = settings.profile.then(|| Arc::new(sampler::GuestSampler::default()));
         Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker, built: Default::default(), built_native: Default::default() }))

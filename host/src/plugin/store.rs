@@ -17,6 +17,24 @@ pub struct Limits {
     pub memory_cap: u64,
     /// Epoch ticks a call may run; `None` is no deadline.
     pub deadline_ticks: Option<u64>,
+    /// When every call must have ended (`EngineSettings::budget_until`).
+    pub until: Option<std::time::Instant>,
+    /// One epoch tick.
+    pub tick: Duration,
+}
+
+impl Limits {
+    /// The ticks the next call may run: its deadline, cut to what is left
+    /// of the budget; `Err` once the budget is spent.
+    pub(super) fn ticks_now(&self) -> Result<Option<u64>, Duration> {
+        let Some(until) = self.until else { return Ok(self.deadline_ticks) };
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(self.tick);
+        }
+        let budget = (left.as_micros() / self.tick.as_micros().max(1)).max(1) as u64;
+        Ok(Some(self.deadline_ticks.map_or(budget, |t| t.min(budget))))
+    }
 }
 
 /// How often the epoch advances when deadlines are on.
@@ -31,7 +49,7 @@ impl Limits {
     pub(super) fn from_settings(settings: &EngineSettings) -> Self {
         let tick = epoch_tick(settings).as_micros().max(1);
         let ticks = settings.call_deadline.map(|d| (d.as_micros() / tick).max(1) as u64);
-        Limits { memory_cap: settings.memory_cap, deadline_ticks: ticks }
+        Limits { memory_cap: settings.memory_cap, deadline_ticks: ticks, until: settings.budget_until, tick: epoch_tick(settings) }
     }
 }
 

@@ -38,7 +38,11 @@ impl Caller {
         // (and a store with epochs off needs some deadline all the same).
         // "Never" is far past any epoch, not `u64::MAX`: wasmtime adds the
         // current epoch to it, which overflows once a ticker has run.
-        store.set_epoch_deadline(limits.deadline_ticks.unwrap_or(u64::MAX / 2));
+        let ticks = match limits.ticks_now() {
+            Ok(ticks) => ticks.unwrap_or(u64::MAX / 2),
+            Err(_) => 1,
+        };
+        store.set_epoch_deadline(ticks);
         let sampled = host.sampler.clone();
         if let Some(sampler) = &sampled {
             let sampler = Arc::clone(sampler);
@@ -67,12 +71,17 @@ impl Caller {
             return Err(Fault::Poisoned { cause: cause.clone() });
         }
         self.store.data_mut().running = Running::of(plugin.kind);
+        let Ok(ticks) = self.limits.ticks_now() else {
+            self.trapped = Some(format!("`{}` trapped in `{operation}`: {}", plugin.name, TrapKind::Deadline));
+            let detail = BUDGET_SPENT.to_string();
+            return Err(Fault::Trap { sha256: plugin.sha256.clone(), kind: TrapKind::Deadline, detail });
+        };
         if self.sampled {
             let ctx = self.store.data_mut();
             ctx.profiled = Some(Arc::clone(&plugin.label));
-            ctx.ticks_left = self.limits.deadline_ticks;
+            ctx.ticks_left = ticks;
             self.store.set_epoch_deadline(1);
-        } else if let Some(ticks) = self.limits.deadline_ticks {
+        } else if let Some(ticks) = ticks {
             self.store.set_epoch_deadline(ticks);
         }
         f(&mut self.store).map_err(|error| {
@@ -81,6 +90,7 @@ impl Caller {
             // A panic the plugin reported before trapping says what and where.
             let detail = match self.store.data_mut().panic.take() {
                 Some(panic) => format!("{} ({})", panic.replace('\n', " "), trap_detail(&error)),
+                None if kind == TrapKind::Deadline && self.limits.ticks_now().is_err() => BUDGET_SPENT.to_string(),
                 None => trap_detail(&error),
             };
             Fault::Trap { sha256: plugin.sha256.clone(), kind, detail }
@@ -97,6 +107,9 @@ impl Caller {
         self.call(plugin, operation, f)?.map_err(|e| Fault::Guest(sdk_error(e)))
     }
 }
+
+/// Why a call past the engine's budget trapped.
+const BUDGET_SPENT: &str = "the whole budget for its calls is spent (`memlab check --budget-s`)";
 
 /// A packed result from the guest, checked for its layout.
 pub(super) fn packed_out(p: types::Packed) -> Result<Packed, Fault> {

@@ -50,3 +50,17 @@ fn a_lost_row_shrinks_to_a_tiny_case_with_its_seed() {
     let steps: usize = failure.split("shrunk to ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).expect("a shrunk case");
     assert!(steps <= 3, "{text}");
 }
+
+/// A plugin slow on check's own inputs cannot keep `check` running for
+/// hours: past the whole check's budget every call traps as a deadline,
+/// and the failures name the budget (issue 49, class 5). With the default
+/// budget (scaled by the work) a bundled plugin passes.
+#[test]
+fn a_check_past_its_budget_fails_every_later_call_and_says_why() {
+    let (ok, text) = crate::support::memlab(&["check", &hostile_plugin(), "--param", "mode=slow", "--budget-s", "3"]);
+    assert!(!ok && text.contains("FAIL") && text.contains("the whole budget for its calls is spent"), "{text}");
+    let (ok, text) = crate::support::memlab(&["check", "btree", "--ops", "20000", "--size", "20000"]);
+    assert!(ok, "{text}");
+    let (ok, text) = crate::support::memlab(&["check", "btree", "--budget-s", "1e9"]);
+    assert!(!ok && text.contains("outside 0..=604800"), "{text}");
+}
