@@ -168,6 +168,21 @@ impl Packed {
 
 /// Checks a wire form's trailer, pushing each record's end onto `ends`
 /// (emptied on error); the length of its record bytes.
+/// The records of a wire form, read where they lie: only their ends are
+/// kept, in the caller's reused `ends`, so a native table's call reads a
+/// lent batch without copying its records.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn wire_records<'w>(wire: &'w [u8], ends: &'w mut Vec<u32>) -> Result<impl Iterator<Item = &'w [u8]> + 'w, Error> {
+    read_trailer(wire, ends)?;
+    let ends: &'w Vec<u32> = ends;
+    let mut start = 0usize;
+    Ok(ends.iter().map(move |&end| {
+        let record = &wire[start..end as usize];
+        start = end as usize;
+        record
+    }))
+}
+
 fn read_trailer(wire: &[u8], ends: &mut Vec<u32>) -> Result<usize, Error> {
     let Some(count_at) = wire.len().checked_sub(4) else {
         return Err(corrupt(format_args!("a packed batch of {} bytes has no record count", wire.len())));
@@ -220,6 +235,9 @@ mod tests {
         for records in [&[][..], &[&b""[..]][..], &[&b"a"[..], b"", b"bcd"][..]] {
             let mut p = batch(records);
             let lent = p.with_wire(|wire| wire.to_vec());
+            let mut ends = vec![7];
+            let in_place: Vec<Vec<u8>> = wire_records(&lent, &mut ends).expect("valid").map(<[u8]>::to_vec).collect();
+            assert_eq!(in_place, records.iter().map(|r| r.to_vec()).collect::<Vec<_>>(), "read where they lie");
             assert_eq!(p.iter().collect::<Vec<_>>(), records);
             assert_eq!(p.data_len(), records.iter().map(|r| r.len()).sum::<usize>());
             let back = Packed::from_wire(lent).expect("valid");

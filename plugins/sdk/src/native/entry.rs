@@ -48,6 +48,7 @@ pub struct Input<'a> {
 struct Read {
     batch: Packed,
     refs: Vec<u64>,
+    ends: Vec<u32>,
 }
 
 impl Input<'_> {
@@ -55,6 +56,11 @@ impl Input<'_> {
     pub fn packed(&mut self) -> Result<&Packed, Error> {
         self.read.batch.copy_from_wire(self.a)?;
         Ok(&self.read.batch)
+    }
+
+    /// `a`'s records, read where they lie (a flush's batch is megabytes).
+    pub fn records(&mut self) -> Result<impl Iterator<Item = &[u8]>, Error> {
+        crate::packed::wire_records(self.a, &mut self.read.ends)
     }
 
     /// `a` read as refs (u64 LE).

@@ -32,7 +32,7 @@ where
 
     fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match (self, op) {
-            (SerializerOf::Writer(w), Op::WriterWrite) => w.write(input.packed()?, &mut answer.bytes)?,
+            (SerializerOf::Writer(w), Op::WriterWrite) => w.write_each(input.records()?, &mut answer.bytes)?,
             (SerializerOf::Writer(w), Op::WriterFinish) => {
                 let mut tail = Vec::new();
                 let finished = w.finish(&mut tail)?;

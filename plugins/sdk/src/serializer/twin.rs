@@ -28,8 +28,13 @@ impl<S: Serializer> WriterInstance<S> {
 
     /// Encodes a batch of flush records, appending to `out`.
     pub fn write(&mut self, records: &Packed, out: &mut Vec<u8>) -> Result<(), Error> {
+        self.write_each(records.iter(), out)
+    }
+
+    /// `write`, over records wherever they lie.
+    pub fn write_each<'r>(&mut self, records: impl Iterator<Item = &'r [u8]>, out: &mut Vec<u8>) -> Result<(), Error> {
         let writer = self.writer()?;
-        for record in records.iter() {
+        for record in records {
             writer.write(FlushRecord::decode(record)?, out)?;
         }
         Ok(())
