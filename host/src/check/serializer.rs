@@ -27,7 +27,15 @@ fn records(seed: u64, n: u64) -> Records {
             let row = source.next_row();
             map.insert(row.key, row.bytes);
         }
-        return map.into_iter().collect();
+        // Some keys, router-shaped as all here, hold another key's row:
+        // a format that rebuilds the keys it recognises from their rows
+        // (types contract 3) reads these back wrong.
+        let mut all: Records = map.into_iter().collect();
+        for pair in all.chunks_exact_mut(2).step_by(4) {
+            let (a, b) = pair.split_at_mut(1);
+            std::mem::swap(&mut a[0].1, &mut b[0].1);
+        }
+        return all;
     }
     for i in 0..n {
         let k = key(&mut rng);
