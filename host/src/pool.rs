@@ -61,6 +61,8 @@ pub struct MemoryPool {
     packed: Box<[Cell]>,
     reclaiming: AtomicU64,
     cas_retries: AtomicU64,
+    /// Reservations refused, counted here whatever the plugin reports.
+    refusals: AtomicU64,
     sum_checks: AtomicU64,
     room: Mutex<()>,
     room_freed: Condvar,
@@ -93,6 +95,7 @@ impl MemoryPool {
             packed: (0..packed).map(|_| Cell::default()).collect(),
             reclaiming: AtomicU64::new(0),
             cas_retries: AtomicU64::new(0),
+            refusals: AtomicU64::new(0),
             sum_checks: AtomicU64::new(0),
             room: Mutex::new(()),
             room_freed: Condvar::new(),
@@ -103,6 +106,13 @@ impl MemoryPool {
     /// the hard limit is refused before any counter moves, so no sum can
     /// wrap (a plugin may ask for `u64::MAX`).
     pub fn reserve(&self, bytes: u64) -> Result<(), PoolFull> {
+        // A refusal a plugin swallows is still the host's to see.
+        self.reserve_counted(bytes).inspect_err(|_| {
+            self.refusals.fetch_add(1, Ordering::Relaxed);
+        })
+    }
+
+    fn reserve_counted(&self, bytes: u64) -> Result<(), PoolFull> {
         if bytes > self.hard_limit {
             return Err(PoolFull);
         }
@@ -204,6 +214,11 @@ impl MemoryPool {
     /// The configured budget.
     pub fn budget(&self) -> u64 {
         self.budget
+    }
+
+    /// Reservations refused so far.
+    pub fn refusals(&self) -> u64 {
+        self.refusals.load(Ordering::Relaxed)
     }
 
     /// Compare-and-swap conflicts so far (`cas-loop` only).
@@ -312,6 +327,10 @@ mod tests {
             let slack = if matches!(mode, PoolMode::Striped | PoolMode::StripedPacked) { STRIPE_CHECK } else { 0 };
             let owned = pool.owns();
             assert!(owned <= limit + slack && owned + 4096 > limit, "{mode:?}: {owned} after {refused}");
+            // The host counts the refusal itself, whatever a plugin reports.
+            assert_eq!(pool.refusals(), 1, "{mode:?}");
+            assert!(pool.reserve(u64::MAX).is_err() && pool.reserve_each(&[4096; 4]).is_err());
+            assert_eq!(pool.refusals(), 3, "{mode:?}: one a refused call");
         }
     }
 

@@ -279,6 +279,10 @@ pub struct WriteFigures {
     pub pool_cas_retries: u64,
     /// Sums of all cells to check the limit (`striped`).
     pub pool_sum_checks: u64,
+    /// Reservations the pool refused, counted by the host whether or not
+    /// the plugin reported them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pool_refusals: u64,
     /// Coalesced groups written (`group`, `adaptive`).
     pub groups: u64,
     /// Time client batches waited in a group's queue, summed.
@@ -311,6 +315,7 @@ impl From<WriteCounters> for WriteFigures {
             backpressure_ns: c.backpressure_ns,
             pool_cas_retries: c.pool_cas_retries,
             pool_sum_checks: c.pool_sum_checks,
+            pool_refusals: c.pool_refusals,
             groups: c.groups,
             coalesce_wait_ns: c.coalesce_wait_ns,
             generation_start_ns: c.generation_start_ns,

@@ -114,9 +114,21 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
         ("Backpressure", format!("{:.1} ms blocked on a full pool", v.counters.backpressure_ns as f64 / 1e6)),
         (
             "Pool",
-            format!("{}, {} CAS retries, {} cell sums", c.pool, thousands(v.counters.pool_cas_retries as f64), thousands(v.counters.pool_sum_checks as f64)),
+            format!(
+                "{}, {} CAS retries, {} cell sums{}",
+                c.pool,
+                thousands(v.counters.pool_cas_retries as f64),
+                thousands(v.counters.pool_sum_checks as f64),
+                refusals(v.counters.pool_refusals)
+            ),
         ),
     ]
+}
+
+/// The pool's refusals, where there were any: counted by the host, so a
+/// refusal a plugin swallowed shows.
+fn refusals(n: u64) -> String {
+    if n == 0 { String::new() } else { format!(", {} reservations refused (counted by the host)", thousands(n as f64)) }
 }
 
 /// Heap bytes allocated per flush: the host's count of the flush

@@ -25,6 +25,7 @@ macro_rules! write_metrics {
                 let mut counters = WriteCounters { $($name: self.$name.load(Ordering::Relaxed),)* };
                 counters.pool_cas_retries = pool.cas_retries();
                 counters.pool_sum_checks = pool.sum_checks();
+                counters.pool_refusals = pool.refusals();
                 counters
             }
         }
@@ -47,6 +48,8 @@ write_metrics! {
     pool_cas_retries,
     /// Sums of all cells to check the limit (`striped`).
     pool_sum_checks,
+    /// Reservations the pool refused, whether or not a plugin said so.
+    pool_refusals,
     /// Coalesced groups written (`group`, `adaptive`).
     groups,
     /// Time client batches waited in a group's queue, summed.

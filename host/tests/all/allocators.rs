@@ -69,6 +69,7 @@ fn a_refused_batch_keeps_nothing_and_the_next_one_fits() {
             let (mut big, _) = rows(50, 250);
             let err = shard.store_rows(&mut big).expect_err("past the hard limit");
             assert_eq!(err.guest_error(), Some(&memlab_sdk::Error::PoolFull), "{allocator} {runtime}: {err}");
+            assert!(pool.refusals() >= 1, "{allocator} {runtime}: the host counted the refusal itself");
             assert_eq!(shard.reserved_bytes(), 0, "{allocator} {runtime}");
             assert_eq!(pool.owns(), 0, "{allocator} {runtime}");
             let (mut small, _) = rows(3, 10);
