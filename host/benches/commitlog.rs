@@ -35,7 +35,7 @@ fn point(dir: &std::path::Path, mode: SyncMode, access: Access, writers: usize, 
                     // Released as a flush would: the log stays bounded.
                     if at.offset < RECORD as u64 {
                         log.frozen(at.segment, 1, at);
-                        let _ = log.flushed(at.segment, |_| false);
+                        let _ = log.flushed(at.segment);
                     }
                 }
             });

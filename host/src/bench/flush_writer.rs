@@ -33,7 +33,7 @@ impl FlushWriter<'_> {
             let (generation, log) = (job.generation, job.log.clone());
             let flushed = flush::flush(job, self.serializer, self.dir, self.pool, self.run_started);
             // Flushed or failed, the generation no longer needs its log.
-            if let Some(Err(e)) = log.map(|log| log.flushed(generation, super::log::keep)) {
+            if let Some(Err(e)) = log.map(|log| log.flushed(generation)) {
                 failures.report(Failure::from(&crate::seam::SeamError::from(e)));
             }
             match flushed {

@@ -31,15 +31,6 @@ pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&LogFactory>) 
     Ok(Some(PathLog { log, formats }))
 }
 
-/// Whether a released segment is set aside to be read back: every one.
-/// A sample, however secret, left a format that lies in the segments it
-/// can tell will be released (a one-shard log knows where its first ends)
-/// a chance per round to publish; its bytes were just written, and the
-/// read-back runs after the run's clock stops, so only disk is spent.
-pub(super) fn keep(_segment: u64) -> bool {
-    true
-}
-
 /// Closes the log; its figures, and the read-back's failure, if any.
 pub(super) fn close(
     log: &CommitLog,

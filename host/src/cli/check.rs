@@ -37,7 +37,7 @@ pub(super) struct Args {
     deadline_ms: f64,
     /// The whole check's budget, in seconds, past which every call into
     /// the plugin traps as a deadline; by default 60 s and 100 µs an op
-    /// and a key of `--size` (the bundled plugins take 6-20 s at the
+    /// and a key of `--size` (the bundled plugins take 6-18 s at the
     /// defaults, a tenth or less of it); 0 for none.
     #[arg(long, value_parser = budget)]
     budget_s: Option<f64>,

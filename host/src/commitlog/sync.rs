@@ -59,7 +59,8 @@ struct State {
     /// What each live segment was handed, when the rows are kept for
     /// reading the log back (verified variants).
     appended: BTreeMap<u64, Appended>,
-    /// Released segments the secret picked, set aside to read back.
+    /// Released segments set aside to read back (every one whose rows
+    /// were kept: a verified variant's).
     kept: BTreeMap<u64, Appended>,
     releases: Releases,
 }
@@ -250,8 +251,11 @@ impl CommitLog {
 
     /// One flush job of `generation` is done: once it and every earlier
     /// generation is flushed, the segments they alone wrote to are
-    /// released (those the secret picks, `keep`, set aside to read back).
-    pub fn flushed(&self, generation: u64, keep: impl Fn(u64) -> bool) -> Result<(), LogIoError> {
+    /// released. Each one whose rows were kept (a verified variant's) is
+    /// set aside to be read back after the run, not a sample: a format
+    /// could lie in the segments it can tell will be released. Others are
+    /// deleted, as nothing would read them.
+    pub fn flushed(&self, generation: u64) -> Result<(), LogIoError> {
         let mut state = self.shared.state();
         if let Some((parts, _)) = state.releases.frozen.get_mut(&generation) {
             *parts = parts.saturating_sub(1);
@@ -263,12 +267,12 @@ impl CommitLog {
         }
         let Some(before) = before else { return Ok(()) };
         let state = &mut *state;
-        state.files.release_before(before, |n| {
-            let kept = keep(n);
-            if let Some(rows) = state.appended.remove(&n).filter(|_| kept) {
+        state.files.release_before(before, |n| match state.appended.remove(&n) {
+            Some(rows) => {
                 state.kept.insert(n, rows);
+                true
             }
-            kept
+            None => false,
         })
     }
 

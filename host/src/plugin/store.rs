@@ -23,14 +23,18 @@ pub struct Limits {
     pub tick: Duration,
 }
 
+/// The engine's budget for all calls is spent.
+#[derive(Debug)]
+pub(super) struct BudgetSpent;
+
 impl Limits {
     /// The ticks the next call may run: its deadline, cut to what is left
-    /// of the budget; `Err` once the budget is spent.
-    pub(super) fn ticks_now(&self) -> Result<Option<u64>, Duration> {
+    /// of the budget.
+    pub(super) fn ticks_now(&self) -> Result<Option<u64>, BudgetSpent> {
         let Some(until) = self.until else { return Ok(self.deadline_ticks) };
         let left = until.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
-            return Err(self.tick);
+            return Err(BudgetSpent);
         }
         let budget = (left.as_micros() / self.tick.as_micros().max(1)).max(1) as u64;
         Ok(Some(self.deadline_ticks.map_or(budget, |t| t.min(budget))))

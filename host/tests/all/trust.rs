@@ -56,7 +56,7 @@ fn lies_the_host_can_see_fail_check() {
     let hostile = hostile_plugin();
     let alloc = liar_plugin("liar-alloc");
     let flush = liar_plugin("liar-flush");
-    let cases: [Case<'_>; 12] = [
+    let cases: [Case<'_>; 13] = [
         (&alloc, &[("mode", "stop-reserving")], "has reserved only"),
         (&alloc, &[("mode", "under-reserve")], "has reserved only"),
         (&alloc, &[("mode", "hidden-copies"), ("after", "0")], "its linear memory grew"),
@@ -66,6 +66,8 @@ fn lies_the_host_can_see_fail_check() {
         (&hostile, &[("mode", "index-lie")], "`index-bytes` = 1 "),
         (&flush, &[("mode", "tombstones-per-partition")], "tombstones"),
         (&flush, &[("mode", "min-gt-max")], "min-timestamp"),
+        // Keys it recognises rebuilt from rows: some hold another key's row.
+        (&flush, &[("mode", "key-fallback")], "read back differs"),
         (&hostile, &[("mode", "clamp-after"), ("after", "1000")], "configured as `1000`"),
         (&hostile, &[("mode", "scan-extra")], "for a limit of"),
         (&hostile, &[("mode", "get-neighbour")], "answered with key"),
