@@ -14,7 +14,7 @@ fn main() -> ExitCode {
             // One line: every error names its file, plugin or operation,
             // and already includes its cause.
             // Plugin messages inside it are escaped, never raw.
-            eprintln!("error: {}", memlab::util::text::for_terminal(&e.to_string()));
+            eprintln!("error: {}", memlab::for_terminal(&e.to_string()));
             ExitCode::from(e.downcast_ref::<memlab::cli::CliError>().map_or(1, memlab::cli::CliError::exit_code))
         }
     }

@@ -16,7 +16,7 @@ mod metrics;
 
 pub use coalesce::{Coalescing, MAX_FIXED_WINDOW_US};
 pub use generation::{NextGeneration, ShardFactory};
-pub use logging::{MAX_RECOVERIES, PathLog};
+pub use logging::PathLog;
 use metrics::CallClock;
 pub use metrics::{CallTimes, WriteCounters, WriteMetrics};
 
@@ -258,11 +258,6 @@ impl WritePath {
         let mut key = Vec::with_capacity(partition.len() + clustering.len() + 16);
         sort_key(t, partition, clustering, &mut key);
         (self.router.shard_of(t), key)
-    }
-
-    /// `describe()` of shard 0's memtable and allocator.
-    pub fn describe(&self) -> Result<(memlab_sdk::Description, memlab_sdk::Description), SeamError> {
-        self.lock(0).live()?.describe()
     }
 
     fn maybe_switch(&self) -> Result<(), SeamError> {

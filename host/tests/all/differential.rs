@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use memlab::model::ReferenceMemtable;
+use memlab::ReferenceMemtable;
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab::seam::Shard;
 use memlab::seam::{Kind, SeamError};

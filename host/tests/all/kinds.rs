@@ -21,7 +21,7 @@ fn every_kind_has_a_native_twin_a_template_a_check_and_its_phases() {
             assert!(memlab::native::Strategy::bundled(plugin, kind).is_ok(), "{kind}: `{plugin}` has no native twin");
             assert!(memlab::registry::find_kind(plugin, kind).is_some(), "{kind}: `{plugin}` is not bundled");
         }
-        let krate = memlab::scaffold::scaffold(kind, &format!("new-{}", kind.name()), &dir).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let krate = memlab::scaffold(kind, &format!("new-{}", kind.name()), &dir).unwrap_or_else(|e| panic!("{kind}: {e}"));
         let lib = std::fs::read_to_string(krate.join("src/lib.rs")).expect("the template's lib.rs");
         assert!(lib.contains(spec.sdk_trait) && lib.contains(&format!("export!({}", kind.name())), "{kind}: its template does not export its trait");
         let plugin = host.load_as(spec.stand_in, kind).unwrap_or_else(|e| panic!("{kind}: {e}"));

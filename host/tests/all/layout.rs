@@ -281,3 +281,18 @@ fn no_function_in_host_src_is_over_eighty_lines() {
     let long = long_functions(80);
     assert!(long.is_empty(), "functions over 80 lines, to split by concept: {long:?}");
 }
+
+/// The private modules of `lib.rs`, and the ones ARCHITECTURE.md names
+/// as private, are one list: a module made public (or private) without
+/// the doc saying so fails here.
+#[test]
+fn the_private_modules_are_the_ones_architecture_names() {
+    let lib = read(&workspace().join("host/src/lib.rs"));
+    let private: BTreeSet<String> = lib.lines().filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';')).map(str::to_string).collect();
+    let doc = read(&workspace().join("ARCHITECTURE.md"));
+    let sentence =
+        doc.split("`lib.rs` keeps ").nth(1).and_then(|s| s.split(" private").next()).expect("ARCHITECTURE.md says which modules lib.rs keeps private");
+    let named: BTreeSet<String> = sentence.split('`').skip(1).step_by(2).map(str::to_string).collect();
+    assert!(!private.is_empty(), "lib.rs keeps no module private");
+    assert_eq!(private, named, "lib.rs's private modules against ARCHITECTURE.md's");
+}

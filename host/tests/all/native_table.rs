@@ -52,7 +52,7 @@ fn rows(n: usize) -> Packed {
 /// and the operation; the message.
 fn panics(what: &str, f: impl FnOnce()) -> String {
     let panic = catch_unwind(AssertUnwindSafe(f)).expect_err(what);
-    let message = memlab::util::panic_message(panic.as_ref());
+    let message = memlab::panic_message(panic.as_ref());
     assert!(message.contains("native plugin") && message.contains("panicked in"), "{what}: {message}");
     message
 }
