@@ -12,6 +12,7 @@ pub(crate) use defaults::holds as defaults_hold;
 pub(crate) use defaults::without_effect;
 mod memtable;
 mod serializer;
+mod suite;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -142,43 +143,24 @@ fn render_properties(out: &mut String, properties: &[Property]) {
 /// What `plugin` says of itself, created with `params` (a memtable or an
 /// allocator beside a bundled partner of the other kind).
 pub fn describe(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<memlab_sdk::Description, SeamError> {
-    let pool = || Arc::new(crate::pool::MemoryPool::new(CHECK_POOL, crate::pool::PoolMode::FetchAdd));
-    match plugin.kind {
-        Kind::Memtable => Ok(host.shard(plugin, params, &host.load_as("per-row", Kind::Allocator)?, &[], pool(), 0)?.describe()?.0),
-        Kind::Allocator => Ok(host.shard(&host.load_as("btree", Kind::Memtable)?, &[], plugin, params, pool(), 0)?.describe()?.1),
-        Kind::Serializer => host.serializer(plugin, params, 0)?.describe(),
-        Kind::CommitLog => host.log_format(plugin, params, 0)?.describe(),
-    }
+    (suite::of(plugin.kind).describe)(host, plugin, params)
 }
 
 /// What `plugin` does on `defaults`' fixed workload created with
 /// `params`, and what it described: `defaults` and `params-effect` compare
-/// two of these. With `describe` above and `properties` below, the layer's
-/// table of kinds.
+/// two of these.
 fn trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    match plugin.kind {
-        Kind::Memtable | Kind::Allocator => {
-            let options = CheckOptions::new(params.to_vec(), 0);
-            let subject = ShardSubject::new(host, plugin, &options).map_err(|p| p.failure.unwrap_or_default())?;
-            defaults::shard_trace(&subject, params)
-        }
-        Kind::Serializer => serializer::trace(host, plugin, params),
-        Kind::CommitLog => commitlog::trace(host, plugin, params),
-    }
+    (suite::of(plugin.kind).trace)(host, plugin, params)
 }
 
 /// Checks `plugin` (a bundled name or a path) on `host`.
 pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, SeamError> {
     let started = Instant::now();
     let loaded = host.load(plugin)?;
+    let suite = suite::of(loaded.kind);
     let in_wasm = CheckOptions { native: None, ..options.clone() };
-    let mut properties = match loaded.kind {
-        Kind::Memtable => memtable::check(host, &loaded, &in_wasm),
-        Kind::Allocator => allocator::check(host, &loaded, &in_wasm),
-        Kind::Serializer => serializer::check(host, &loaded, &in_wasm),
-        Kind::CommitLog => commitlog::check(host, &loaded, &in_wasm),
-    };
-    let mut native = options.native.as_ref().map_or_else(Vec::new, |n| natively(host, &loaded, n, &options));
+    let mut properties = (suite.properties)(host, &loaded, &in_wasm);
+    let mut native = options.native.as_ref().map_or_else(Vec::new, |n| (suite.natively)(host, &loaded, n, &options));
     let args: String = std::iter::once(plugin.to_string()).chain(options.params.iter().map(|(k, v)| format!("--param {k}={v}"))).collect::<Vec<_>>().join(" ");
     for p in properties.iter_mut().chain(&mut native) {
         p.failure = p.failure.take().map(|f| f.replace(PLUGIN_ARGS, &args));
@@ -191,26 +173,6 @@ pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Res
         native,
         seconds: started.elapsed().as_secs_f64(),
     })
-}
-
-/// The crate built for this machine: a memtable's or allocator's whole
-/// suite again, through native shards (beside a bundled native partner);
-/// a serializer's or log format's output on `defaults`' fixed workload,
-/// which must be the wasm build's byte for byte.
-fn natively(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, native: &crate::native::Strategy, options: &CheckOptions) -> Vec<Property> {
-    const AGREES: &str = "native-agrees";
-    let agree = |wasm: Result<String, String>, native: Result<String, String>| match (wasm, native) {
-        (Ok(w), Ok(n)) if w == n => Property::pass(AGREES, "the native build describes itself and writes the same bytes as the wasm build"),
-        (Ok(w), Ok(n)) => Property::fail(AGREES, format!("the wasm build {w}; the native build {n}")),
-        (Err(e), _) => Property::fail(AGREES, format!("the wasm build: {e}")),
-        (_, Err(e)) => Property::fail(AGREES, format!("the native build: {e}")),
-    };
-    match loaded.kind {
-        Kind::Memtable => memtable::check(host, loaded, options),
-        Kind::Allocator => allocator::check(host, loaded, options),
-        Kind::Serializer => vec![agree(serializer::trace(host, loaded, &options.params), serializer::trace_of(native.serializer(&options.params, 0)))],
-        Kind::CommitLog => vec![agree(commitlog::trace(host, loaded, &options.params), commitlog::trace_of(native.log_format(&options.params, 0)))],
-    }
 }
 
 /// A key for checks: a small space of short keys (overwrites), keys over
@@ -283,17 +245,15 @@ pub(crate) struct ShardSubject<'a> {
 impl<'a> ShardSubject<'a> {
     /// Pairs `plugin` with the bundled `btree` or `per-row`.
     pub(crate) fn new(host: &'a Arc<PluginHost>, plugin: &'a Arc<Plugin>, options: &'a CheckOptions) -> Result<Self, Property> {
-        let partner = match plugin.kind {
-            Kind::Allocator => host.load_as("btree", Kind::Memtable),
-            _ => host.load_as("per-row", Kind::Allocator),
-        };
-        let partner = partner.map_err(|e| Property::fail("set-up", e.to_string()))?;
+        Self::with_partner(host, plugin, options).map_err(|e| Property::fail("set-up", e.to_string()))
+    }
+
+    fn with_partner(host: &'a Arc<PluginHost>, plugin: &'a Arc<Plugin>, options: &'a CheckOptions) -> Result<Self, SeamError> {
+        let (name, kind) = if plugin.kind == Kind::Allocator { ("btree", Kind::Memtable) } else { ("per-row", Kind::Allocator) };
+        let partner = host.load_as(name, kind)?;
         let native = match &options.native {
             None => None,
-            Some(n) => {
-                let other = if plugin.kind == Kind::Allocator { ("btree", Kind::Memtable) } else { ("per-row", Kind::Allocator) };
-                Some((n.clone(), crate::native::Strategy::bundled(other.0, other.1).map_err(|e| Property::fail("set-up", e.to_string()))?))
-            }
+            Some(n) => Some((n.clone(), crate::native::Strategy::bundled(name, kind)?)),
         };
         Ok(ShardSubject { host, plugin, params: &options.params, partner, native })
     }
@@ -315,6 +275,11 @@ impl<'a> ShardSubject<'a> {
         }
     }
 
+    /// What the plugin under check, created with `params`, says of itself.
+    fn described(&self, params: &[(String, String)]) -> Result<memlab_sdk::Description, SeamError> {
+        self.shard(params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m })
+    }
+
     /// The kind under check.
     pub(crate) fn kind(&self) -> Kind {
         self.plugin.kind
@@ -322,9 +287,8 @@ impl<'a> ShardSubject<'a> {
 
     /// `describe`, its defaults, and the refusal of unknown parameters.
     pub(crate) fn common_properties(&self) -> Vec<Property> {
-        let described = self.shard(self.params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m });
         vec![
-            describe_result(self.plugin, self.params, described),
+            describe_result(self.plugin, self.params, self.described(self.params)),
             defaults::property(self.host, self.plugin, self.params),
             defaults::effect_property(self.host, self.plugin, self.params),
             unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ())),

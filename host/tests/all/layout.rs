@@ -167,6 +167,9 @@ fn a_new_kind_touches_the_files_architecture_lists_and_no_more_than_twelve() {
     let root = workspace();
     for file in &listed {
         assert!(root.join(file).is_file(), "ARCHITECTURE.md lists `{file}`, which does not exist");
+        // A manifest names kinds as bare feature strings, which no marker
+        // tells from any other string; the Rust and WIT files are held.
+        assert!(file.ends_with("Cargo.toml") || found.contains(file), "ARCHITECTURE.md lists `{file}`, which no longer names every kind");
     }
     let unlisted: Vec<&String> = found.iter().filter(|f| !listed.contains(f)).collect();
     assert!(unlisted.is_empty(), "these files name every kind, so a new kind touches them, but ARCHITECTURE.md does not list them: {unlisted:?}");
