@@ -248,10 +248,10 @@ pub fn load(meta_path: &Path) -> Result<LoadedSegment, SegmentError> {
 pub fn parse_meta(raw: &[u8]) -> Result<MetaFile, String> {
     let text = std::str::from_utf8(raw).map_err(|e| format!("not UTF-8: {e}"))?;
     let (json, trailer) = text.rsplit_once(META_TRAILER).ok_or("no crc32 trailer")?;
-    let stored =
-        u32::from_str_radix(trailer.strip_suffix('\n').ok_or("the crc32 trailer does not end the file")?, 16).map_err(|e| format!("bad crc32 trailer: {e}"))?;
+    // The trailer is held to the exact text memlab writes: parsing it as
+    // a number would take `B` for `b`, so a flipped case bit would pass.
     let found = crc32fast::hash(json.as_bytes());
-    if found != stored || trailer.len() != 9 {
+    if trailer != format!("{found:08x}\n") {
         return Err(format!("damaged: CRC32 {found:08x}, trailer says {trailer:?}"));
     }
     let meta: MetaFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
@@ -270,4 +270,24 @@ pub fn list(dir: &Path) -> Result<Vec<PathBuf>, SegmentError> {
         .collect();
     metas.sort();
     Ok(metas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{META_TRAILER, parse_meta};
+
+    /// A trailer is the exact text memlab writes: a flipped case bit in
+    /// one of its hex letters is damage, not the same number.
+    #[test]
+    fn a_meta_trailer_is_held_to_its_exact_text() {
+        let json = "{}";
+        let crc = crc32fast::hash(json.as_bytes());
+        assert!(format!("{crc:08x}").bytes().any(|b| b.is_ascii_lowercase()), "a letter to flip the case of");
+        let good = format!("{json}{META_TRAILER}{crc:08x}\n");
+        let err = parse_meta(good.as_bytes()).expect_err("`{}` is no metadata");
+        assert!(!err.contains("damaged"), "{err}");
+        for bad in [format!("{json}{META_TRAILER}{crc:08X}\n"), format!("{json}{META_TRAILER}+{crc:07x}\n"), format!("{json}{META_TRAILER}{crc:08x}")] {
+            assert!(parse_meta(bad.as_bytes()).expect_err("damage").contains("damaged"), "{bad:?}");
+        }
+    }
 }

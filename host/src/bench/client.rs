@@ -41,6 +41,8 @@ pub(super) struct ClientOutcome {
     pub taken: u64,
     /// The fingerprint of the ops taken.
     pub fingerprint: Fingerprint,
+    /// Their shape print (the same whatever the salt).
+    pub shape: Fingerprint,
     /// Point reads that found their row.
     pub read_hits: u64,
     /// Rows scans returned.
@@ -136,6 +138,7 @@ impl<'a> Client<'a> {
             failed_ops: Vec::new(),
             taken: 0,
             fingerprint: Fingerprint::default(),
+            shape: Fingerprint::default(),
             read_hits: 0,
             scan_rows: 0,
             first_error: None,
@@ -168,6 +171,7 @@ impl<'a> Client<'a> {
                     return None;
                 }
                 self.out.fingerprint.add(op);
+                self.out.shape.add_shape(op);
                 None
             }
             (None, Feed::Prepared(prepared)) => Some(prepared.op(self.thread, index)?),
@@ -269,6 +273,7 @@ impl<'a> Client<'a> {
     fn finish(mut self) -> ClientOutcome {
         if let Feed::Prepared(prepared) = self.feed {
             self.out.fingerprint = prepared.fingerprint(self.thread, self.out.taken);
+            self.out.shape = prepared.shape(self.thread, self.out.taken);
         }
         self.out.cpu = self.cpu.and_then(|c| c.try_elapsed().ok()).unwrap_or_default();
         self.out.time.wall_ns = nanos(self.last - self.started);

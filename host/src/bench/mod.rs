@@ -59,6 +59,9 @@ pub struct BenchOptions {
     /// After the measured rounds, a profiled round of each variant: wasm
     /// variants run on this engine, built with `EngineSettings::profile`.
     pub profile: Option<Arc<PluginHost>>,
+    /// The stream's salt (`--salt`, to replay a run); none draws a fresh
+    /// secret one. A stream file is replayed unsalted.
+    pub salt: Option<crate::workload::Salt>,
 }
 
 /// A call that never returns cannot be interrupted without the epoch
@@ -105,7 +108,8 @@ pub fn run_saving(
     mut progress: impl FnMut(&str),
     mut finished: impl FnMut(&BenchResult),
 ) -> Result<BenchResult, StreamFileError> {
-    let stream = Stream::of(&config.workload)?;
+    let salt = salt_for(config, options)?;
+    let stream = Stream::of(&crate::workload::Profile { salt, ..config.workload.clone() })?;
     // Off every client's clock, once for all variants.
     let prepared = crate::router::Prepared::of(&stream)?;
     match (&prepared, &stream) {
@@ -139,8 +143,23 @@ pub fn run_saving(
         record.profiles = profile::profile_all(&bench, profiling, &record, &mut progress);
     }
     record.provenance = Provenance::collect(engine_info(host), &record.variants);
+    // Only now, with every plugin done, does the record name the salt.
+    record.provenance.stream_salt = salt.map(|s| s.to_string());
     finished(&record);
     Ok(record)
+}
+
+/// The salt that keys this run's content: the one asked for, else a fresh
+/// secret; none for a stream file, whose bytes are the user's own.
+fn salt_for(config: &BenchConfig, options: &BenchOptions) -> Result<Option<crate::workload::Salt>, StreamFileError> {
+    match (&config.workload.stream, options.salt) {
+        (Some(_), _) => Ok(None),
+        (None, Some(salt)) => Ok(Some(salt)),
+        (None, None) => crate::workload::Salt::fresh().map(Some).map_err(|e| StreamFileError::Unusable {
+            path: "(the stream's salt)".into(),
+            what: format!("the OS gave no randomness to salt the stream with: {e}"),
+        }),
+    }
 }
 
 /// Runs the bench's rounds, every variant once a round, until the rounds

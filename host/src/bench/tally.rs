@@ -24,7 +24,7 @@ pub(super) fn clients(result: &mut VariantResult, outcomes: &[ClientOutcome]) ->
     let mut all = histogram();
     let mut per_kind = [histogram(), histogram(), histogram()];
     let mut failed_ops = HashSet::new();
-    let mut fingerprints = Vec::new();
+    let (mut fingerprints, mut shapes) = (Vec::new(), Vec::new());
     let mut taken = Vec::new();
     for o in outcomes {
         for (kind, h) in o.histograms.iter().enumerate() {
@@ -45,6 +45,7 @@ pub(super) fn clients(result: &mut VariantResult, outcomes: &[ClientOutcome]) ->
         }
         failed_ops.extend(o.failed_ops.iter().copied());
         fingerprints.push(o.fingerprint);
+        shapes.push(o.shape);
         taken.push(o.taken);
         result.client_cpu += o.cpu;
     }
@@ -58,6 +59,7 @@ pub(super) fn clients(result: &mut VariantResult, outcomes: &[ClientOutcome]) ->
     }
     result.spectrum = spectrum(&all);
     result.fingerprint = Fingerprint::combine(&fingerprints).to_string();
+    result.shape = Fingerprint::combine(&shapes).to_string();
     if result.ops > 0 && result.errors == result.ops {
         let cause = result.first_error.clone().unwrap_or_default();
         result.fail(Failure::new(FailureClass::PluginError, format!("every one of the {} ops failed; the first: {cause}", result.ops)));

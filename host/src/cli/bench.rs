@@ -72,6 +72,10 @@ pub(super) struct Args {
     /// rounds get the same cores whatever runs beside them.
     #[arg(long, value_parser = session::pin::parse)]
     cpus: Option<session::pin::CpuSet>,
+    /// Replay a run's stream byte for byte: the `stream_salt` its record
+    /// shows (32 hex digits). Without it each run draws a secret salt.
+    #[arg(long)]
+    salt: Option<crate::workload::Salt>,
 }
 
 impl Args {
@@ -90,6 +94,7 @@ impl Args {
             profile: self.profile,
             points: self.points,
             cpus: self.cpus.map(|c| c.0).unwrap_or_default(),
+            salt: self.salt,
         }
     }
 }
@@ -99,6 +104,10 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
         Some(path) => BenchConfig::load(path)?,
         None => BenchConfig::parse("(built-in default config)", DEFAULT_CONFIG)?,
     };
+    if let (Some(_), Some(file)) = (args.salt, &config.workload.stream) {
+        let file = crate::util::text::for_terminal(&file.display().to_string());
+        return Err(CliError::Usage(format!("--salt replays a generated stream; this config replays the stream file {file}, which is never salted")));
+    }
     let interrupt = Arc::new(AtomicBool::new(false));
     // A second Ctrl-C ends the process at once; the first stops cleanly.
     let _ = signal_hook::flag::register_conditional_shutdown(signal_hook::consts::SIGINT, 130, Arc::clone(&interrupt));

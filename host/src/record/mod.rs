@@ -169,6 +169,11 @@ pub struct VariantResult {
     pub time: TimeBreakdown,
     /// The stream's fingerprint as this run's clients saw it.
     pub fingerprint: String,
+    /// Its shape print: what its ops are without their content (kinds,
+    /// partitions, sizes, timestamps), the same whatever the salt.
+    /// Comparisons across runs hold two runs to this.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub shape: String,
     /// Point reads from the live memtables after the writes.
     pub reads: ReadFigures,
     /// CPU and memory of the process during the run.
@@ -301,6 +306,12 @@ pub struct Stop {
 }
 
 impl VariantResult {
+    /// What comparisons across runs hold this run's stream to, named
+    /// (`Provenance::stream_print`).
+    pub fn stream_print(&self) -> String {
+        if self.shape.is_empty() { format!("fingerprint {}", self.fingerprint) } else { format!("shape {}", self.shape) }
+    }
+
     /// An empty result for `variant` that failed with `failure`.
     pub fn failed(variant: VariantSpec, failure: Failure) -> Self {
         VariantResult { variant, outcome: Outcome::Failed(failure), ..VariantResult::default() }

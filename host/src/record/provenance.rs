@@ -33,6 +33,14 @@ pub struct Provenance {
     pub plugins: BTreeMap<String, String>,
     /// The stream's fingerprint (every run's, when they agree).
     pub stream_fingerprint: String,
+    /// Its shape print (every run's, when they agree): what two runs of
+    /// one config share whatever their salts.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stream_shape: String,
+    /// The salt that keyed the stream's content, written once the run is
+    /// over (`memlab bench --salt` replays it); none for a stream file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_salt: Option<String>,
 }
 
 /// The wasm engine as configured.
@@ -53,6 +61,14 @@ fn read(path: &str) -> String {
 }
 
 impl Provenance {
+    /// What comparisons across runs hold the stream to, named: its shape
+    /// print, or, in a record from before streams were salted (or of a
+    /// stream file's replay, which has no salt either way), its
+    /// fingerprint.
+    pub fn stream_print(&self) -> String {
+        if self.stream_shape.is_empty() { format!("fingerprint {}", self.stream_fingerprint) } else { format!("shape {}", self.stream_shape) }
+    }
+
     /// Collects what the machine and the runs say, beside the engine's
     /// settings as the caller read them.
     pub fn collect(engine: EngineInfo, runs: &[VariantResult]) -> Provenance {
@@ -62,8 +78,11 @@ impl Provenance {
         let cpu = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).and_then(|l| l.split_once(':')).map_or("unknown", |(_, m)| m.trim());
         let memory_kib: u64 =
             read("/proc/meminfo").lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0);
-        let mut fingerprints: Vec<&str> = runs.iter().filter(|r| !r.fingerprint.is_empty()).map(|r| r.fingerprint.as_str()).collect();
-        fingerprints.dedup();
+        let joined = |print: fn(&VariantResult) -> &str| {
+            let mut prints: Vec<&str> = runs.iter().map(print).filter(|p| !p.is_empty()).collect();
+            prints.dedup();
+            prints.join(" / ")
+        };
         Provenance {
             memlab_version: env!("CARGO_PKG_VERSION").into(),
             git_commit: env!("MEMLAB_GIT_COMMIT").into(),
@@ -76,7 +95,9 @@ impl Provenance {
             memory_bytes: memory_kib * 1024,
             engine,
             plugins: runs.iter().flat_map(|r| r.plugins.iter().map(|p| (p.name.clone(), p.sha256.clone()))).collect(),
-            stream_fingerprint: fingerprints.join(" / "),
+            stream_fingerprint: joined(|r| &r.fingerprint),
+            stream_shape: joined(|r| &r.shape),
+            stream_salt: None,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! record of its own, merged by the sweep's identity. Points may be run
 //! apart (`--points`, other machines) and merged by `memlab show a/ b/`.
 
-use super::{BenchResult, SweepSpec};
+use super::{BenchResult, SweepSpec, VariantResult};
 
 /// One sweep, its points in the config's order.
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ pub enum SweepError {
         detail: String,
     },
     /// Points that should share a stream and do not.
-    #[error("{first} and {other} ran different streams (fingerprints {a} and {b}), though the sweep over `{over}` does not change the stream")]
+    #[error("{first} and {other} ran different streams ({a} and {b}), though the sweep over `{over}` does not change the stream")]
     PointStreams {
         /// One point's record.
         first: String,
@@ -78,7 +78,7 @@ pub enum SweepError {
         other: String,
         /// The swept knob.
         over: String,
-        /// One point's stream fingerprint.
+        /// One point's stream print, named (its shape).
         a: String,
         /// The other point's.
         b: String,
@@ -143,7 +143,8 @@ fn same_experiment(first: &Point, source: &str, result: &BenchResult, over: &str
             return Err(SweepError::Plugins { first: first.source.clone(), other: source.to_string(), detail });
         }
     }
-    let stream = |r: &BenchResult| r.variants.iter().find(|v| v.failure().is_none()).map(|v| v.fingerprint.clone());
+    // Points are runs of their own, each salted apart: they share a shape.
+    let stream = |r: &BenchResult| r.variants.iter().find(|v| v.failure().is_none()).map(VariantResult::stream_print);
     if !matches!(over, "threads" | "rows_per_batch")
         && let (Some(a), Some(b)) = (stream(&first.result), stream(result))
         && a != b

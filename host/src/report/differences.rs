@@ -15,9 +15,10 @@ use crate::record::{BenchResult, Machine, VariantResult};
 /// One way two records' variants differ.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Difference {
-    /// The streams' fingerprints: not the same ops.
+    /// The streams' shape prints (or, in older records, fingerprints):
+    /// not the same ops.
     Stream {
-        /// The baseline's fingerprint.
+        /// The baseline's print, named.
         baseline: String,
         /// The run's.
         run: String,
@@ -60,7 +61,7 @@ impl Difference {
 impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Difference::Stream { baseline, run } => write!(f, "the stream: fingerprint {baseline} vs {run}"),
+            Difference::Stream { baseline, run } => write!(f, "the stream: {baseline} vs {run}"),
             Difference::Setting { key, baseline, run } => write!(f, "`{key}` {baseline} vs {run}"),
             Difference::Plugin { kind, baseline, run } => write!(f, "the {kind} plugin: {baseline} vs {run}"),
             Difference::Machine { baseline, run } => write!(
@@ -79,9 +80,11 @@ impl fmt::Display for Difference {
 /// every pair shares.
 pub fn of_records(baseline: &BenchResult, run: &BenchResult) -> Vec<Difference> {
     let mut out = Vec::new();
-    let (a, b) = (&baseline.provenance.stream_fingerprint, &run.provenance.stream_fingerprint);
+    // Two runs of one config share a shape, not bytes: each salts its
+    // content with its own secret.
+    let (a, b) = (baseline.provenance.stream_print(), run.provenance.stream_print());
     if a != b {
-        out.push(Difference::Stream { baseline: a.clone(), run: b.clone() });
+        out.push(Difference::Stream { baseline: a, run: b });
     }
     out.extend(settings("workload", &baseline.config.workload, &run.config.workload));
     out

@@ -307,7 +307,10 @@ fn run_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
                     .join(", ")
             ),
         ),
-        ("Stream fingerprint", v.fingerprint.clone()),
+        (
+            "Stream fingerprint",
+            if v.shape.is_empty() { v.fingerprint.clone() } else { format!("{} (shape {}, the same whatever the salt)", v.fingerprint, v.shape) },
+        ),
         ("Verified", verified::verified_line(v, c.verify)),
     ];
     if let Some(idle) = &v.no_effect {

@@ -43,6 +43,8 @@ struct Thread {
     others: Vec<Op>,
     /// The fingerprint of the first `i` ops, for `i` in `0..=ops.len()`.
     fingerprints: Vec<Fingerprint>,
+    /// Their shape prints, likewise.
+    shapes: Vec<Fingerprint>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -98,8 +100,10 @@ impl Prepared {
         for thread in 0..file.threads() {
             let count = file.ops_for(thread) as usize;
             let mut t = Thread { ops: Vec::with_capacity(count), fingerprints: Vec::with_capacity(count + 1), ..Thread::default() };
-            let mut fingerprint = Fingerprint::default();
+            t.shapes.reserve(count + 1);
+            let (mut fingerprint, mut shape) = (Fingerprint::default(), Fingerprint::default());
             t.fingerprints.push(fingerprint);
+            t.shapes.push(shape);
             let (mut op, mut batch) = (Op::default(), RoutedBatch::default());
             for index in 0..count as u64 {
                 if !file.op(thread, index, &mut op) {
@@ -107,6 +111,8 @@ impl Prepared {
                 }
                 fingerprint.add(&op);
                 t.fingerprints.push(fingerprint);
+                shape.add_shape(&op);
+                t.shapes.push(shape);
                 let slot = match op.kind {
                     OpKind::Insert => {
                         batch.route(&any_router, &op.rows).map_err(unusable)?;
@@ -153,12 +159,21 @@ impl Prepared {
     /// The fingerprint of `thread`'s first `taken` ops: what a client
     /// that took them would have folded.
     pub fn fingerprint(&self, thread: usize, taken: u64) -> Fingerprint {
-        let fingerprints = self.threads.get(thread).map(|t| t.fingerprints.as_slice()).unwrap_or_default();
-        usize::try_from(taken).ok().and_then(|i| fingerprints.get(i)).or(fingerprints.last()).copied().unwrap_or_default()
+        at(self.threads.get(thread).map(|t| t.fingerprints.as_slice()).unwrap_or_default(), taken)
+    }
+
+    /// The shape print of `thread`'s first `taken` ops.
+    pub fn shape(&self, thread: usize, taken: u64) -> Fingerprint {
+        at(self.threads.get(thread).map(|t| t.shapes.as_slice()).unwrap_or_default(), taken)
     }
 
     /// About what it holds, in bytes: rows, entries, refs' room and hashes.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+}
+
+/// The print after `taken` ops (all of them, past the end).
+fn at(prints: &[Fingerprint], taken: u64) -> Fingerprint {
+    usize::try_from(taken).ok().and_then(|i| prints.get(i)).or(prints.last()).copied().unwrap_or_default()
 }

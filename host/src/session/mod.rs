@@ -58,6 +58,8 @@ pub struct SessionOptions {
     /// Pin the process to these CPUs before anything runs (`--cpus`);
     /// empty: wherever the kernel puts it.
     pub cpus: Vec<usize>,
+    /// The stream's salt, to replay a run; none draws a secret one.
+    pub salt: Option<crate::workload::Salt>,
 }
 
 impl Default for SessionOptions {
@@ -76,6 +78,7 @@ impl Default for SessionOptions {
             profile: false,
             points: Vec::new(),
             cpus: Vec::new(),
+            salt: None,
         }
     }
 }
@@ -299,6 +302,7 @@ fn one(
         interrupt: Some(Arc::clone(interrupt)),
         watchdog,
         profile: profiling,
+        salt: options.salt,
     };
     let description = &config.bench.description;
     progress.event(Event::Started { name, description, engine: host.settings(), watchdog: watched.then_some(options.stall) });

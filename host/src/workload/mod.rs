@@ -6,11 +6,13 @@
 mod dist;
 mod generate;
 mod profile;
+mod secret;
 mod stream_file;
 
 pub use dist::{Dist, DistSpec, zipf_rank};
 pub use generate::Generator;
 pub use profile::{Clustering, Column, Mix, Partitions, Popularity, Profile, ProfileError, parse_duration, resolve_stream_path};
+pub use secret::{BadSalt, Salt};
 pub use stream_file::{StreamFile, StreamFileError, write_stream_file};
 
 use memlab_sdk::Packed;
@@ -42,8 +44,9 @@ impl OpKind {
     }
 }
 
-/// One op, in reusable buffers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// One op, in reusable buffers. Two ops are equal when their bytes are:
+/// the shape says how a generator drew them, which a file cannot.
+#[derive(Debug, Clone, Default)]
 pub struct Op {
     /// What it does.
     pub kind: OpKind,
@@ -55,7 +58,19 @@ pub struct Op {
     pub clustering: Vec<u8>,
     /// Scan: rows at most.
     pub limit: u32,
+    /// The op's shape: every draw that is not content (its kind,
+    /// partition, rows, sizes, timestamps, tombstones), folded; the same
+    /// whatever the stream's salt.
+    pub shape: u64,
 }
+
+impl PartialEq for Op {
+    fn eq(&self, other: &Op) -> bool {
+        (self.kind, &self.rows, &self.partition, &self.clustering, self.limit) == (other.kind, &other.rows, &other.partition, &other.clustering, other.limit)
+    }
+}
+
+impl Eq for Op {}
 
 /// SplitMix64: tiny, fast, and good enough for workload bytes.
 #[derive(Debug, Clone)]
@@ -116,6 +131,12 @@ impl Fingerprint {
         self.0 = mix(h);
     }
 
+    /// Folds one op's shape in (a stream's shape print: what two runs of
+    /// one profile share whatever their salts).
+    pub fn add_shape(&mut self, op: &Op) {
+        self.0 = mix(self.0 ^ op.shape);
+    }
+
     /// Combines per-thread fingerprints in thread order.
     pub fn combine(parts: &[Fingerprint]) -> Fingerprint {
         Fingerprint(parts.iter().fold(0, |acc, p| mix(acc ^ p.0)))
@@ -158,11 +179,7 @@ impl Stream {
     pub fn of(profile: &Profile) -> Result<Stream, StreamFileError> {
         match &profile.stream {
             Some(path) => Ok(Stream::Replayed(std::sync::Arc::new(StreamFile::read(path)?))),
-            None if profile.materialize => {
-                let name = std::path::Path::new("(materialized stream)");
-                let (bytes, _) = stream_file::encode_stream(profile, name)?;
-                Ok(Stream::Replayed(std::sync::Arc::new(StreamFile::parse(name, bytes)?)))
-            }
+            None if profile.materialize => Ok(Stream::Replayed(std::sync::Arc::new(StreamFile::materialized(profile)?))),
             None => Ok(Stream::Generated(Box::new(profile.clone()))),
         }
     }

@@ -55,6 +55,11 @@ pub struct Profile {
     /// seed-profile row, held across runs).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub materialize: bool,
+    /// The run's secret salt, keying every byte of content (never read
+    /// from a file, never written with the profile: the record keeps it
+    /// apart, once the run is over).
+    #[serde(skip)]
+    pub salt: Option<super::Salt>,
 }
 
 /// Which partitions ops touch.
@@ -161,6 +166,7 @@ impl Default for Profile {
             read_probe: 10_000,
             stream: None,
             materialize: false,
+            salt: None,
         }
     }
 }

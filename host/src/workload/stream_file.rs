@@ -59,6 +59,10 @@ pub struct StreamFile {
     ops: Vec<Vec<usize>>,
     profile: Profile,
     fingerprint: Fingerprint,
+    /// Each op's shape as the generator drew it, when the stream was
+    /// generated in this process (materialized); a file's ops are public
+    /// content, and their shape is their bytes.
+    shapes: Option<Vec<Vec<u64>>>,
 }
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -68,14 +72,17 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// Generates `profile`'s stream into `path`; returns its fingerprint and op count.
 pub fn write_stream_file(profile: &Profile, path: &Path) -> Result<(Fingerprint, u64), StreamFileError> {
-    let (out, fingerprint) = encode_stream(profile, path)?;
+    let (out, fingerprint, _) = encode_stream(profile, path)?;
     std::fs::write(path, &out).map_err(|source| StreamFileError::Io { path: path.display().to_string(), source })?;
     Ok((fingerprint, profile.ops))
 }
 
-/// Generates `profile`'s stream in the stream file layout; `path` names it
-/// in errors.
-pub fn encode_stream(profile: &Profile, path: &Path) -> Result<(Vec<u8>, Fingerprint), StreamFileError> {
+/// Each thread's ops' shapes, in order.
+type Shapes = Vec<Vec<u64>>;
+
+/// Generates `profile`'s stream in the stream file layout, with each op's
+/// shape; `path` names it in errors.
+pub(super) fn encode_stream(profile: &Profile, path: &Path) -> Result<(Vec<u8>, Fingerprint, Shapes), StreamFileError> {
     let unusable = |what: &str| StreamFileError::Unusable { path: path.display().to_string(), what: what.to_string() };
     if profile.duration.is_some() {
         return Err(unusable("a stream file needs a count (`ops`), not a `duration`"));
@@ -95,12 +102,14 @@ pub fn encode_stream(profile: &Profile, path: &Path) -> Result<(Vec<u8>, Fingerp
     }
     let mut generator = Generator::new(profile);
     let mut op = Op::default();
-    let mut parts = Vec::new();
+    let (mut parts, mut shapes) = (Vec::new(), Vec::new());
     for thread in 0..profile.threads {
         let mut fingerprint = Fingerprint::default();
+        let mut shape = Vec::with_capacity(profile.ops_for(thread) as usize);
         for index in 0..profile.ops_for(thread) {
             generator.op(thread, index, &mut op);
             fingerprint.add(&op);
+            shape.push(op.shape);
             out.push(op.kind as u8);
             match op.kind {
                 OpKind::Insert => {
@@ -118,11 +127,12 @@ pub fn encode_stream(profile: &Profile, path: &Path) -> Result<(Vec<u8>, Fingerp
             }
         }
         parts.push(fingerprint);
+        shapes.push(shape);
     }
     let fingerprint = Fingerprint::combine(&parts);
     out.extend_from_slice(&fingerprint.0.to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
-    Ok((out, fingerprint))
+    Ok((out, fingerprint, shapes))
 }
 
 /// A bounds-checked cursor that names the byte it failed at.
@@ -217,7 +227,7 @@ impl StreamFile {
             return Err(c.fail(format!("{} bytes after the last op", body - c.at)));
         }
         let fingerprint = Fingerprint(u64::from_le_bytes(data[body..body + 8].try_into().unwrap_or_default()));
-        Ok(StreamFile { path: path.to_path_buf(), data, ops, profile, fingerprint })
+        Ok(StreamFile { path: path.to_path_buf(), data, ops, profile, fingerprint, shapes: None })
     }
 
     fn skip_op(c: &mut Cursor<'_>) -> Result<(), StreamFileError> {
@@ -279,7 +289,23 @@ impl StreamFile {
             }
             Ok(())
         })();
+        op.shape = match self.shapes.as_ref().and_then(|s| s.get(thread)?.get(index as usize)) {
+            Some(&shape) => shape,
+            None => {
+                let mut print = Fingerprint::default();
+                print.add(op);
+                print.0
+            }
+        };
         true
+    }
+
+    /// `profile`'s stream generated into memory (salted as the profile
+    /// is), its ops keeping the shapes the generator drew.
+    pub(super) fn materialized(profile: &Profile) -> Result<StreamFile, StreamFileError> {
+        let name = Path::new("(materialized stream)");
+        let (bytes, _, shapes) = encode_stream(profile, name)?;
+        Ok(StreamFile { shapes: Some(shapes), ..StreamFile::parse(name, bytes)? })
     }
 
     /// Client threads the stream was made for.

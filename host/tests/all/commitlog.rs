@@ -182,3 +182,48 @@ fn a_log_that_lies_only_in_released_segments_fails_every_bench() {
     let (ok, text) = memlab(&["check", &liar, "--param", "mode=early-drop", "--ops", "4000", "--size", "4000"]);
     assert!(!ok && text.contains("FAIL"), "check passes it:\n{text}");
 }
+
+/// A format that rebuilds the rows it recognises from memlab's public
+/// generator, and logs any other verbatim, is lossless on any input, so
+/// no read-back can catch it (issue 49, class 1). On a stream file, whose
+/// bytes are public, it recognises every row and logs a fraction of the
+/// bytes; on a generated stream, salted with the run's secret, it
+/// recognises none and logs what an honest format logs.
+#[test]
+fn a_log_that_recognises_the_public_stream_recognises_nothing_of_a_salted_one() {
+    let liar = liar_plugin("liar-log");
+    // Fixed sizes: the generator draws nothing but the values' text, so
+    // the liar's copy of it can follow.
+    let workload = "seed = 49\nops = 2000\nthreads = 2\npartitions = { count = 500, key = 10 }\nclustering = { rows = 20, key = 12 }\n\
+        rows_per_batch = 5\ncolumn = [{ name = \"a\", size = 24 }, { name = \"b\", size = 24 }]\n";
+    let logged = |name: &str, mode: &str| {
+        let told = if mode == "recognise" { ", seed = 49, threads = 2, batch = 5, columns = 2, size = 24" } else { "" };
+        let params = format!("{{ mode = \"{mode}\"{told} }}");
+        format!(
+            "\n[[variant]]\nname = \"{name}\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nshards = 2\nmemtable_space = \"1MiB\"\n\
+             commitlog = \"{liar}\"\ncommitlog_params = {params}\ncommitlog_sync = \"group\"\n"
+        )
+    };
+    let bytes_a_row = |v: &memlab::record::VariantResult| {
+        assert_eq!(v.failure(), None, "{}", v.variant.name);
+        let log = v.commitlog.as_ref().expect("log figures");
+        log.bytes as f64 / log.rows as f64
+    };
+    let recognised = |v: &memlab::record::VariantResult| v.stats.get(&memlab::seam::Kind::CommitLog).and_then(|s| s.get("recognised_rows")).copied();
+    // Apart: in one bench a caught liar would taint its honest mode.
+    let honest = run("recognise-honest", &format!("[workload]\n{workload}{}", logged("honest", "none")));
+    let salted = run("recognise-salted", &format!("[workload]\n{workload}{}", logged("recognise", "recognise")));
+    let (honest, salted) = (bytes_a_row(&honest.variants[0]), &salted.variants[0]);
+    assert_eq!(recognised(salted), Some(0), "a salted stream has no row the public generator makes");
+    assert!(bytes_a_row(salted) >= 0.97 * honest, "{} bytes a row against the honest {honest}", bytes_a_row(salted));
+    // The same profile from a stream file, unsalted: the liar's copy of
+    // the generator works, so the salt is what stopped it.
+    let dir = scratch("recognise-file");
+    let file = dir.join("public.mlstream");
+    let config = BenchConfig::parse("recognise-file", &format!("[workload]\n{workload}{}", logged("recognise", "recognise"))).expect("config");
+    memlab::workload::write_stream_file(&config.workload, &file).expect("stream file");
+    let public = run("recognise-public", &format!("[workload]\nstream = \"{}\"\n{}", file.display(), logged("recognise", "recognise")));
+    let public = &public.variants[0];
+    assert_eq!(recognised(public), public.commitlog.as_ref().map(|l| l.rows), "every row of a public stream recognised");
+    assert!(bytes_a_row(public) < 0.6 * honest, "{} bytes a row against the honest {honest}", bytes_a_row(public));
+}

@@ -81,19 +81,35 @@ fn the_fingerprint_does_not_depend_on_variant_or_schedule() {
     assert_all_equal(&result);
     // The same ops taken in another order (threads interleaved backwards)
     // fold into the same fingerprint: it depends on ops, not schedule.
-    let profile = BenchConfig::parse("w", &(WORKLOAD.to_string() + &variant("x", ""))).expect("config").workload;
+    let mut profile = BenchConfig::parse("w", &(WORKLOAD.to_string() + &variant("x", ""))).expect("config").workload;
+    profile.salt = Some(crate::support::TEST_SALT.parse().expect("a salt"));
     let mut generator = Generator::new(&profile);
     let mut op = Op::default();
-    let mut parts = vec![Fingerprint::default(); profile.threads];
+    let (mut parts, mut shapes) = (vec![Fingerprint::default(); profile.threads], vec![Fingerprint::default(); profile.threads]);
     for index in 0..profile.ops_for(0) {
         for thread in (0..profile.threads).rev() {
             if index < profile.ops_for(thread) {
                 generator.op(thread, index, &mut op);
                 parts[thread].add(&op);
+                shapes[thread].add_shape(&op);
             }
         }
     }
     assert_eq!(Fingerprint::combine(&parts).to_string(), result.variants[0].fingerprint);
+    // The shape is the salt's to keep: an unsalted generator draws it too.
+    assert_eq!(Fingerprint::combine(&shapes).to_string(), result.variants[0].shape);
+    let mut public = Generator::new(&Profile { salt: None, ..profile.clone() });
+    let mut shape = Fingerprint::default();
+    for index in 0..profile.ops_for(0) {
+        public.op(0, index, &mut op);
+        shape.add_shape(&op);
+    }
+    let mut salted_shape = Fingerprint::default();
+    for index in 0..profile.ops_for(0) {
+        generator.op(0, index, &mut op);
+        salted_shape.add_shape(&op);
+    }
+    assert_eq!(shape, salted_shape);
 }
 
 fn profile() -> Profile {
@@ -117,13 +133,16 @@ fn a_stream_file_replays_the_generated_stream() {
             assert_eq!(a, b, "op {index} of thread {thread}");
         }
     }
-    let mut config = WORKLOAD.to_string() + &variant("generated", "");
-    let generated = run(&config, "stream-generated");
-    config = format!("[workload]\nstream = \"{}\"\nread_probe = 10000\n", file.display()) + &variant("replayed", "");
+    // A file is public content: a bench replays it unsalted, the stream
+    // the profile's public generator makes.
+    let config = format!("[workload]\nstream = \"{}\"\nread_probe = 10000\n", file.display()) + &variant("replayed", "");
     let replayed = run(&config, "stream-replayed");
-    assert_eq!(replayed.variants[0].fingerprint, generated.variants[0].fingerprint);
     assert_eq!(replayed.variants[0].fingerprint, fingerprint.to_string());
-    assert_eq!(replayed.variants[0].verified.expect("verified").digest, generated.variants[0].verified.expect("verified").digest);
+    assert_eq!(replayed.provenance.stream_salt, None);
+    let public = Stream::of(&profile()).expect("stream");
+    let counts: Vec<u64> = (0..2).map(|t| public.ops_for(t).expect("count")).collect();
+    let expected = memlab::verify::digest(&memlab::verify::expected(&public, &counts, &HashSet::new()));
+    assert_eq!(replayed.variants[0].verified.expect("verified").digest, expected);
 }
 
 /// `materialize = true` generates the stream before the clock and replays
@@ -225,7 +244,11 @@ fn a_saved_run_round_trips_through_json() {
     let html = report::html::render(&back);
     assert!(html.matches("<svg").count() >= 4 && html.contains("round-trip"));
     assert!(!back.provenance.wasmtime_version.is_empty() && back.provenance.plugins.contains_key("skiplist"));
-    let stream = Stream::of(&back.config.profile().expect("the recorded profile reads back")).expect("stream");
+    // The record names its salt once the run is over: with it, the
+    // recorded profile replays the stream the run verified.
+    assert_eq!(back.provenance.stream_salt.as_deref(), Some(crate::support::TEST_SALT));
+    let salt = back.provenance.stream_salt.as_deref().map(|s| s.parse().expect("the recorded salt"));
+    let stream = Stream::of(&Profile { salt, ..back.config.profile().expect("the recorded profile reads back") }).expect("stream");
     let counts: Vec<u64> = (0..2).map(|t| stream.ops_for(t).expect("count")).collect();
     assert_eq!(memlab::verify::digest(&memlab::verify::expected(&stream, &counts, &HashSet::new())), back.variants[0].verified.expect("verified").digest);
 }

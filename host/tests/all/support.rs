@@ -21,6 +21,9 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     tempfile::Builder::new().prefix(&format!("{name}-")).tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch dir").keep()
 }
 
+/// The salt of every bench a test runs through `options`.
+pub const TEST_SALT: &str = "7e57c0ffee0000000000000000000049";
+
 /// Bench options for tests: quiet, one repeat unless the config says.
 pub fn options(run_dir: std::path::PathBuf) -> memlab::bench::BenchOptions {
     memlab::bench::BenchOptions {
@@ -33,6 +36,9 @@ pub fn options(run_dir: std::path::PathBuf) -> memlab::bench::BenchOptions {
         interrupt: None,
         watchdog: None,
         profile: None,
+        // One salt for every test run, so that two runs compared in a test
+        // replay one stream, as `--salt` does; the CLI's tests draw theirs.
+        salt: Some(TEST_SALT.parse().expect("a salt")),
     }
 }
 

@@ -325,7 +325,24 @@ fn show_b_judges_by_intervals_and_refuses_pairs_whose_specs_differ() {
     let mut other = base.clone();
     other["provenance"]["stream_fingerprint"] = "ffffffffffffffff".into();
     let (ok, text) = show(&other, "other", &[]);
-    assert!(!ok && text.contains("different workloads: the stream: fingerprint 2c2150d44338ec5f vs ffffffffffffffff"), "{text}");
+    assert!(!ok && text.contains("different workloads: the stream: fingerprint 2c2150d44338ec5f vs fingerprint ffffffffffffffff"), "{text}");
+    // Salted runs of one config: other bytes, one shape. Compared by the
+    // shape; a different shape is another stream.
+    let mut salted = [base.clone(), base.clone()];
+    for (record, salt) in salted.iter_mut().zip(["0f", "f0"]) {
+        record["provenance"]["stream_fingerprint"] = format!("{salt}{salt}{salt}{salt}{salt}{salt}{salt}{salt}").into();
+        record["provenance"]["stream_shape"] = "5a5a5a5a5a5a5a5a".into();
+    }
+    let [a, b] = salted;
+    let a_dir = write_run(&dir.join("salted-a"), &a);
+    let judged =
+        |record: &Value, name: &str| memlab(&["show", write_run(&dir.join(name), record).to_str().expect("path"), "-b", a_dir.to_str().expect("path")]);
+    let (ok, text) = judged(&b, "salted-b");
+    assert!(ok && !text.contains("different workloads") && verdicts(&text).len() == 1, "{text}");
+    let mut reshaped = b;
+    reshaped["provenance"]["stream_shape"] = "a5a5a5a5a5a5a5a5".into();
+    let (ok, text) = judged(&reshaped, "reshaped");
+    assert!(!ok && text.contains("different workloads: the stream: shape 5a5a5a5a5a5a5a5a vs shape a5a5a5a5a5a5a5a5"), "{text}");
 }
 
 /// Checking a config is linear in its size: 16,000 named configurations

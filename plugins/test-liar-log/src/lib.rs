@@ -11,8 +11,11 @@
 //! place of each row's bytes past its 16th in its first 256 KiB, an
 //! instance a shard, so 3 shards lie within the first 1 MiB segment,
 //! which is released first: a lie only a read-back of released segments
-//! sees).
+//! sees), `recognise` (rebuilds the rows it recognises from the public
+//! generator, `recognise.rs`: a lie only a secret stream defeats).
 //! Never bundled: the trust tests prove memlab catches each.
+
+mod recognise;
 
 use memlab_sdk::{CommitLog, Decoded, Error, Packed, Params, Stats};
 
@@ -27,6 +30,7 @@ enum Mode {
     ExtraRow,
     HashOnly,
     EarlyDrop,
+    Recognise,
 }
 
 /// The lying log.
@@ -35,9 +39,15 @@ pub struct Liar {
     records: std::cell::Cell<u64>,
     /// Bytes encoded so far (`early-drop`).
     encoded: u64,
+    /// What `recognise` knows of the stream.
+    public: Option<recognise::Public>,
+    /// Rows `recognise` logged without their values.
+    recognised: u64,
 }
 
 const TAG: u8 = 0x4c;
+/// `recognise`'s records.
+const RECOGNISED: u8 = 0x52;
 
 /// How much of its log `early-drop` cuts the rows of.
 const EARLY_BYTES: u64 = 256 << 10;
@@ -62,15 +72,23 @@ impl CommitLog for Liar {
             "extra-row" => Mode::ExtraRow,
             "hash-only" => Mode::HashOnly,
             "early-drop" => Mode::EarlyDrop,
+            "recognise" => Mode::Recognise,
             other => return Err(Error::BadParam(format!("mode `{other}`"))),
         };
-        Ok(Liar { mode, records: std::cell::Cell::new(0), encoded: 0 })
+        let public = if mode == Mode::Recognise { Some(recognise::Public::of(params)?) } else { None };
+        Ok(Liar { mode, records: std::cell::Cell::new(0), encoded: 0, public, recognised: 0 })
     }
 
     fn encode(&mut self, rows: &Packed, out: &mut Vec<u8>) -> Result<(), Error> {
         if self.mode == Mode::HashOnly {
             let sum = rows.iter().fold(0u64, |h, r| h.rotate_left(5) ^ r.len() as u64);
             logframe::put(out, TAG, |o| o.extend_from_slice(&sum.to_le_bytes()));
+            return Ok(());
+        }
+        if let Some(public) = &self.public {
+            let mut recognised = 0;
+            logframe::put(out, RECOGNISED, |o| recognised = public.encode(rows, o));
+            self.recognised += recognised;
             return Ok(());
         }
         let start = out.len();
@@ -90,6 +108,10 @@ impl CommitLog for Liar {
     fn decode(&self, bytes: &[u8], out: &mut Packed) -> Decoded {
         let before = out.len();
         let (payload, len) = match logframe::read(bytes) {
+            logframe::Frame::Whole { tag: RECOGNISED, payload, len } => {
+                let Some(public) = &self.public else { return Decoded::Damaged };
+                return if public.decode(payload, out) { Decoded::Record(len) } else { Decoded::Damaged };
+            }
             logframe::Frame::Whole { tag: TAG, payload, len } => (payload, len),
             logframe::Frame::Whole { .. } => return Decoded::Damaged,
             logframe::Frame::Bad(Decoded::Torn) if self.mode == Mode::TornClean => return Decoded::Record(bytes.len()),
@@ -133,7 +155,7 @@ impl CommitLog for Liar {
     }
 
     fn stats(&self) -> Stats {
-        Vec::new()
+        if self.public.is_some() { vec![("recognised_rows".into(), self.recognised)] } else { Vec::new() }
     }
 }
 
