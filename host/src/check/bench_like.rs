@@ -1,6 +1,7 @@
 //! Input as a bench makes it, so that `memlab check` cannot be told from a
 //! bench by the shape of what it is given: rows from the shipped profiles'
-//! own generator, keyed by the router's sort keys (the partition's Murmur3
+//! own generator and seeds, salted as a bench salts them (with a salt
+//! drawn from the round's seed, which `memlab check` draws secretly), keyed by the router's sort keys (the partition's Murmur3
 //! token, the escaped partition, the clustering), with the generator's
 //! timestamps, and only the keys one shard owns, of a shard count drawn
 //! from 1 to 64. Rows arrive as racing client threads send them: each
@@ -70,7 +71,9 @@ impl BenchLike {
     pub(crate) fn new(seed: u64) -> Self {
         let mut rng = SplitMix::new(&[seed, 0xbe4c]);
         let mut profile: Profile = toml::from_str(PROFILES[rng.below(PROFILES.len() as u64) as usize]).unwrap_or_default();
-        profile.seed = seed;
+        // The profile's own seed, so the shape is a bench's; the content
+        // keyed by the round's secret, as a bench keys it by its own.
+        profile.salt = Some(crate::workload::Salt::drawn_from(seed));
         profile.threads = if rng.below(8) == 0 { 1 } else { 2 + rng.below(MAX_THREADS - 1) as usize };
         let shards = 1 + rng.below(MAX_SHARDS) as usize;
         BenchLike {

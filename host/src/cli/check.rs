@@ -30,8 +30,11 @@ pub(super) struct Args {
     #[arg(long, default_value_t = 1_000_000, value_parser = check_size)]
     size: u64,
     /// The seed, decimal or `0x` hex (a failure prints its round's).
-    #[arg(long, default_value = "0x6d656d6c6162", value_parser = seed)]
-    seed: u64,
+    /// Without it check draws one from the OS and prints it at the end:
+    /// a plugin cannot know the rows it will be given, as it cannot in a
+    /// bench.
+    #[arg(long, value_parser = seed)]
+    seed: Option<u64>,
     /// The epoch deadline per call, in milliseconds, 1 to 3600000.
     #[arg(long, default_value_t = 10_000.0, value_parser = deadline)]
     deadline_ms: f64,
@@ -64,8 +67,13 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
     let host = PluginHost::new(settings)?;
     sayln!("{}", super::terminal::engine_line(host.settings()));
     let native = if native { Some(native_build(&host, &plugin)?) } else { None };
+    let seed = match seed {
+        Some(seed) => seed,
+        None => getrandom::u64().map_err(|e| CliError::Usage(format!("the OS gave no randomness for check's seed ({e}): give one with --seed")))?,
+    };
     let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { ops, size, native, ..crate::check::CheckOptions::new(params, seed) })?;
     say!("{}", result.render());
+    sayln!("seed {seed:#x} (`--seed {seed:#x}` checks with these rows again)");
     if !result.passed() {
         return Err(CliError::CheckFailed { plugin: result.plugin.clone(), failed: result.failed(), total: result.total() });
     }

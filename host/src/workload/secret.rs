@@ -27,6 +27,16 @@ impl Salt {
         Ok(Salt(u128::from_le_bytes(bytes)))
     }
 
+    /// A salt drawn from `seed`: secret as long as the seed is (`memlab
+    /// check` draws its seed from the OS, and prints it only at the end).
+    pub fn drawn_from(seed: u64) -> Salt {
+        let mut h = SipHasher13::new_with_keys(seed, !seed);
+        h.write_u64(0x5a17);
+        let low = h.finish();
+        h.write_u64(low);
+        Salt(u128::from(low) | u128::from(h.finish()) << 64)
+    }
+
     /// The content word for chunk `chunk` of field `field` (a domain and
     /// its ids).
     pub(super) fn word(self, field: [u64; 5], chunk: u64) -> u64 {
