@@ -31,7 +31,7 @@ pub(crate) use tally::histogram;
 use crate::config::{BenchConfig, Variant};
 use crate::plugin::PluginHost;
 use crate::pool::MemoryPool;
-use crate::record::{ConfigSpec, Failure, Provenance, SCHEMA_VERSION, Stop, StopReason};
+use crate::record::{ConfigSpec, Failure, NoEffect, NotProbed, Provenance, SCHEMA_VERSION, Stop, StopReason};
 use crate::seam::{Kind, SeamError};
 use crate::verify;
 use crate::workload::{Stream, StreamFileError};
@@ -191,7 +191,8 @@ fn rounds(bench: &variant::Bench<'_>, record: &mut BenchResult, progress: &mut i
             let of = if max > 1 { format!(" (round {repeat}, at most {max})") } else { String::new() };
             progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
             let mut result = one_run(bench, (i, variant), repeat);
-            result.no_effect = Some(idle[i].clone());
+            result.no_effect = Some(idle[i].0.clone());
+            result.not_probed = idle[i].1.clone();
             record.variants.push(result);
             finished(record);
         }
@@ -268,21 +269,21 @@ type Probed = (Kind, String, Vec<(String, String)>);
 
 /// Each variant's described parameters that change nothing on check's
 /// bench-shaped workload, probed once per strategy and parameters.
-fn idle_params(host: &Arc<PluginHost>, config: &BenchConfig) -> Vec<Vec<crate::record::NoEffect>> {
-    let mut seen: HashMap<Probed, Vec<(String, String)>> = HashMap::new();
+fn idle_params(host: &Arc<PluginHost>, config: &BenchConfig) -> Vec<(Vec<NoEffect>, Vec<NotProbed>)> {
+    let mut seen: HashMap<Probed, crate::check::Probe> = HashMap::new();
     config
         .variants
         .iter()
         .map(|v| {
-            v.strategies()
-                .flat_map(|(kind, strategy)| {
-                    let params = crate::config::params(strategy.params);
-                    let plugin = strategy.plugin;
-                    let idle =
-                        seen.entry((kind, plugin.to_string(), params.clone())).or_insert_with(|| crate::check::without_effect(host, kind, plugin, &params));
-                    idle.iter().map(move |(param, tried)| crate::record::NoEffect { kind, param: param.clone(), tried: tried.clone() }).collect::<Vec<_>>()
-                })
-                .collect()
+            let (mut idle, mut unprobed) = (Vec::new(), Vec::new());
+            for (kind, strategy) in v.strategies() {
+                let params = crate::config::params(strategy.params);
+                let plugin = strategy.plugin;
+                let probe = seen.entry((kind, plugin.to_string(), params.clone())).or_insert_with(|| crate::check::without_effect(host, kind, plugin, &params));
+                idle.extend(probe.idle.iter().map(|(param, tried)| NoEffect { kind, param: param.clone(), tried: tried.clone() }));
+                unprobed.extend(probe.unprobed.iter().map(|(param, why)| NotProbed { kind, param: param.clone(), why: *why }));
+            }
+            (idle, unprobed)
         })
         .collect()
 }

@@ -11,7 +11,7 @@ use memlab_sdk::{Description, Entry, Packed};
 
 use super::{Property, ShardSubject};
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::Kind;
+use crate::seam::{Kind, Unprobed};
 
 const NAME: &str = "defaults";
 
@@ -128,41 +128,57 @@ fn changed(value: &str) -> Vec<String> {
 /// workload of generator rows: "has no effect here". Not a failure: some
 /// parameters matter only at sizes a check does not reach. Each entry is
 /// `name` and the value tried.
-pub(crate) fn without_effect(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[(String, String)]) -> Vec<(String, String)> {
+pub(crate) fn without_effect(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[(String, String)]) -> Probe {
     host.load_as(plugin, kind).map(|loaded| without_effect_of(host, &loaded, params)).unwrap_or_default()
 }
 
-fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(String, String)]) -> Vec<(String, String)> {
+/// What the parameter probe found: the parameters without effect (with
+/// the value tried), and those it did not reach.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Probe {
+    pub idle: Vec<(String, String)>,
+    pub unprobed: Vec<(String, Unprobed)>,
+}
+
+fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(String, String)]) -> Probe {
     let trace = |params: &[(String, String)]| super::trace(host, loaded, params).ok();
     let described = super::describe(host, loaded, params).ok();
-    let (Some(described), Some(base)) = (described.map(|d| self::described(&d)), trace(params)) else { return Vec::new() };
-    let mut idle = Vec::new();
+    let (Some(described), Some(base)) = (described.map(|d| self::described(&d)), trace(params)) else { return Probe::default() };
+    let mut probe = Probe::default();
     for (i, (name, value)) in described.iter().enumerate() {
+        let changes = changed(value);
+        if changes.is_empty() {
+            probe.unprobed.push((name.clone(), Unprobed::Text));
+            continue;
+        }
         // The first change the plugin accepts decides.
-        for other in changed(value) {
+        let accepted = changes.into_iter().find_map(|other| {
             let mut tried = described.clone();
             tried[i].1.clone_from(&other);
-            let Some(now) = trace(&tried) else { continue };
-            if behaviour_of(&now) == behaviour_of(&base) {
-                idle.push((name.clone(), other));
-            }
-            break;
+            trace(&tried).map(|now| (other, now))
+        });
+        match accepted {
+            Some((other, now)) if behaviour_of(&now) == behaviour_of(&base) => probe.idle.push((name.clone(), other)),
+            Some(_) => {}
+            None => probe.unprobed.push((name.clone(), Unprobed::Refused)),
         }
     }
-    idle
+    probe
 }
 
 /// `without_effect` as check shows it: a property that always holds.
 pub(super) fn effect_property(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Property {
-    let idle = without_effect_of(host, plugin, params);
+    let Probe { idle, unprobed } = without_effect_of(host, plugin, params);
+    let unprobed: Vec<String> = unprobed.iter().map(|(k, why)| format!("`{k}` ({})", why.reason())).collect();
+    let unprobed = if unprobed.is_empty() { String::new() } else { format!("; not probed: {}", unprobed.join(", ")) };
     if idle.is_empty() {
-        return Property::pass("params-effect", "every number or boolean it describes changes what it does on generator rows");
+        return Property::pass("params-effect", format!("every probed number or boolean it describes changes what it does on generator rows{unprobed}"));
     }
     let shown: Vec<String> = idle.iter().map(|(k, v)| format!("`{k}` (tried {v})")).collect();
     Property::pass(
         "params-effect",
         format!(
-            "has no effect here: {}: changing it changed nothing on the bench-shaped workload (not a failure: it may matter only at a bench's size)",
+            "has no effect here: {}: changing it changed nothing on the bench-shaped workload (not a failure: it may matter only at a bench's size){unprobed}",
             shown.join(", ")
         ),
     )

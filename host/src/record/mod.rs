@@ -189,6 +189,10 @@ pub struct VariantResult {
     /// (None in records before the probe.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_effect: Option<Vec<NoEffect>>,
+    /// Described parameters the probe did not reach: nothing is said of
+    /// what they do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_probed: Vec<NotProbed>,
     /// What the host checked of this run on its own account (every round
     /// of a verifying variant; none in records before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -224,6 +228,17 @@ pub struct NoEffect {
     pub param: String,
     /// The value tried instead of the one applied.
     pub tried: String,
+}
+
+/// A described parameter the probe did not reach.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NotProbed {
+    /// The strategy's kind.
+    pub kind: Kind,
+    /// The parameter.
+    pub param: String,
+    /// Why not.
+    pub why: crate::seam::Unprobed,
 }
 
 /// What the host checked of one run beside the final state: every flush

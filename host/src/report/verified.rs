@@ -4,6 +4,7 @@
 
 use super::thousands;
 use crate::record::VariantResult;
+use crate::util::text::for_terminal;
 
 /// What the host checked of a run: the flushes against its ledger, the
 /// segments read back, and the final state against the stream.
@@ -28,10 +29,16 @@ pub(super) fn verified_line(v: &VariantResult, verify: bool) -> String {
 }
 
 /// The parameters that changed nothing on check's bench-shaped workload.
-pub(super) fn idle_line(idle: &[crate::record::NoEffect]) -> String {
+pub(super) fn idle_line(idle: &[crate::record::NoEffect], unprobed: &[crate::record::NotProbed]) -> String {
+    // Only what the probe reached is claimed; the rest is named.
+    let unprobed: Vec<String> = unprobed.iter().map(|n| format!("{} `{}` ({})", n.kind, for_terminal(&n.param), n.why.reason())).collect();
+    let unprobed = if unprobed.is_empty() { String::new() } else { format!("; not probed: {}", unprobed.join(", ")) };
     if idle.is_empty() {
-        return "each described number or boolean changes what its plugin does (probed on check's bench-shaped workload)".into();
+        return format!("each probed number or boolean it describes changes what its plugin does (on check's bench-shaped workload){unprobed}");
     }
     let shown: Vec<String> = idle.iter().map(|n| format!("{} `{}` (tried {})", n.kind, n.param, n.tried)).collect();
-    format!("has no effect here: {} (changing it changed nothing on check's bench-shaped workload; it may matter only at a bench's size)", shown.join(", "))
+    format!(
+        "has no effect here: {} (changing it changed nothing on check's bench-shaped workload; it may matter only at a bench's size){unprobed}",
+        shown.join(", ")
+    )
 }

@@ -16,6 +16,27 @@ pub const MAX_STAT_NAME: usize = 64;
 /// itself an unbounded probe, and so a silent bench, by describing many.
 pub const MAX_DESCRIBED_PARAMS: usize = 16;
 
+/// Why the parameter probe did not reach a described parameter, so that
+/// nothing is said of what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unprobed {
+    /// Its value is text: the probe changes numbers and booleans only.
+    Text,
+    /// The plugin refused every changed value the probe tried.
+    Refused,
+}
+
+impl Unprobed {
+    /// Why, in a few words.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Unprobed::Text => "text is not probed",
+            Unprobed::Refused => "it refused every changed value",
+        }
+    }
+}
+
 /// A plugin's counters within `MAX_STATS` and `MAX_STAT_NAME`.
 pub(super) fn bounded(stats: &Stats) -> Result<(), String> {
     if stats.len() > MAX_STATS {

@@ -26,7 +26,7 @@ pub use budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, memory_allowance};
 pub use checked::Shard;
 pub use checked_flush::{Reader, Serializer};
 pub use checked_log::LogFormat;
-pub use describe::{check_description, show_key};
+pub use describe::{Unprobed, check_description, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;

@@ -413,6 +413,11 @@ scan_limit = 20
     untainted.outcome = memlab::record::Outcome::Completed;
     let summary = memlab::report::summary(&untainted);
     assert!(summary.contains("has no effect here: memtable `after`"), "{summary}");
+    // `mode` is text, which the probe does not change: the summary says
+    // so, and claims nothing of it (issue 49, class 3).
+    let mode = memlab::record::NotProbed { kind: memlab::seam::Kind::Memtable, param: "mode".into(), why: memlab::seam::Unprobed::Text };
+    assert!(idle.not_probed.contains(&mode), "{:?}", idle.not_probed);
+    assert!(summary.contains("; not probed: memtable `mode` (text is not probed)"), "{summary}");
 }
 
 /// A plugin's name and version are printable ASCII without confusables.
@@ -451,4 +456,5 @@ fn liars_gated_on_racing_or_the_shard_count_fail_check() {
     let honest = check(&strict_host(), &hostile, CheckOptions { ops: 20_000, size: 20_000, flips: 10, ..CheckOptions::new(Vec::new(), 7) }).expect("check");
     assert!(honest.passed(), "{}", honest.render());
     assert!(honest.render().contains("has no effect here: `after`"), "{}", honest.render());
+    assert!(honest.render().contains("not probed: `mode` (text is not probed)"), "{}", honest.render());
 }
