@@ -4,7 +4,7 @@
 //! keeps its marks inside its plot (a clip path), so eight variants and
 //! their repeats stay readable.
 
-use std::fmt::Write as _;
+use maud::{Markup, html};
 
 pub(super) const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 const W: f64 = 920.0;
@@ -16,9 +16,10 @@ const AXIS: f64 = 42.0;
 const LEGEND_COLUMN: f64 = 270.0;
 const LEGEND_ROW: f64 = 17.0;
 
-pub(super) fn esc(text: &str) -> String {
-    // Control characters from a record's strings are shown, never raw.
-    crate::record::text::for_terminal(text).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+/// A record's text as a page shows it: control characters escaped
+/// visibly; maud escapes the markup.
+pub(super) fn shown(text: &str) -> String {
+    crate::record::text::for_terminal(text)
 }
 
 /// A data series: its label, colour and points; later repeats dashed.
@@ -80,29 +81,31 @@ pub(super) fn label(v: f64) -> String {
     }
 }
 
-fn svg_open(h: f64, title: &str) -> String {
-    format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="12"><text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text>"#,
-        esc(title)
-    )
+/// A chart: its title above whatever `body` draws.
+fn svg(h: f64, title: &str, body: Markup) -> Markup {
+    html! {
+        svg xmlns="http://www.w3.org/2000/svg" class="chart" width=(W) height=(h) viewBox=(format!("0 0 {W} {h}")) font-family="sans-serif" font-size="12" {
+            text x=(LEFT) y="20" font-size="15" font-weight="bold" { (shown(title)) }
+            (body)
+        }
+    }
+}
+
+/// A coordinate as the charts write it.
+fn at(v: f64) -> String {
+    format!("{v:.1}")
 }
 
 /// The legend under a plot: a sample of each line (dashed where the line
 /// is) and its label, in columns.
-fn legend(svg: &mut String, top: f64, entries: &[(&str, &str, bool)]) {
+fn legend(top: f64, entries: &[(&str, &str, bool)]) -> Markup {
     let columns = ((W - LEFT) / LEGEND_COLUMN).floor().max(1.0) as usize;
-    for (i, (label, color, dashed)) in entries.iter().enumerate() {
-        let (x, y) = (LEFT + (i % columns) as f64 * LEGEND_COLUMN, top + (i / columns) as f64 * LEGEND_ROW);
-        let dash = if *dashed { r#" stroke-dasharray="5 3""# } else { "" };
-        let shown: String = label.chars().take(38).collect();
-        let _ = write!(
-            svg,
-            r#"<line x1="{x}" x2="{}" y1="{y}" y2="{y}" stroke="{color}" stroke-width="3"{dash}/><text x="{}" y="{}">{}</text>"#,
-            x + 24.0,
-            x + 30.0,
-            y + 4.0,
-            esc(&shown)
-        );
+    html! {
+        @for (i, (label, color, dashed)) in entries.iter().enumerate() {
+            @let (x, y) = (LEFT + (i % columns) as f64 * LEGEND_COLUMN, top + (i / columns) as f64 * LEGEND_ROW);
+            line x1=(x) x2=(x + 24.0) y1=(y) y2=(y) stroke=(color) stroke-width="3" stroke-dasharray=[dashed.then_some("5 3")] {}
+            text x=(x + 30.0) y=(y + 4.0) { (shown(&label.chars().take(38).collect::<String>())) }
+        }
     }
 }
 
@@ -135,7 +138,7 @@ pub(super) struct Whisker {
 }
 
 /// A line chart. `x_ticks` overrides the x axis labels (value, text).
-pub(super) fn line_chart(title: &str, x_name: &str, y_name: &str, series: &[Series], y_axis: Axis, x_ticks: Option<Vec<(f64, String)>>) -> String {
+pub(super) fn line_chart(title: &str, x_name: &str, y_name: &str, series: &[Series], y_axis: Axis, x_ticks: Option<Vec<(f64, String)>>) -> Markup {
     line_chart_with(title, x_name, y_name, series, y_axis, x_ticks, &[], None)
 }
 
@@ -151,32 +154,31 @@ pub(super) fn line_chart_with(
     x_ticks: Option<Vec<(f64, String)>>,
     whiskers: &[Whisker],
     reference: Option<f64>,
-) -> String {
+) -> Markup {
     let h = TOP + PLOT_H + AXIS + legend_height(series.len());
-    let mut svg = svg_open(h, title);
     let Some(scale) = Scale::of(series, y_axis, whiskers, reference) else {
-        svg.push_str(r#"<text x="300" y="150">no data</text></svg>"#);
-        return svg;
+        return svg(h, title, html! { text x="300" y="150" { "no data" } });
     };
-    scale.axes(&mut svg, x_ticks, (x_name, y_name));
     let clip = format!("clip{}", title.bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))));
     let pw = W - LEFT - RIGHT;
-    let _ = write!(
-        svg,
-        r##"<defs><clipPath id="{clip}"><rect x="{LEFT}" y="{TOP}" width="{pw}" height="{PLOT_H}"/></clipPath></defs><rect x="{LEFT}" y="{TOP}" width="{pw}" height="{PLOT_H}" fill="none" stroke="#888"/>"##
-    );
-    let _ = write!(svg, r#"<g clip-path="url(#{clip})">"#);
-    scale.lines(&mut svg, series);
-    scale.whiskers(&mut svg, series, whiskers);
-    if let Some(r) = reference {
-        let y = scale.y(r);
-        let _ = write!(svg, r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#555" stroke-dasharray="6 4"/>"##, W - RIGHT);
-    }
-    svg.push_str("</g>");
     let entries: Vec<(&str, &str, bool)> = series.iter().map(|s| (s.label.as_str(), s.color, s.dashed)).collect();
-    legend(&mut svg, TOP + PLOT_H + AXIS + 6.0, &entries);
-    svg.push_str("</svg>");
-    svg
+    svg(
+        h,
+        title,
+        html! {
+            (scale.axes(x_ticks, (x_name, y_name)))
+            defs { clipPath id=(clip) { rect x=(LEFT) y=(TOP) width=(pw) height=(PLOT_H) {} } }
+            rect x=(LEFT) y=(TOP) width=(pw) height=(PLOT_H) fill="none" stroke="#888" {}
+            g clip-path=(format!("url(#{clip})")) {
+                (scale.lines(series))
+                (scale.whiskers(series, whiskers))
+                @if let Some(r) = reference {
+                    line x1=(LEFT) x2=(W - RIGHT) y1=(at(scale.y(r))) y2=(at(scale.y(r))) stroke="#555" stroke-dasharray="6 4" {}
+                }
+            }
+            (legend(TOP + PLOT_H + AXIS + 6.0, &entries))
+        },
+    )
 }
 
 /// A line chart's axes: the data's range (widened by the intervals and
@@ -232,45 +234,37 @@ impl Scale {
     }
 
     /// The grid, the ticks and the axes' names.
-    fn axes(&self, svg: &mut String, x_ticks: Option<Vec<(f64, String)>>, (x_name, y_name): (&str, &str)) {
-        for (t, text) in &self.y_ticks {
-            let y = self.y_at(*t);
-            let _ = write!(
-                svg,
-                r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-                W - RIGHT,
-                LEFT - 6.0,
-                y + 4.0,
-                esc(text)
-            );
-        }
+    fn axes(&self, x_ticks: Option<Vec<(f64, String)>>, (x_name, y_name): (&str, &str)) -> Markup {
         let x_ticks = x_ticks.unwrap_or_else(|| nice_ticks(self.x0, self.x1).into_iter().filter(|t| *t <= self.x1 + 1e-9).map(|t| (t, label(t))).collect());
-        for (t, text) in x_ticks {
-            let x = self.x(t);
-            let _ = write!(
-                svg,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-                TOP + PLOT_H,
-                TOP + PLOT_H + 15.0,
-                esc(&text)
-            );
-        }
         let pw = W - LEFT - RIGHT;
-        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT + pw / 2.0, TOP + PLOT_H + 32.0, esc(x_name));
-        let _ = write!(svg, r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#, TOP + PLOT_H / 2.0, esc(y_name));
+        html! {
+            @for (t, text) in &self.y_ticks {
+                @let y = self.y_at(*t);
+                line x1=(LEFT) x2=(W - RIGHT) y1=(at(y)) y2=(at(y)) stroke="#ddd" {}
+                text x=(LEFT - 6.0) y=(at(y + 4.0)) text-anchor="end" { (shown(text)) }
+            }
+            @for (t, text) in &x_ticks {
+                @let x = self.x(*t);
+                line x1=(at(x)) x2=(at(x)) y1=(TOP) y2=(TOP + PLOT_H) stroke="#eee" {}
+                text x=(at(x)) y=(TOP + PLOT_H + 15.0) text-anchor="middle" { (shown(text)) }
+            }
+            text x=(LEFT + pw / 2.0) y=(TOP + PLOT_H + 32.0) text-anchor="middle" { (shown(x_name)) }
+            text transform=(format!("translate(16 {}) rotate(-90)", TOP + PLOT_H / 2.0)) text-anchor="middle" { (shown(y_name)) }
+        }
     }
 
     /// Each series' line; a point each where there are few, so a short
     /// run is not mistaken for a trend.
-    fn lines(&self, svg: &mut String, series: &[Series]) {
-        for s in series {
-            let points: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (self.x(x), self.y(y))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
-            let path: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-            let dash = if s.dashed { r#" stroke-dasharray="5 3""# } else { "" };
-            let _ = write!(svg, r#"<polyline fill="none" stroke="{}" stroke-width="2"{dash} points="{}"/>"#, s.color, path.join(" "));
-            if points.len() <= 60 {
-                for (x, y) in &points {
-                    let _ = write!(svg, r#"<circle cx="{x:.1}" cy="{y:.1}" r="2.5" fill="{}"/>"#, s.color);
+    fn lines(&self, series: &[Series]) -> Markup {
+        html! {
+            @for s in series {
+                @let points: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (self.x(x), self.y(y))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+                @let path: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+                polyline fill="none" stroke=(s.color) stroke-width="2" stroke-dasharray=[s.dashed.then_some("5 3")] points=(path.join(" ")) {}
+                @if points.len() <= 60 {
+                    @for (x, y) in &points {
+                        circle cx=(at(*x)) cy=(at(*y)) r="2.5" fill=(s.color) {}
+                    }
                 }
             }
         }
@@ -278,18 +272,15 @@ impl Scale {
 
     /// Each interval as a whisker, side by side at a point so they do not
     /// overlap.
-    fn whiskers(&self, svg: &mut String, series: &[Series], whiskers: &[Whisker]) {
+    fn whiskers(&self, series: &[Series], whiskers: &[Whisker]) -> Markup {
         let n = series.len().max(1) as f64;
-        for w in whiskers {
-            let dx = (w.series as f64 - (n - 1.0) / 2.0) * 7.0;
-            let (x, y0, y1) = (self.x(w.x) + dx, self.y(w.low), self.y(w.high));
-            let color = series.get(w.series).map_or("#888", |s| s.color);
-            let _ = write!(
-                svg,
-                r#"<path d="M{x:.1},{y0:.1}V{y1:.1}M{:.1},{y0:.1}h8M{:.1},{y1:.1}h8" stroke="{color}" stroke-width="1.2" fill="none" opacity="0.7"/>"#,
-                x - 4.0,
-                x - 4.0
-            );
+        html! {
+            @for w in whiskers {
+                @let dx = (w.series as f64 - (n - 1.0) / 2.0) * 7.0;
+                @let (x, y0, y1) = (self.x(w.x) + dx, self.y(w.low), self.y(w.high));
+                @let color = series.get(w.series).map_or("#888", |s| s.color);
+                path d=(format!("M{x:.1},{y0:.1}V{y1:.1}M{:.1},{y0:.1}h8M{:.1},{y1:.1}h8", x - 4.0, x - 4.0)) stroke=(color) stroke-width="1.2" fill="none" opacity="0.7" {}
+            }
         }
     }
 }
@@ -307,53 +298,53 @@ const SEGMENT_COLORS: [&str; 14] =
 
 /// Stacked horizontal bars, each to 100% of its own total: where each
 /// variant's client time went, with the flush threads beside it.
-pub(super) fn stacked_bars(title: &str, stacks: &[Stack]) -> String {
-    let left = 220.0;
-    let (bar, gap) = (24.0, 22.0);
-    let row = bar + 10.0 + gap;
+pub(super) fn stacked_bars(title: &str, stacks: &[Stack]) -> Markup {
+    let (left, bar, row) = (220.0, 24.0, 24.0 + 10.0 + 22.0);
     let names: Vec<&str> = stacks.first().map(|s| s.segments.iter().map(|(n, _)| *n).collect()).unwrap_or_default();
     let h = TOP + row * stacks.len() as f64 + 30.0 + legend_height(names.len());
-    let mut svg = svg_open(h, title);
     let pw = W - left - RIGHT;
-    for (i, stack) in stacks.iter().enumerate() {
-        let y = TOP + 8.0 + row * i as f64;
-        let total: f64 = stack.segments.iter().map(|s| s.1).sum::<f64>().max(1e-12);
-        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end" font-weight="bold">{}</text>"#, left - 8.0, y + 16.0, esc(&short(&stack.label)));
-        let mut x = left;
-        for (j, (name, value)) in stack.segments.iter().enumerate() {
-            let w = value / total * pw;
-            if w <= 0.0 {
-                continue;
-            }
-            let pct = value / total * 100.0;
-            let color = SEGMENT_COLORS[j % SEGMENT_COLORS.len()];
-            let _ = write!(svg, r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{bar}" fill="{color}"><title>{name}: {pct:.1}%</title></rect>"#);
-            if w > 34.0 {
-                let _ = write!(svg, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{pct:.0}%</text>"#, x + w / 2.0, y + 16.0);
-            }
-            x += w;
-        }
-        if let Some((text, value)) = &stack.beside {
-            let w = (value / total).min(1.0) * pw;
-            let _ = write!(svg, r##"<rect x="{left}" y="{:.1}" width="{w:.1}" height="8" fill="#555"/>"##, y + bar + 2.0);
-            let _ = write!(svg, r#"<text x="{left}" y="{:.1}" font-size="11">{}</text>"#, y + bar + 22.0, esc(text));
-        }
-    }
     let top = TOP + row * stacks.len() as f64 + 20.0;
     let columns = ((W - LEFT) / LEGEND_COLUMN).floor().max(1.0) as usize;
-    for (j, name) in names.iter().enumerate() {
-        let (x, y) = (LEFT + (j % columns) as f64 * LEGEND_COLUMN, top + (j / columns) as f64 * LEGEND_ROW);
-        let _ = write!(
-            svg,
-            r#"<rect x="{x}" y="{}" width="14" height="10" fill="{}"/><text x="{}" y="{}">{name}</text>"#,
-            y - 5.0,
-            SEGMENT_COLORS[j % SEGMENT_COLORS.len()],
-            x + 20.0,
-            y + 4.0
-        );
-    }
-    svg.push_str("</svg>");
-    svg
+    let body = html! {
+        @for (i, stack) in stacks.iter().enumerate() {
+            @let y = TOP + 8.0 + row * i as f64;
+            @let total = stack.segments.iter().map(|s| s.1).sum::<f64>().max(1e-12);
+            text x=(left - 8.0) y=(y + 16.0) text-anchor="end" font-weight="bold" { (shown(&short(&stack.label))) }
+            @for (j, (x, w, name, pct)) in bar_segments(left, pw, total, &stack.segments).into_iter().enumerate() {
+                @if w > 0.0 {
+                    rect x=(at(x)) y=(at(y)) width=(at(w)) height=(bar) fill=(SEGMENT_COLORS[j % SEGMENT_COLORS.len()]) { title { (name) ": " (format!("{pct:.1}%")) } }
+                }
+                @if w > 34.0 {
+                    text x=(at(x + w / 2.0)) y=(at(y + 16.0)) text-anchor="middle" font-size="11" { (format!("{pct:.0}%")) }
+                }
+            }
+            @if let Some((text, value)) = &stack.beside {
+                rect x=(left) y=(at(y + bar + 2.0)) width=(at((value / total).min(1.0) * pw)) height="8" fill="#555" {}
+                text x=(left) y=(at(y + bar + 22.0)) font-size="11" { (shown(text)) }
+            }
+        }
+        @for (j, name) in names.iter().enumerate() {
+            @let (x, y) = (LEFT + (j % columns) as f64 * LEGEND_COLUMN, top + (j / columns) as f64 * LEGEND_ROW);
+            rect x=(x) y=(y - 5.0) width="14" height="10" fill=(SEGMENT_COLORS[j % SEGMENT_COLORS.len()]) {}
+            text x=(x + 20.0) y=(y + 4.0) { (name) }
+        }
+    };
+    svg(h, title, body)
+}
+
+/// A bar's segments laid end to end from `left`: (x, width, name, share
+/// in %), every one, so that a colour goes by the segment's place.
+fn bar_segments<'a>(left: f64, pw: f64, total: f64, segments: &[(&'a str, f64)]) -> Vec<(f64, f64, &'a str, f64)> {
+    let mut x = left;
+    segments
+        .iter()
+        .map(|(name, value)| {
+            let w = value / total * pw;
+            let at = x;
+            x += w.max(0.0);
+            (at, w, *name, value / total * 100.0)
+        })
+        .collect()
 }
 
 /// One row of the flush timeline: a run's label, colour and flushes
@@ -366,39 +357,31 @@ pub(super) struct Timeline {
 
 /// One bar per flush, on a shared time axis, each labeled with its
 /// generation where it is wide enough.
-pub(super) fn flush_timeline(rows: &[Timeline]) -> String {
-    let row_h = 24.0;
-    let left = 220.0;
+pub(super) fn flush_timeline(rows: &[Timeline]) -> Markup {
+    let (row_h, left) = (24.0, 220.0);
     let h = TOP + AXIS + 20.0 + row_h * rows.len() as f64;
     let end = rows.iter().flat_map(|r| r.flushes.iter().map(|f| f.0 + f.1)).fold(0.0, f64::max).max(1e-3);
     let ticks = nice_ticks(0.0, end);
     let end = ticks.last().copied().unwrap_or(end).max(end);
     let pw = W - left - RIGHT;
     let sx = |x: f64| left + x / end * pw;
-    let mut svg = svg_open(h, "Flush timeline (one bar per flush, labeled g<generation>)");
-    for (i, r) in rows.iter().enumerate() {
-        let y = TOP + row_h * i as f64;
-        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 8.0, y + 15.0, esc(&short(&r.label)));
-        for (start, wall, generation, tip) in &r.flushes {
-            let (x0, w) = (sx(*start), (wall / end * pw).max(1.5));
-            let _ = write!(
-                svg,
-                r#"<rect x="{x0:.1}" y="{:.1}" width="{w:.1}" height="18" fill="{}" opacity="0.85" stroke="white" stroke-width="0.5"><title>{}</title></rect>"#,
-                y + 2.0,
-                r.color,
-                esc(tip)
-            );
-            if w >= 22.0 {
-                let _ =
-                    write!(svg, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10" fill="white">g{generation}</text>"#, x0 + w / 2.0, y + 15.0);
+    let axis_y = TOP + row_h * rows.len() as f64 + 6.0;
+    let body = html! {
+        @for (i, r) in rows.iter().enumerate() {
+            @let y = TOP + row_h * i as f64;
+            text x=(left - 8.0) y=(y + 15.0) text-anchor="end" { (shown(&short(&r.label))) }
+            @for (start, wall, generation, tip) in &r.flushes {
+                @let (x0, w) = (sx(*start), (wall / end * pw).max(1.5));
+                rect x=(at(x0)) y=(at(y + 2.0)) width=(at(w)) height="18" fill=(r.color) opacity="0.85" stroke="white" stroke-width="0.5" { title { (shown(tip)) } }
+                @if w >= 22.0 {
+                    text x=(at(x0 + w / 2.0)) y=(at(y + 15.0)) text-anchor="middle" font-size="10" fill="white" { "g" (generation) }
+                }
             }
         }
-    }
-    let axis_y = TOP + row_h * rows.len() as f64 + 6.0;
-    for t in ticks {
-        let _ = write!(svg, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}s</text>"#, sx(t), axis_y + 12.0, label(t));
-    }
-    let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="middle">seconds since the run started</text>"#, left + pw / 2.0, axis_y + 30.0);
-    svg.push_str("</svg>");
-    svg
+        @for t in ticks {
+            text x=(at(sx(t))) y=(axis_y + 12.0) text-anchor="middle" { (label(t)) "s" }
+        }
+        text x=(left + pw / 2.0) y=(axis_y + 30.0) text-anchor="middle" { "seconds since the run started" }
+    };
+    svg(h, "Flush timeline (one bar per flush, labeled g<generation>)", body)
 }

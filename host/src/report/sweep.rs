@@ -5,7 +5,9 @@
 
 use std::fmt::Write as _;
 
-use super::charts::{Axis, PALETTE, Series, Whisker, esc, line_chart, line_chart_with};
+use maud::{Markup, html};
+
+use super::charts::{Axis, PALETTE, Series, Whisker, line_chart, line_chart_with, shown};
 use super::figures::{Better, FIGURES, Figure, LOG_FIGURES};
 use super::{by_variant, headline, median, ok};
 use crate::record::Verdict;
@@ -248,36 +250,34 @@ pub fn html(sweep: &Sweep) -> String {
     let grid = Grid::of(sweep);
     let name = sweep.points.first().map(|p| p.result.config.bench.name.clone()).unwrap_or_default();
     let description = sweep.points.first().map(|p| p.result.config.bench.description.clone()).unwrap_or_default();
-    let mut html = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"/><title>memlab sweep: {}</title><style>{}</style></head><body>",
-        esc(&name),
-        super::html::STYLE
-    );
-    let _ = write!(html, "<h1>memlab sweep: {} over {}</h1><p>{}</p>", esc(&name), esc(&sweep.over), esc(&description));
-    html.push_str("<section class=\"verdict\" id=\"verdict\"><p class=\"headline\">How the gap moves</p><ul>");
-    for t in grid.trend() {
-        let _ = write!(html, "<li>{}</li>", esc(&t));
-    }
-    html.push_str("</ul><p>At each point:</p><ul>");
-    for p in &sweep.points {
-        let text = headline(&p.result).map_or_else(|| "one variant: nothing to compare".to_string(), |h| h.text);
-        let _ = write!(html, "<li>{} = {}: {}</li>", esc(&sweep.over), esc(&p.value), esc(&text));
-    }
-    html.push_str("</ul></section>");
-    charts(&mut html, sweep, &grid);
-    html.push_str("</div><h2>Tables</h2>");
-    tables(&mut html, sweep, &grid);
-    html.push_str("<h2>Points</h2><ul>");
-    for p in &sweep.points {
-        let _ = write!(html, "<li>{} = {}: {}</li>", esc(&sweep.over), esc(&p.value), esc(&p.source));
-    }
-    html.push_str("</ul></body></html>");
-    html
+    let over = shown(&sweep.over);
+    let body = html! {
+        h1 { "memlab sweep: " (shown(&name)) " over " (over) }
+        p { (shown(&description)) }
+        section class="verdict" id="verdict" {
+            p class="headline" { "How the gap moves" }
+            ul { @for t in grid.trend() { li { (shown(&t)) } } }
+            p { "At each point:" }
+            ul {
+                @for p in &sweep.points {
+                    @let text = headline(&p.result).map_or_else(|| "one variant: nothing to compare".to_string(), |h| h.text);
+                    li { (over) " = " (shown(&p.value)) ": " (shown(&text)) }
+                }
+            }
+        }
+        h2 { "Against the parameter" }
+        div class="charts" { (charts(sweep, &grid)) }
+        h2 { "Tables" }
+        (tables(sweep, &grid))
+        h2 { "Points" }
+        ul { @for p in &sweep.points { li { (over) " = " (shown(&p.value)) ": " (shown(&p.source)) } } }
+    };
+    super::html::page(&format!("memlab sweep: {name}"), body)
 }
 
 /// The gaps' chart with their intervals, then each figure's, against
 /// the swept value.
-fn charts(html: &mut String, sweep: &Sweep, grid: &Grid<'_>) {
+fn charts(sweep: &Sweep, grid: &Grid<'_>) -> Markup {
     let labels = grid.labels();
     let ticks: Vec<(f64, String)> = labels.iter().enumerate().map(|(i, l)| (i as f64, (*l).to_string())).collect();
     let series = |at: &dyn Fn(usize, usize) -> Option<f64>, from: usize| -> Vec<Series> {
@@ -290,8 +290,7 @@ fn charts(html: &mut String, sweep: &Sweep, grid: &Grid<'_>) {
             })
             .collect()
     };
-    html.push_str("<h2>Against the parameter</h2><div class=\"charts\">");
-    if grid.variants.len() > 1 {
+    let gaps = (grid.variants.len() > 1).then(|| {
         let gaps = series(&|p, v| grid.gaps[p][v].map(Gap::ratio), 1);
         // Each ratio's 95% interval as a whisker; the dashed line is 1.
         let gaps_at = &grid.gaps;
@@ -304,46 +303,38 @@ fn charts(html: &mut String, sweep: &Sweep, grid: &Grid<'_>) {
             })
             .collect();
         let title = format!("steady row rate over `{}`'s (95% intervals; dashed: the same), against {}", grid.variants[0], sweep.over);
-        let chart = line_chart_with(&title, &sweep.over, "ratio", &gaps, Axis::Linear, Some(ticks.clone()), &whiskers, Some(1.0));
-        let _ = write!(html, "<section class=\"chart\">{chart}</section>");
-    }
-    for (f, at) in &grid.values {
-        let lines = series(&|p, v| at[p][v], 0);
-        let title = format!("{} against {}", f.name, sweep.over);
-        let _ = write!(html, "<section class=\"chart\">{}</section>", line_chart(&title, &sweep.over, f.name, &lines, Axis::Linear, Some(ticks.clone())));
+        line_chart_with(&title, &sweep.over, "ratio", &gaps, Axis::Linear, Some(ticks.clone()), &whiskers, Some(1.0))
+    });
+    html! {
+        @if let Some(chart) = gaps { section class="chart" { (chart) } }
+        @for (f, at) in &grid.values {
+            @let lines = series(&|p, v| at[p][v], 0);
+            section class="chart" { (line_chart(&format!("{} against {}", f.name, sweep.over), &sweep.over, f.name, &lines, Axis::Linear, Some(ticks.clone()))) }
+        }
     }
 }
 
 /// Each figure's table, then the gaps' with their intervals.
-fn tables(html: &mut String, sweep: &Sweep, grid: &Grid<'_>) {
-    for (f, at) in &grid.values {
-        let _ = write!(html, "<h3>{} ({} is better)</h3><table><tr><th>{}</th>", esc(f.name), f.better.word(), esc(&sweep.over));
-        for n in &grid.variants {
-            let _ = write!(html, "<th>{}</th>", esc(n));
-        }
-        html.push_str("</tr>");
-        for (p, row) in sweep.points.iter().zip(at) {
-            let _ = write!(html, "<tr><td>{}</td>", esc(&p.value));
-            for x in row {
-                let _ = write!(html, "<td>{}</td>", esc(&cell(f, *x)));
+fn tables(sweep: &Sweep, grid: &Grid<'_>) -> Markup {
+    let over = shown(&sweep.over);
+    html! {
+        @for (f, at) in &grid.values {
+            h3 { (f.name) " (" (f.better.word()) " is better)" }
+            table {
+                tr { th { (over) } @for n in &grid.variants { th { (shown(n)) } } }
+                @for (p, row) in sweep.points.iter().zip(at) {
+                    tr { td { (shown(&p.value)) } @for x in row { td { (cell(f, *x)) } } }
+                }
             }
-            html.push_str("</tr>");
         }
-        html.push_str("</table>");
-    }
-    if grid.variants.len() > 1 {
-        let _ = write!(html, "<h3>steady row rate against `{}`, 95% interval</h3><table><tr><th>{}</th>", esc(&grid.variants[0]), esc(&sweep.over));
-        for n in &grid.variants[1..] {
-            let _ = write!(html, "<th>{}</th>", esc(n));
-        }
-        html.push_str("</tr>");
-        for (p, row) in sweep.points.iter().zip(&grid.gaps) {
-            let _ = write!(html, "<tr><td>{}</td>", esc(&p.value));
-            for g in &row[1..] {
-                let _ = write!(html, "<td>{}</td>", esc(&g.map_or_else(|| "-".to_string(), Gap::text)));
+        @if grid.variants.len() > 1 {
+            h3 { "steady row rate against `" (shown(&grid.variants[0])) "`, 95% interval" }
+            table {
+                tr { th { (over) } @for n in &grid.variants[1..] { th { (shown(n)) } } }
+                @for (p, row) in sweep.points.iter().zip(&grid.gaps) {
+                    tr { td { (shown(&p.value)) } @for g in &row[1..] { td { (g.map_or_else(|| "-".to_string(), Gap::text)) } } }
+                }
             }
-            html.push_str("</tr>");
         }
-        html.push_str("</table>");
     }
 }
