@@ -125,6 +125,7 @@ pub fn merge(records: Vec<(String, BenchResult)>) -> Result<Sweep, SweepError> {
     let mut sweep = sweep.ok_or(SweepError::Empty)?;
     let values = sweep.values.clone();
     sweep.points.sort_by_key(|p| values.iter().position(|v| *v == p.value).unwrap_or(usize::MAX));
+    super::taint::taint_across(&sweep.over, &mut sweep.points);
     Ok(sweep)
 }
 

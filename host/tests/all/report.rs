@@ -386,3 +386,47 @@ fn fidelity_flags_a_native_build_that_does_other_work() {
     assert!(section.lines().any(|l| l.starts_with("(!) `trie x8") && l.contains("boundary traffic per row differs")), "{section}");
     assert_eq!(section.matches("(!) `").count(), 1, "only the pair that differs: {section}");
 }
+
+/// A plugin caught in a lie at one point of a sweep publishes nothing at
+/// any point (a lie may be gated on the swept value: issue 49, class 7),
+/// and the failure says where it was caught; other plugins are untouched.
+#[test]
+fn a_plugin_caught_at_one_sweep_point_is_tainted_at_every_point() {
+    let dir = recorded("8457-coalescing");
+    let mut records: Vec<(String, BenchResult)> = std::fs::read_dir(&dir)
+        .expect("a recorded sweep")
+        .filter_map(|e| Some(e.ok()?.path()).filter(|p| p.is_dir()))
+        .map(|point| memlab::record::file_in(&point))
+        .filter(|json| json.is_file())
+        .map(|json| (json.display().to_string(), BenchResult::load(&json).expect("a point's record")))
+        .collect();
+    records.sort_by(|a, b| a.0.cmp(&b.0));
+    let source = records[0].0.clone();
+    let first = &mut records[0].1.variants[0];
+    let liar = first.plugins[0].clone();
+    let caught_at = first.variant.name.clone();
+    first.outcome = memlab::record::Outcome::Failed(memlab::record::Failure {
+        plugin: Some(liar.name.clone()),
+        sha256: Some(liar.sha256.clone()),
+        ..memlab::record::Failure::new(memlab::record::FailureClass::Contract, "a lie gated on the swept value")
+    });
+    let sweep = memlab::record::sweep::merge(records).expect("one sweep");
+    let (mut tainted, caught_point) = (0, sweep.points.iter().find(|p| p.source == source).expect("the caught point").value.clone());
+    for point in &sweep.points {
+        // The caught variant's other rounds at its point publish nothing
+        // already: a variant that failed a round publishes none.
+        for run in point.result.variants.iter().filter(|r| r.variant.name != caught_at || point.value != caught_point) {
+            let loads = run.plugins.iter().any(|p| p.sha256 == liar.sha256);
+            match run.failure() {
+                Some(f) if f.class == memlab::record::FailureClass::Tainted => {
+                    assert!(loads, "{}: tainted without loading the plugin", run.variant.name);
+                    assert!(f.message.contains(&format!("in variant `{caught_at}` at the sweep's point threads = ")), "{}", f.message);
+                    tainted += 1;
+                }
+                Some(f) => assert_eq!(f.class, memlab::record::FailureClass::Contract),
+                None => assert!(!loads, "{} at {} loads the caught plugin and still publishes", run.variant.name, point.value),
+            }
+        }
+    }
+    assert!(tainted >= sweep.points.len() - 1, "{tainted} runs tainted over {} points", sweep.points.len());
+}
