@@ -408,7 +408,7 @@ fn a_plugin_caught_at_one_sweep_point_is_tainted_at_every_point() {
     first.outcome = memlab::record::Outcome::Failed(memlab::record::Failure {
         plugin: Some(liar.name.clone()),
         sha256: Some(liar.sha256.clone()),
-        ..memlab::record::Failure::new(memlab::record::FailureClass::Contract, "a lie gated on the swept value")
+        ..memlab::record::Failure::new(FailureClass::Contract, "a lie gated on the swept value")
     });
     let sweep = memlab::record::sweep::merge(records).expect("one sweep");
     let (mut tainted, caught_point) = (0, sweep.points.iter().find(|p| p.source == source).expect("the caught point").value.clone());
@@ -418,12 +418,12 @@ fn a_plugin_caught_at_one_sweep_point_is_tainted_at_every_point() {
         for run in point.result.variants.iter().filter(|r| r.variant.name != caught_at || point.value != caught_point) {
             let loads = run.plugins.iter().any(|p| p.sha256 == liar.sha256);
             match run.failure() {
-                Some(f) if f.class == memlab::record::FailureClass::Tainted => {
+                Some(f) if f.class == FailureClass::Tainted => {
                     assert!(loads, "{}: tainted without loading the plugin", run.variant.name);
                     assert!(f.message.contains(&format!("in variant `{caught_at}` at the sweep's point threads = ")), "{}", f.message);
                     tainted += 1;
                 }
-                Some(f) => assert_eq!(f.class, memlab::record::FailureClass::Contract),
+                Some(f) => assert_eq!(f.class, FailureClass::Contract),
                 None => assert!(!loads, "{} at {} loads the caught plugin and still publishes", run.variant.name, point.value),
             }
         }
