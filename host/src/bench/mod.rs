@@ -190,9 +190,13 @@ fn rounds(bench: &variant::Bench<'_>, record: &mut BenchResult, progress: &mut i
             }
             let of = if max > 1 { format!(" (round {repeat}, at most {max})") } else { String::new() };
             progress(&format!("variant {}/{}: {}{of}", i + 1, config.variants.len(), variant.name));
-            let mut result = one_run(bench, (i, variant), repeat);
-            result.no_effect = Some(idle[i].0.clone());
-            result.not_probed = idle[i].1.clone();
+            // A plugin past its probe's budget fails without a run.
+            let mut result = match &idle[i].over_budget {
+                Some(failure) => VariantResult { repeat, ..VariantResult::failed(crate::record::VariantSpec::from(variant), failure.clone()) },
+                None => one_run(bench, (i, variant), repeat),
+            };
+            result.no_effect = Some(idle[i].idle.clone());
+            result.not_probed = idle[i].unprobed.clone();
             record.variants.push(result);
             finished(record);
         }
@@ -267,25 +271,57 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
 /// A strategy as probed: its kind, plugin and parameters.
 type Probed = (Kind, String, Vec<(String, String)>);
 
+/// What the parameter probe found of one variant: its idle and unprobed
+/// parameters, or the failure of a plugin that ran past its budget.
+struct ProbeOutcome {
+    idle: Vec<NoEffect>,
+    unprobed: Vec<NotProbed>,
+    over_budget: Option<Failure>,
+}
+
 /// Each variant's described parameters that change nothing on check's
-/// bench-shaped workload, probed once per strategy and parameters.
-fn idle_params(host: &Arc<PluginHost>, config: &BenchConfig) -> Vec<(Vec<NoEffect>, Vec<NotProbed>)> {
-    let mut seen: HashMap<Probed, crate::check::Probe> = HashMap::new();
+/// bench-shaped workload, probed once per strategy and parameters, each
+/// probe within a budget relative to a bundled plugin of its kind.
+fn idle_params(host: &Arc<PluginHost>, config: &BenchConfig) -> Vec<ProbeOutcome> {
+    let mut budgets: HashMap<Kind, (Duration, Duration)> = HashMap::new();
+    let mut seen: HashMap<Probed, Result<crate::check::Probe, Failure>> = HashMap::new();
     config
         .variants
         .iter()
         .map(|v| {
-            let (mut idle, mut unprobed) = (Vec::new(), Vec::new());
+            let mut probed = ProbeOutcome { idle: Vec::new(), unprobed: Vec::new(), over_budget: None };
             for (kind, strategy) in v.strategies() {
                 let params = crate::config::params(strategy.params);
                 let plugin = strategy.plugin;
-                let probe = seen.entry((kind, plugin.to_string(), params.clone())).or_insert_with(|| crate::check::without_effect(host, kind, plugin, &params));
-                idle.extend(probe.idle.iter().map(|(param, tried)| NoEffect { kind, param: param.clone(), tried: tried.clone() }));
-                unprobed.extend(probe.unprobed.iter().map(|(param, why)| NotProbed { kind, param: param.clone(), why: *why }));
+                let probe = seen.entry((kind, plugin.to_string(), params.clone())).or_insert_with(|| {
+                    let (budget, reference) = *budgets.entry(kind).or_insert_with(|| crate::check::probe_budget(host, kind));
+                    crate::check::without_effect_within(host, kind, plugin, &params, budget).map_err(|spent| probe_over(host, kind, plugin, spent, reference))
+                });
+                match probe {
+                    Ok(probe) => {
+                        probed.idle.extend(probe.idle.iter().map(|(param, tried)| NoEffect { kind, param: param.clone(), tried: tried.clone() }));
+                        probed.unprobed.extend(probe.unprobed.iter().map(|(param, why)| NotProbed { kind, param: param.clone(), why: *why }));
+                    }
+                    Err(failure) => probed.over_budget = probed.over_budget.take().or_else(|| Some(failure.clone())),
+                }
             }
-            (idle, unprobed)
+            probed
         })
         .collect()
+}
+
+/// A plugin whose parameter probe ran past its budget: a budget failure
+/// naming it, the property, and what a bundled plugin takes.
+fn probe_over(host: &Arc<PluginHost>, kind: Kind, plugin: &str, spent: Duration, reference: Duration) -> Failure {
+    use crate::seam::KindSpecs as _;
+    let message = format!(
+        "its parameter probe (params-effect: each described number or boolean changed, on check's bench-shaped workload) ran past its budget after {:.1} s, where the bundled `{}` takes {:.0} ms a trace of the same work",
+        spent.as_secs_f64(),
+        kind.spec().stand_in,
+        reference.as_secs_f64() * 1e3
+    );
+    let sha256 = host.load_as(plugin, kind).ok().map(|p| p.sha256.clone());
+    Failure { plugin: Some(plugin.to_string()), sha256, ..Failure::new(crate::record::FailureClass::Budget, message) }
 }
 
 fn sanitize(name: &str) -> String {

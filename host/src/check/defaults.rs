@@ -6,12 +6,13 @@
 //! a default it does not use shows a difference.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use memlab_sdk::{Description, Entry, Packed};
 
 use super::{Property, ShardSubject};
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::{Kind, Unprobed};
+use crate::seam::{Kind, KindSpecs, Unprobed};
 
 const NAME: &str = "defaults";
 
@@ -22,10 +23,13 @@ pub(super) fn described(d: &Description) -> Vec<(String, String)> {
     params
 }
 
-/// Rows of a fixed workload of generator rows under router sort keys,
-/// with their keys and timestamps, in key order.
+/// Rows of a bench-shaped workload drawn from the process's secret,
+/// under router sort keys, with their keys and timestamps, in key order:
+/// the same for every probe of one process.
 pub(super) fn workload() -> Vec<(Vec<u8>, Vec<u8>, u64)> {
-    let mut source = super::bench_like::BenchLike::new(0xdefa_0001);
+    // Drawn from the process's secret: a plugin cannot know the probe's
+    // rows in advance and behave its described way on those alone.
+    let mut source = super::bench_like::BenchLike::new(crate::seam::secret() ^ 0xdefa_0001);
     let mut rows: Vec<(Vec<u8>, Vec<u8>, u64)> = (0..2_000)
         .map(|_| {
             let row = source.next_row();
@@ -88,9 +92,7 @@ pub(crate) fn holds(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[
     let property = property(host, &loaded, params);
     match property.failure {
         None => Ok(()),
-        Some(detail) => {
-            Err(crate::seam::SeamError::Contract { plugin: plugin.to_string(), operation: crate::seam::KindSpecs::spec(kind).describe, shard: 0, detail })
-        }
+        Some(detail) => Err(crate::seam::SeamError::Contract { plugin: plugin.to_string(), operation: kind.spec().describe, shard: 0, detail }),
     }
 }
 
@@ -130,6 +132,40 @@ fn changed(value: &str) -> Vec<String> {
 /// `name` and the value tried.
 pub(crate) fn without_effect(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[(String, String)]) -> Probe {
     host.load_as(plugin, kind).map(|loaded| without_effect_of(host, &loaded, params)).unwrap_or_default()
+}
+
+/// A bench's parameter probe of one plugin may take this long at least...
+const PROBE_FLOOR: Duration = Duration::from_secs(5);
+/// ...and this many times a bundled plugin's trace of the same kind: room
+/// for every described parameter, twice, ten times slower than it.
+const PROBE_TRACES: u32 = 10 * 2 * (crate::seam::MAX_DESCRIBED_PARAMS as u32 + 1);
+
+/// How long a bench's probe of a plugin of `kind` may take: relative to
+/// the bundled stand-in's time on the same work, timed here.
+pub(crate) fn probe_budget(host: &Arc<PluginHost>, kind: Kind) -> (Duration, Duration) {
+    let started = Instant::now();
+    let _ = host.load_as(kind.spec().stand_in, kind).map(|p| super::trace(host, &p, &[]));
+    let reference = started.elapsed();
+    (PROBE_FLOOR + reference * PROBE_TRACES, reference)
+}
+
+/// `without_effect` within `budget`: on an engine of its own whose calls
+/// all trap once the budget is spent, so a plugin slow only where the
+/// probe looks cannot hold a bench silent. `Err` with the time spent when
+/// it ran past the budget.
+pub(crate) fn without_effect_within(
+    host: &Arc<PluginHost>,
+    kind: Kind,
+    plugin: &str,
+    params: &[(String, String)],
+    budget: Duration,
+) -> Result<Probe, Duration> {
+    let started = Instant::now();
+    let probe = match host.budgeted(started + budget) {
+        Ok(budgeted) => without_effect(&budgeted, kind, plugin, params),
+        Err(_) => without_effect(host, kind, plugin, params),
+    };
+    if started.elapsed() >= budget { Err(started.elapsed()) } else { Ok(probe) }
 }
 
 /// What the parameter probe found: the parameters without effect (with

@@ -9,7 +9,7 @@ mod commitlog;
 mod defaults;
 
 pub(crate) use defaults::holds as defaults_hold;
-pub(crate) use defaults::{Probe, without_effect};
+pub(crate) use defaults::{Probe, probe_budget, without_effect_within};
 mod memtable;
 mod serializer;
 mod suite;

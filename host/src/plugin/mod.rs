@@ -231,6 +231,16 @@ impl PluginHost {
         Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker, built: Default::default(), built_native: Default::default() }))
     }
 
+    /// A host of its own with these settings, but whose every call traps
+    /// once `until` has passed; it knows the crates this one built, so
+    /// none is built (or said to be) again.
+    pub fn budgeted(&self, until: std::time::Instant) -> Result<Arc<Self>, LoadError> {
+        let twin = PluginHost::new(EngineSettings { budget_until: Some(until), ..self.settings.clone() })?;
+        let built = self.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        *twin.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = built;
+        Ok(twin)
+    }
+
     /// The settings the engine was built with.
     pub fn settings(&self) -> &EngineSettings {
         &self.settings

@@ -7,6 +7,7 @@
 //! number.
 
 mod breakdown;
+mod checks;
 mod figures;
 mod log;
 mod outcome;
@@ -25,6 +26,7 @@ use std::time::Duration;
 /// Untrusted text, escaped for a terminal or a report.
 pub use crate::util::text;
 pub use breakdown::TimeBreakdown;
+pub use checks::{NoEffect, NotProbed, RoundChecks};
 pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, Machine, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
 pub use log::{KeptLog, LogFigures, LogSpec};
 /// The names of the counters in the stats maps (the SDK's contract).
@@ -217,44 +219,6 @@ pub struct VariantResult {
     pub(crate) legacy_allocator_stats: BTreeMap<String, u64>,
     #[serde(default, rename = "serializer_stats", skip_serializing)]
     pub(crate) legacy_serializer_stats: BTreeMap<String, u64>,
-}
-
-/// A described parameter that changed nothing when changed.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct NoEffect {
-    /// The strategy's kind.
-    pub kind: Kind,
-    /// The parameter.
-    pub param: String,
-    /// The value tried instead of the one applied.
-    pub tried: String,
-}
-
-/// A described parameter the probe did not reach.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct NotProbed {
-    /// The strategy's kind.
-    pub kind: Kind,
-    /// The parameter.
-    pub param: String,
-    /// Why not.
-    pub why: crate::seam::Unprobed,
-}
-
-/// What the host checked of one run beside the final state: every flush
-/// held to its ledger, every segment read back whole.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RoundChecks {
-    /// Rows the flushes handed over, each held to the host's ledger of
-    /// what it gave the shard's strategies.
-    pub ledger_rows: u64,
-    /// Segments read back whole.
-    pub segments: u64,
-    /// Of them, those held to the host's tally of what their serializer
-    /// was handed.
-    pub tallied: u64,
-    /// Whether the final state was compared with the stream's.
-    pub final_state: bool,
 }
 
 /// The result of a whole bench: what `run.json` holds.

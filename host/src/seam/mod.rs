@@ -16,6 +16,7 @@ mod noted;
 mod op;
 mod sample;
 
+pub(crate) use sample::secret;
 pub use sample::{picked, secret_offset, secret_pick};
 pub mod watch;
 
@@ -26,7 +27,7 @@ pub use budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, memory_allowance};
 pub use checked::Shard;
 pub use checked_flush::{Reader, Serializer};
 pub use checked_log::LogFormat;
-pub use describe::{Unprobed, check_description, show_key};
+pub use describe::{MAX_DESCRIBED_PARAMS, Unprobed, check_description, show_key};
 pub use error::{Fault, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;

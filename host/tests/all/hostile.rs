@@ -227,3 +227,31 @@ verify_sample = 0
     let back = memlab::record::BenchResult::load(&saved).expect("load");
     assert_eq!(back.variants[0].failure().map(|f| f.class), Some(FailureClass::Tainted));
 }
+
+/// A plugin slow only where the parameter probe looks (it never returns
+/// once `after` is doubled) cannot hold a bench silent: the probe runs on
+/// an engine whose calls trap once its budget, relative to a bundled
+/// plugin's time on the same work, is spent, and the variant fails as a
+/// budget failure naming the plugin and the probe (issue 49, class 5).
+/// The other variants run.
+#[test]
+fn a_plugin_slow_only_in_the_parameter_probe_fails_its_budget() {
+    let path = hostile_path().display().to_string();
+    let config = format!(
+        "[workload]\nseed = 5\nops = 300\npartitions = {{ count = 1000 }}\n\n\
+         [[variant]]\nname = \"slow where probed\"\nmemtable = \"{path}\"\nmemtable_params = {{ mode = \"probe-loop\", after = 7 }}\nallocator = \"per-row\"\nserializer = \"lean\"\n\n\
+         [[variant]]\nname = \"others\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n"
+    );
+    let config = BenchConfig::parse("probe-budget.toml", &config).expect("config");
+    let started = std::time::Instant::now();
+    let result =
+        bench::run(&memlab::plugin::PluginHost::new(Default::default()).expect("host"), &config, &options(scratch("probe-budget")), |_| {}).expect("bench");
+    let slow = result.variants.iter().find(|v| v.variant.name == "slow where probed").expect("reported");
+    let failure = slow.failure().expect("the probe's budget is spent");
+    assert_eq!(failure.class, FailureClass::Budget, "{failure:?}");
+    assert!(failure.plugin.as_deref() == Some(path.as_str()) && failure.message.contains("parameter probe (params-effect"), "{failure:?}");
+    assert!(failure.message.contains("the bundled `skiplist` takes"), "{}", failure.message);
+    let others = result.variants.iter().find(|v| v.variant.name == "others").expect("ran");
+    assert_eq!(others.failure(), None);
+    assert!(started.elapsed() < std::time::Duration::from_secs(120), "the probe held the bench {:?}", started.elapsed());
+}

@@ -18,7 +18,8 @@
 //! `get-miss` (answers every point read "absent"), `short-scan` (a scan
 //! returns at most half its limit), `drop-bench-keys` (loses keys shaped
 //! like a bench's, and only those), `create-loop` (never returns from
-//! `create`), `coin-cursor` (leaves 1 key in 4 out of its cursor, and
+//! `create`), `probe-loop` (never returns from an insert with an even
+//! `after`: slow only where the parameter probe looks), `coin-cursor` (leaves 1 key in 4 out of its cursor, and
 //! counts `entries` from the cursor, in an instance whose first two
 //! timestamps draw the coin: a lie a read-back of one round misses),
 //! `racing-drop` (the same, once a bench-shaped key arrived with a
@@ -66,6 +67,10 @@ enum Mode {
     DropBenchKeys,
     /// Never returns from `create`.
     CreateLoop,
+    /// Honest with an odd `after`; with an even one (what the parameter
+    /// probe tries first, doubling it) it never returns from an insert:
+    /// slow only where the probe looks.
+    ProbeLoop,
     /// Leaves 1 key in 4 out of its cursor where its first two
     /// timestamps draw the coin (1 in 4 instances).
     CoinCursor,
@@ -181,6 +186,7 @@ impl Memtable for Hostile {
             "short-scan" => Mode::ShortScan,
             "drop-bench-keys" => Mode::DropBenchKeys,
             "create-loop" => Mode::CreateLoop,
+            "probe-loop" => Mode::ProbeLoop,
             "coin-cursor" => Mode::CoinCursor,
             "racing-drop" => Mode::RacingDrop,
             "partition-scan" => Mode::PartitionScan,
@@ -220,6 +226,11 @@ impl Memtable for Hostile {
         self.newest = self.newest.max(entry.timestamp);
         if self.inserts > self.after {
             self.misbehave();
+        }
+        if self.mode == Mode::ProbeLoop && self.after.is_multiple_of(2) {
+            loop {
+                self.inserts = black_box(self.inserts.wrapping_add(1));
+            }
         }
         if self.mode == Mode::Slow {
             // Work the optimizer cannot drop: the hash feeds `inserts`.
