@@ -77,10 +77,13 @@ impl From<crate::record::sweep::SweepError> for CliError {
 
 impl CliError {
     /// The process's exit status: 4 when a run completed but its record
-    /// is not where it was to go, 1 for any other failure.
+    /// is not where it was to go, 2 for flags that do not go together (as
+    /// clap's usage errors), 1 for any other failure.
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Session(crate::session::SessionError::NotSaved { .. }) => 4,
+            // As clap's own usage errors.
+            CliError::Usage(_) => 2,
             _ => 1,
         }
     }

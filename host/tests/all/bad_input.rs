@@ -455,3 +455,35 @@ fn endless_inputs_are_refused_by_their_limit() {
         assert!(!ok && text.contains(expected), "{args:?}: {text}");
     }
 }
+
+/// A salt is 32 hex digits, as a record shows it; anything else is a
+/// usage error that shows what was given, escaped. A salt with a config
+/// that replays a stream file (never salted) is refused, naming the file.
+#[test]
+fn a_bad_salt_is_a_usage_error() {
+    let dir = scratch("bad-input-salt");
+    for bad in ["", "xyz", "+123456789abcdef0011223344556677", "0123456789ABCDEF0123456789abcdef0", "\u{1b}[31m0123456789abcdef0123456789abcd"] {
+        let out = crate::support::command(&["bench", "--salt", bad, "--out", dir.to_str().expect("path")]).output().expect("memlab runs");
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {text}");
+        assert!(text.contains("a salt is 32 hex digits") && !text.contains('\u{1b}'), "{bad:?}: {text}");
+    }
+    let profile = dir.join("p.toml");
+    std::fs::write(&profile, "ops = 100\n").expect("profile");
+    let file = dir.join("s.mlstream");
+    let (ok, text) = crate::support::memlab(&["stream", "--output", file.to_str().expect("path"), profile.to_str().expect("path")]);
+    assert!(ok, "{text}");
+    let config = dir.join("replay.toml");
+    let replay = format!(
+        "[workload]\nstream = \"{}\"\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n",
+        file.display()
+    );
+    std::fs::write(&config, replay).expect("config");
+    let salt = "0123456789abcdef0123456789abcdef";
+    let out = crate::support::command(&["bench", config.to_str().expect("path"), "--salt", salt, "--out", dir.to_str().expect("path")])
+        .output()
+        .expect("memlab runs");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("this config replays the stream file") && text.contains("s.mlstream"), "{text}");
+}
