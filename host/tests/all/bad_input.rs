@@ -463,7 +463,7 @@ fn endless_inputs_are_refused_by_their_limit() {
 fn a_bad_salt_is_a_usage_error() {
     let dir = scratch("bad-input-salt");
     for bad in ["", "xyz", "+123456789abcdef0011223344556677", "0123456789ABCDEF0123456789abcdef0", "\u{1b}[31m0123456789abcdef0123456789abcd"] {
-        let out = crate::support::command(&["bench", "--salt", bad, "--out", dir.to_str().expect("path")]).output().expect("memlab runs");
+        let out = command(&["bench", "--salt", bad, "--out", dir.to_str().expect("path")]).output().expect("memlab runs");
         let text = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {text}");
         assert!(text.contains("a salt is 32 hex digits") && !text.contains('\u{1b}'), "{bad:?}: {text}");
@@ -471,7 +471,7 @@ fn a_bad_salt_is_a_usage_error() {
     let profile = dir.join("p.toml");
     std::fs::write(&profile, "ops = 100\n").expect("profile");
     let file = dir.join("s.mlstream");
-    let (ok, text) = crate::support::memlab(&["stream", "--output", file.to_str().expect("path"), profile.to_str().expect("path")]);
+    let (ok, text) = memlab(&["stream", "--output", file.to_str().expect("path"), profile.to_str().expect("path")]);
     assert!(ok, "{text}");
     let config = dir.join("replay.toml");
     let replay = format!(
@@ -480,9 +480,7 @@ fn a_bad_salt_is_a_usage_error() {
     );
     std::fs::write(&config, replay).expect("config");
     let salt = "0123456789abcdef0123456789abcdef";
-    let out = crate::support::command(&["bench", config.to_str().expect("path"), "--salt", salt, "--out", dir.to_str().expect("path")])
-        .output()
-        .expect("memlab runs");
+    let out = command(&["bench", config.to_str().expect("path"), "--salt", salt, "--out", dir.to_str().expect("path")]).output().expect("memlab runs");
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("this config replays the stream file") && text.contains("s.mlstream"), "{text}");
