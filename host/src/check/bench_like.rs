@@ -1,8 +1,9 @@
 //! Input as a bench makes it, so that `memlab check` cannot be told from a
 //! bench by the shape of what it is given: rows from the shipped profiles'
 //! own generator and seeds, salted as a bench salts them (with a salt
-//! drawn from the round's seed, which `memlab check` draws secretly), keyed by the router's sort keys (the partition's Murmur3
-//! token, the escaped partition, the clustering), with the generator's
+//! drawn from the round's seed, which `memlab check` draws secretly),
+//! keyed by the router's sort keys (the partition's Murmur3 token, the
+//! escaped partition, the clustering), with the generator's
 //! timestamps, and only the keys one shard owns, of a shard count drawn
 //! from 1 to 64. Rows arrive as racing client threads send them: each
 //! thread's ops in order, the threads interleaved in bursts of random

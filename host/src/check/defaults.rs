@@ -172,6 +172,8 @@ pub(crate) fn without_effect_within(
     budget: Duration,
 ) -> Result<Probe, Duration> {
     let started = Instant::now();
+    // An engine that cannot be made (the address space, say) leaves the
+    // probe on the bench's own engine, its budget held only after the fact.
     let probe = match host.budgeted(started + budget) {
         Ok(budgeted) => without_effect(&budgeted, kind, plugin, params),
         Err(_) => without_effect(host, kind, plugin, params),

@@ -109,7 +109,7 @@ impl Caller {
 }
 
 /// Why a call past the engine's budget trapped.
-const BUDGET_SPENT: &str = "the whole budget for its calls is spent (`memlab check --budget-s`)";
+const BUDGET_SPENT: &str = "the whole budget for its calls is spent (`memlab check --budget-s`, or a bench's parameter probe)";
 
 /// A packed result from the guest, checked for its layout.
 pub(super) fn packed_out(p: types::Packed) -> Result<Packed, Fault> {

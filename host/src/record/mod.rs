@@ -288,7 +288,7 @@ impl VariantResult {
     /// What comparisons across runs hold this run's stream to, named
     /// (`Provenance::stream_print`).
     pub fn stream_print(&self) -> String {
-        if self.shape.is_empty() { format!("fingerprint {}", self.fingerprint) } else { format!("shape {}", self.shape) }
+        provenance::stream_print(&self.shape, &self.fingerprint)
     }
 
     /// An empty result for `variant` that failed with `failure`.

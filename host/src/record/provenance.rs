@@ -56,17 +56,22 @@ pub struct EngineInfo {
     pub cache: bool,
 }
 
+/// A stream's shape print, named, or its fingerprint where a record
+/// predates shapes (a stream file's replay has a shape too: its bytes').
+pub(super) fn stream_print(shape: &str, fingerprint: &str) -> String {
+    if shape.is_empty() { format!("fingerprint {fingerprint}") } else { format!("shape {shape}") }
+}
+
 fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
 impl Provenance {
     /// What comparisons across runs hold the stream to, named: its shape
-    /// print, or, in a record from before streams were salted (or of a
-    /// stream file's replay, which has no salt either way), its
+    /// print, or, in a record from before streams were salted, its
     /// fingerprint.
     pub fn stream_print(&self) -> String {
-        if self.stream_shape.is_empty() { format!("fingerprint {}", self.stream_fingerprint) } else { format!("shape {}", self.stream_shape) }
+        stream_print(&self.stream_shape, &self.stream_fingerprint)
     }
 
     /// Collects what the machine and the runs say, beside the engine's
