@@ -105,15 +105,23 @@ fn measured_rate(record: &BenchResult, name: &str) -> f64 {
     crate::util::median(runs.into_iter().map(round_rate).collect()).unwrap_or(0.0)
 }
 
+/// Frames that start an OS thread, before Rust's own start-up runs.
+fn is_thread_entry(name: &str) -> bool {
+    ["start_thread", "thread_start", "clone3", "__clone", "clone"].iter().any(|entry| name == *entry || name.ends_with(&format!("::{entry}")))
+}
+
 /// pprof's samples as folded stacks, outermost frame first.
 fn native_folded(report: &pprof::Report) -> Vec<(String, u64)> {
     let mut stacks: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
     for (frames, count) in &report.data {
         let mut line = String::from("native");
         // From past std's start-up marker, as Rust's own backtraces cut:
-        // a thread's spawn and catch_unwind frames say nothing.
+        // a thread's spawn and catch_unwind frames say nothing. A sample
+        // taken while a thread starts or ends has no marker yet; it is cut
+        // past the OS's thread entry instead.
         let names: Vec<String> = frames.frames.iter().rev().flat_map(|f| f.iter().rev()).map(pprof::Symbol::name).collect();
-        let from = names.iter().rposition(|n| n.contains("__rust_begin_short_backtrace")).map_or(0, |i| i + 1);
+        let marker = names.iter().rposition(|n| n.contains("__rust_begin_short_backtrace"));
+        let from = marker.or_else(|| names.iter().rposition(|n| is_thread_entry(n))).map_or(0, |i| i + 1);
         for name in &names[from..] {
             line.push(';');
             line.push_str(&crate::plugin::sampler::folded_frame(name));
