@@ -135,22 +135,76 @@ pub fn read_len(path: &Path, len: u64, what: &'static str) -> Result<Vec<u8>, Re
     Ok(bytes)
 }
 
-/// A path a record names, resolved inside the record's own directory:
-/// a relative name of plain components (no root, no `..`), whose target,
-/// links followed, is still under `dir`. Anything else is refused.
-pub fn inside(dir: &Path, named: &str) -> Result<PathBuf, String> {
-    let relative = Path::new(named);
-    if named.is_empty() || !relative.components().all(|c| matches!(c, Component::Normal(_))) {
-        return Err(format!("`{named}` is not a relative name inside the run's directory (no root, no `..`)"));
+/// Reads at most the first `limit` bytes of a regular file: what a
+/// record promises is there, however large the file has grown since.
+pub fn read_prefix(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let (file, len) = open_regular(path, what)?;
+    let mut bytes = Vec::with_capacity(len.min(limit) as usize);
+    file.take(limit).read_to_end(&mut bytes).map_err(|source| ReadError::Io { path: shown(path), source })?;
+    Ok(bytes)
+}
+
+/// The files and folders a record names in its run directory are one
+/// type, with one way to become a path: a crafted record cannot lead
+/// `verify`, `show` or a report out of its run, by a root, by `..` or by a
+/// link, since no reader can join the name itself.
+/// A name under a run directory, as a record keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct RunPath(String);
+
+impl RunPath {
+    /// A name memlab itself chose, relative to the run directory (or to a
+    /// variant's folder, for a kept log).
+    pub fn new(name: impl Into<String>) -> Self {
+        RunPath(name.into())
     }
-    let joined = dir.join(relative);
-    let (Ok(base), Ok(target)) = (dir.canonicalize(), joined.canonicalize()) else {
-        return Err(format!("`{named}` is not in the run's directory"));
-    };
-    if !target.starts_with(&base) {
-        return Err(format!("`{named}` leads out of the run's directory"));
+
+    /// The name as recorded, for display and links.
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
-    Ok(joined)
+
+    /// The path under `dir`: refused unless the name is relative, of
+    /// plain components, and its target, links followed, is under `dir`.
+    /// The canonical target is returned, so what is opened is what was
+    /// checked.
+    pub fn under(&self, dir: &Path) -> Result<PathBuf, Outside> {
+        let refuse = |why: &str| Outside { dir: dir.display().to_string().escape_debug().to_string(), detail: format!("`{self}` {why}") };
+        if !self.plain() {
+            return Err(refuse("is not a relative name inside the run's directory (no root, no `..`)"));
+        }
+        let (Ok(base), Ok(target)) = (dir.canonicalize(), dir.join(&self.0).canonicalize()) else {
+            return Err(refuse("is not in the run's directory"));
+        };
+        if !target.starts_with(&base) {
+            return Err(refuse("leads out of the run's directory (through a link)"));
+        }
+        Ok(target)
+    }
+
+    /// Whether the name could be under a directory at all: checked when a
+    /// record is read, so a bad one is refused before anything runs.
+    pub fn plain(&self) -> bool {
+        !self.0.is_empty() && Path::new(&self.0).components().all(|c| matches!(c, Component::Normal(_)))
+    }
+}
+
+impl std::fmt::Display for RunPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Escaped: a name a record gives may hold control characters.
+        write!(f, "{}", self.0.escape_debug())
+    }
+}
+
+/// A name a record gives that leads out of its run.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{dir}: {detail}")]
+pub struct Outside {
+    /// The directory the name was to be under.
+    pub dir: String,
+    /// What the name is, and why it is refused.
+    pub detail: String,
 }
 
 /// A name a report may link to: a relative file name of letters, digits,
@@ -164,7 +218,7 @@ pub fn link(named: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ReadError, inside, link, read, read_inflated, read_len};
+    use super::{ReadError, RunPath, link, read, read_inflated, read_len, read_prefix};
 
     #[test]
     fn a_gzip_file_is_inflated_within_the_limit_and_a_bomb_is_refused() {
@@ -194,9 +248,12 @@ mod tests {
         assert!(matches!(read(&dir, 4, "test"), Err(ReadError::NotRegular { .. })));
         assert!(matches!(read(std::path::Path::new("/dev/zero"), 4, "test"), Err(ReadError::NotRegular { .. })));
         assert!(matches!(read_len(&file, 4, "test"), Err(ReadError::Length { expected: 4, found: 5, .. })));
-        assert!(inside(&dir, "f").is_ok());
-        for bad in ["/etc/passwd", "../f", "", "a/../../f"] {
-            assert!(inside(&dir, bad).is_err(), "{bad}");
+        assert_eq!(read_prefix(&file, 3, "test").expect("prefix"), b"123");
+        assert!(RunPath::new("f").under(&dir).is_ok());
+        let _ = std::fs::remove_file(dir.join("out"));
+        std::os::unix::fs::symlink("/etc", dir.join("out")).expect("link");
+        for bad in ["/etc/passwd", "../f", "", "a/../../f", "out/passwd", "missing"] {
+            assert!(RunPath::new(bad).under(&dir).is_err(), "{bad}");
         }
         assert_eq!(link("profiles/a.svg"), Some("profiles/a.svg"));
         for bad in ["javascript:alert(1)", "/etc/passwd", "../x", "a b", "http://x"] {

@@ -76,7 +76,12 @@ fn replay_segments(log: &CommitLog, factory: &LogFactory, round: u64) -> Result<
         let whole = format.replay_all(&bytes, 4096).map_err(|e| e.to_string())?;
         hold(&whole, Copy::Whole, appended).map_err(|e| format!("log segment {number} ({} bytes): {e}", appended.len()))?;
         let file = path.file_name().map(|n| format!("{FOLDER}/{}", n.to_string_lossy())).unwrap_or_default();
-        kept.push(KeptLog { file, bytes: appended.len(), rows: whole.rows.len() as u64, digest: format!("{:032x}", rows_digest(whole.rows.iter())) });
+        kept.push(KeptLog {
+            file: crate::record::RunPath::new(file),
+            bytes: appended.len(),
+            rows: whole.rows.len() as u64,
+            digest: format!("{:032x}", rows_digest(whole.rows.iter())),
+        });
         if i != picked || appended.len() < 2 {
             continue;
         }

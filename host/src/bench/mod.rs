@@ -226,7 +226,7 @@ fn one_run(bench: &variant::Bench<'_>, (i, variant): (usize, &Variant), repeat: 
         result.fail(Failure::interrupted());
     }
     if options.keep_segments && dir.exists() {
-        result.segments = Some(folder);
+        result.segments = Some(crate::record::RunPath::new(folder));
     } else {
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -81,8 +81,8 @@ fn profile_one(bench: &Bench<'_>, profiling: &Arc<PluginHost>, v: &Variant, stem
     Ok(ProfileFigures {
         variant: v.name.clone(),
         source,
-        folded: folded_name,
-        svg: svg_name,
+        folded: crate::record::RunPath::new(folded_name),
+        svg: crate::record::RunPath::new(svg_name),
         samples,
         interval_us: match source {
             ProfileSource::Guest => crate::plugin::sampler::SAMPLE_EVERY.as_micros() as u64,

@@ -77,14 +77,15 @@ fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, 
     let (mut broken, mut checked) = (0, 0);
     for v in &record.variants {
         let label = format!("{} (repeat {})", v.variant.name, v.repeat);
-        let Some(folder) = v.segments.as_deref().filter(|_| v.failure().is_none()) else {
+        let Some(folder) = v.segments.as_ref().filter(|_| v.failure().is_none()) else {
             sayln!("  -     {label}: no segments kept (run the bench with --keep-segments)");
             continue;
         };
         let serializer = recorded_plugin(run_dir, v, Kind::Serializer, v.variant.plugin(Kind::Serializer))?;
         let open = bench::reader(host, v.variant.runtime.into(), &serializer, v.variant.args(Kind::Serializer))?;
         checked += 1;
-        match crate::verify::recheck(&run_dir.join(folder), v.verified.map(Into::into).as_ref(), record.schema, crate::config::DEFAULT_SAMPLE, open.as_ref()) {
+        let folder = folder.under(run_dir).map_err(crate::record::RecordError::from)?;
+        match crate::verify::recheck(&folder, v.verified.map(Into::into).as_ref(), record.schema, crate::config::DEFAULT_SAMPLE, open.as_ref()) {
             crate::verify::Recheck::Holds(x) => sayln!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
             crate::verify::Recheck::ReadBack(rows) => {
                 sayln!("  OK    {label}: {rows} rows read back, every checksum holds (a schema-{} record: no comparable digest)", record.schema)
@@ -98,23 +99,23 @@ fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, 
                 sayln!("  FAIL  {label}: {why}");
             }
         }
-        broken += kept_log(host, run_dir, folder, v, &label)?;
+        broken += kept_log(host, run_dir, &folder, v, &label)?;
     }
     Ok((broken, checked))
 }
 
 /// Replays a variant's kept commit log, segment by segment; the number of
 /// segments that do not hold what the run logged.
-fn kept_log(host: &std::sync::Arc<PluginHost>, run_dir: &Path, folder: &str, v: &crate::record::VariantResult, label: &str) -> Result<usize, CliError> {
+fn kept_log(host: &std::sync::Arc<PluginHost>, run_dir: &Path, folder: &Path, v: &crate::record::VariantResult, label: &str) -> Result<usize, CliError> {
     use crate::verify::kept_log::{Kept, LogCheck, check};
     let (Some(_), Some(figures)) = (&v.variant.log, &v.commitlog) else { return Ok(0) };
     let plugin = recorded_plugin(run_dir, v, Kind::CommitLog, v.variant.plugin(Kind::CommitLog))?;
     let mut format = bench::log_format(host, v.variant.runtime.into(), &plugin, &v.variant.args(Kind::CommitLog))?;
     let mut broken = 0;
     for kept in &figures.kept {
-        let file = crate::util::text::for_terminal(&kept.file);
+        let file = &kept.file;
         let expected = Kept { file: &kept.file, bytes: kept.bytes, rows: kept.rows, digest: &kept.digest };
-        match check(&run_dir.join(folder), expected, &mut format) {
+        match check(folder, expected, &mut format) {
             Ok(LogCheck::Holds { rows }) => sayln!("  OK    {label}: commit log {file}: {rows} rows replayed, as the run logged them"),
             Ok(LogCheck::Short { at, tail, rows, logged }) => {
                 broken += 1;

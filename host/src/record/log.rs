@@ -76,7 +76,7 @@ pub struct LogFigures {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KeptLog {
     /// Its file, relative to the variant's folder.
-    pub file: String,
+    pub file: super::RunPath,
     /// Bytes its records span.
     pub bytes: u64,
     /// Rows it holds.

@@ -13,6 +13,7 @@ mod log;
 mod outcome;
 mod profile;
 mod provenance;
+mod run_path;
 mod spec;
 pub mod stats;
 pub mod sweep;
@@ -23,6 +24,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+pub use crate::input::RunPath;
 /// Untrusted text, escaped for a terminal or a report.
 pub use crate::util::text;
 pub use breakdown::TimeBreakdown;
@@ -87,6 +89,9 @@ pub enum RecordError {
         /// The schema found.
         found: u32,
     },
+    /// A name the record gives under its run leads out of it.
+    #[error(transparent)]
+    Outside(#[from] crate::input::Outside),
 }
 
 /// A loaded plugin, as reports show it.
@@ -207,7 +212,7 @@ pub struct VariantResult {
     pub outcome: Outcome,
     /// The folder under the run's directory holding its kept segments.
     #[serde(default)]
-    pub segments: Option<String>,
+    pub segments: Option<RunPath>,
     /// Schema 1's `failure` string: read from old records, then folded
     /// into `outcome`; never written.
     #[serde(default, rename = "failure", skip_serializing)]
@@ -374,6 +379,7 @@ impl BenchResult {
         if path.file_name().is_some_and(|n| n == RUN_FILE || n == RUN_FILE_GZ) {
             record.take_later_variants(&path.with_file_name(VARIANTS_DIR))?;
         }
+        record.check_names().map_err(|detail| RecordError::Malformed { path: path.display().to_string(), detail })?;
         // A record written before this rule, or cut off before its end,
         // still publishes nothing of a plugin it caught.
         record.taint_shared_plugins();

@@ -33,9 +33,9 @@ pub struct ProfileFigures {
     /// What was sampled.
     pub source: ProfileSource,
     /// The folded stacks (`frame;frame;frame count` lines).
-    pub folded: String,
+    pub folded: super::RunPath,
     /// The SVG flame graph drawn from them.
-    pub svg: String,
+    pub svg: super::RunPath,
     /// Samples taken.
     pub samples: u64,
     /// The sampling interval.

@@ -241,12 +241,12 @@ const MAX_SVG_BYTES: u64 = 64 << 20;
 fn figure(p: &ProfileFigures, dir: Option<&Path>) -> Markup {
     // A record's paths are untrusted: only a file inside the run's own
     // directory is embedded, and only a plain relative name is linked.
-    let svg = dir.and_then(|d| crate::input::inside(d, &p.svg).ok()).and_then(|path| crate::input::read(&path, MAX_SVG_BYTES, "flame graph").ok());
+    let svg = dir.and_then(|d| p.svg.under(d).ok()).and_then(|path| crate::input::read(&path, MAX_SVG_BYTES, "flame graph").ok());
     // A record may keep only its folded stacks: the SVG is drawn again.
     // (`benches/record` keeps a large one gzipped, as `NAME.gz`).
     let drawn = || {
         let folded = dir
-            .and_then(|d| crate::input::inside(d, &p.folded).or_else(|_| crate::input::inside(d, &format!("{}.gz", p.folded))).ok())
+            .and_then(|d| p.folded.under(d).or_else(|_| crate::record::RunPath::new(format!("{}.gz", p.folded.as_str())).under(d)).ok())
             .and_then(|path| crate::input::read_inflated(&path, MAX_SVG_BYTES, "folded stacks").ok())?;
         crate::record::flame_graph(&p.variant, p.source, &String::from_utf8_lossy(&folded)).ok()
     };
@@ -258,7 +258,7 @@ fn figure(p: &ProfileFigures, dir: Option<&Path>) -> Markup {
     let caption = format!(": {} ({} samples every {} \u{b5}s; {})", p.source.describe(), p.samples, p.interval_us, p.cost());
     html! {
         figure {
-            figcaption { b { (shown(&p.variant)) } (shown(&caption)) " \u{b7} " (linked(&p.svg, "interactive SVG")) " \u{b7} " (linked(&p.folded, "folded stacks")) }
+            figcaption { b { (shown(&p.variant)) } (shown(&caption)) " \u{b7} " (linked(p.svg.as_str(), "interactive SVG")) " \u{b7} " (linked(p.folded.as_str(), "folded stacks")) }
             @match image {
                 Some(src) => (void("img", &[("alt", &format!("flame graph of {}", shown(&p.variant))), ("src", &src)])),
                 None => p class="r" { "(neither the SVG nor its folded stacks are beside this report)" },

@@ -249,7 +249,7 @@ fn the_profiled_round_samples_both_runtimes_and_stays_out_of_the_verdicts() {
     for (p, (source, root)) in result.profiles.iter().zip([(ProfileSource::Guest, "skiplist;"), (ProfileSource::Native, "native")]) {
         assert_eq!(p.source, source);
         assert!(p.samples > 0 && p.rate_ratio > 0.0, "{p:?}");
-        let folded = std::fs::read_to_string(dir.join(&p.folded)).expect("folded stacks");
+        let folded = std::fs::read_to_string(dir.join(p.folded.as_str())).expect("folded stacks");
         let lines: Vec<&str> = folded.lines().collect();
         assert!(!lines.is_empty() && lines.iter().all(|l| l.rsplit_once(' ').is_some_and(|(_, n)| n.parse::<u64>().is_ok())), "{folded}");
         let sum: u64 = lines.iter().map(|l| l.rsplit_once(' ').map_or(0, |(_, n)| n.parse::<u64>().unwrap_or(0))).sum();
@@ -264,7 +264,7 @@ fn the_profiled_round_samples_both_runtimes_and_stays_out_of_the_verdicts() {
             assert!(folded.contains("memtable_skiplist"), "the twin's frames are named");
             assert!(!folded.contains("start_thread"), "cut at std's start-up marker");
         }
-        let svg = std::fs::read_to_string(dir.join(&p.svg)).expect("the flame graph");
+        let svg = std::fs::read_to_string(dir.join(p.svg.as_str())).expect("the flame graph");
         assert!(svg.contains("<svg") && svg.contains("samples"), "an inferno flame graph");
     }
     // The text report names both runtimes' breakdowns.

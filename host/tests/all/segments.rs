@@ -15,7 +15,7 @@ fn a_flipped_bit_in_any_segment_file_is_caught() {
     let options = BenchOptions { keep_segments: true, ..options(dir.clone()) };
     let result = bench::run(&host(), &config, &options, |_| {}).expect("bench");
     assert_eq!(result.variants[0].failure(), None);
-    let seg_dir = dir.join(result.variants[0].segments.as_deref().expect("kept segments are named in the record"));
+    let seg_dir = result.variants[0].segments.as_ref().expect("kept segments are named in the record").under(&dir).expect("inside the run");
     let metas = segment::list(&seg_dir).expect("list");
     let meta = metas.first().expect("a segment");
     segment::load(meta).expect("the untouched segment loads");

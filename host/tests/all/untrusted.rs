@@ -76,6 +76,10 @@ fn a_record_whose_every_number_is_extreme_is_shown_or_refused_without_a_panic() 
     for (int, name) in [(1u64 << 53, "largest"), (u64::MAX, "beyond")] {
         let mut record = golden();
         extreme(&mut record, "", int);
+        // Each round apart: a round listed twice is refused for that alone.
+        for (i, v) in record["variants"].as_array_mut().expect("variants").iter_mut().enumerate() {
+            v["repeat"] = (int - i as u64).into();
+        }
         // Kept readable: the schema number, so the record is parsed at all.
         record["schema"] = 3.into();
         let run = write_run(&dir.join(name), &record);
@@ -102,13 +106,17 @@ fn a_record_cannot_embed_or_link_a_file_outside_its_run() {
     let fifo = dir.join("run").join("fifo.svg");
     std::fs::create_dir_all(dir.join("run")).expect("dir");
     mkfifo(&fifo);
-    record["profiles"] = serde_json::json!([
-        profile("/etc/passwd", "javascript:alert(1)"),
-        profile("../../../../etc/passwd", "http://example.invalid/x"),
-        profile("fifo.svg", "fifo.folded"),
-    ]);
-    let run = write_run(&dir.join("run"), &record);
     let html = dir.join("report.html");
+    // Named out of the run: the record is refused before anything is read.
+    for bad in ["/etc/passwd", "../../../../etc/passwd"] {
+        record["profiles"] = serde_json::json!([profile(bad, "x.folded")]);
+        let run = write_run(&dir.join("run"), &record);
+        let (ok, text) = memlab(&["show", run.to_str().expect("path"), "--html", html.to_str().expect("path")]);
+        assert!(!ok && text.contains("is not a relative name inside the run") && text.contains(bad), "{text}");
+    }
+    record["profiles"] =
+        serde_json::json!([profile("fifo.svg", "javascript:alert(1)"), profile("fifo.svg", "http://example.invalid/x"), profile("fifo.svg", "fifo.folded"),]);
+    let run = write_run(&dir.join("run"), &record);
     let (finished, ok, text) = bounded(&["show", run.to_str().expect("path"), "--html", html.to_str().expect("path")], Duration::from_secs(60));
     assert!(finished, "show --html hung on a FIFO the record names");
     assert!(ok, "{text}");
@@ -507,4 +515,76 @@ fn every_free_text_of_a_record_is_shown_escaped_on_the_page_and_the_terminal() {
     }
     let written = std::fs::read_to_string(&html).expect("the page is written");
     assert!(!written.contains("<script>alert") && written.contains("&lt;script&gt;"), "the written page escapes it too");
+}
+
+/// Every name a record gives under its run (the segments folder, a kept
+/// log, a flame graph) is refused when it is absolute or climbs out with
+/// `..`, before anything is read, and a link out of the run is refused
+/// where it is followed: `verify` never checks another run's files and
+/// calls them OK (issue 50). A list that names one thing twice is refused.
+#[test]
+fn a_name_in_a_record_never_leads_out_of_its_run() {
+    let dir = scratch("untrusted-names");
+    let config = dir.join("log.toml");
+    let log = "commitlog = \"batched\"\ncommitlog_sync = \"batch\"\n";
+    std::fs::write(&config, format!("[workload]\nseed = 3\nops = 300\npartitions = {{ count = 500 }}\n\n[[variant]]\nname = \"v\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\n{log}")).expect("config");
+    let (ok, text) =
+        memlab(&["bench", config.to_str().expect("path"), "--out", dir.join("runs").to_str().expect("path"), "--keep-segments", "--quiet", "--no-intervals"]);
+    assert!(ok, "{text}");
+    let run = std::fs::read_dir(dir.join("runs")).expect("runs").flatten().map(|e| e.path()).find(|p| p.join("run.json").exists()).expect("a run");
+    // Another run, whole and healthy: what a crafted record would borrow.
+    let other = dir.join("other");
+    let (ok, text) = memlab(&["bench", config.to_str().expect("path"), "--out", other.to_str().expect("path"), "--keep-segments", "--quiet", "--no-intervals"]);
+    assert!(ok, "{text}");
+    let other = std::fs::read_dir(&other).expect("runs").flatten().map(|e| e.path()).find(|p| p.join("run.json").exists()).expect("a run");
+    let honest = std::fs::read_to_string(run.join("run.json")).expect("record");
+    let (seg, kept) = ("\"segments\": \"01-v-1\"", "\"file\": \"commitlog/log-000001.seg\"");
+    assert!(honest.contains(seg) && honest.contains(kept), "{honest}");
+    let abs = other.join("01-v-1").display().to_string();
+    let profile = |name: &str| {
+        format!(
+            "\"schema\": 4,\n  \"profiles\": [{{\"variant\": \"v\", \"source\": \"guest\", \"folded\": \"{name}\", \"svg\": \"ok.svg\", \"samples\": 1, \"interval_us\": 1, \"sampling_ns\": 0, \"client_ns\": 1, \"rate_ratio\": 1.0}}],"
+        )
+    };
+    let try_record = |from: &str, to: &str| {
+        std::fs::write(run.join("run.json"), honest.replacen(from, to, 1)).expect("write");
+        let verified = memlab(&["verify", run.to_str().expect("path")]);
+        let shown = memlab(&["show", run.to_str().expect("path"), "--html", dir.join("r.html").to_str().expect("path")]);
+        (verified, shown)
+    };
+    // Named out of the run: refused when the record is read, by name.
+    for (from, to) in [
+        (seg, format!("\"segments\": \"{abs}\"")),
+        (seg, "\"segments\": \"../other/01-v-1\"".to_string()),
+        (kept, "\"file\": \"../../other/01-v-1/commitlog/log-000001.seg\"".to_string()),
+        (kept, format!("\"file\": \"{abs}/commitlog/log-000001.seg\"")),
+        ("\"schema\": 4,", profile("/etc/passwd")),
+        ("\"schema\": 4,", profile("../x.folded")),
+    ] {
+        let ((ok, said), (shown_ok, shown)) = try_record(from, &to);
+        assert!(!ok && said.contains("is not a relative name inside the run") && !said.contains("OK "), "{to}: {said}");
+        assert!(!shown_ok && shown.contains("is not a relative name inside the run"), "{to}: {shown}");
+    }
+    // Linked out of the run: refused where the link is followed.
+    std::os::unix::fs::symlink(other.join("01-v-1"), run.join("linked")).expect("link");
+    std::os::unix::fs::symlink(other.join("01-v-1/commitlog/log-000001.seg"), run.join("01-v-1/linked.seg")).expect("link");
+    for (from, to) in [(seg, "\"segments\": \"linked\""), (kept, "\"file\": \"linked.seg\"")] {
+        let ((ok, said), _) = try_record(from, to);
+        assert!(
+            !ok && said.contains("leads out of the run's directory") && !said.contains(&format!("OK    v (repeat 1): commit log {}", &to[9..])),
+            "{to}: {said}"
+        );
+    }
+    // A kept log or a variant round listed twice.
+    let twice = honest.find("\"kept\": [").map(|at| {
+        let start = at + "\"kept\": [".len();
+        let end = start + honest[start..].find('}').expect("an entry") + 1;
+        format!("{},{}{}", &honest[..end], &honest[start..end], &honest[end..])
+    });
+    std::fs::write(run.join("run.json"), twice.expect("a kept log")).expect("write");
+    let (ok, said) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(!ok && said.contains("listed twice") && said.contains("log-000001.seg"), "{said}");
+    std::fs::write(run.join("run.json"), &honest).expect("write");
+    let (ok, said) = memlab(&["verify", run.to_str().expect("path")]);
+    assert!(ok, "the honest record still verifies: {said}");
 }
