@@ -29,6 +29,16 @@ pub enum ReadError {
         /// The most bytes a file of its kind may be.
         limit: u64,
     },
+    /// A gzip file of more members than memlab reads.
+    #[error("{path}: more than {limit} gzip members, more than a {what} is ever made of")]
+    Members {
+        /// The file.
+        path: String,
+        /// What the file was read as.
+        what: &'static str,
+        /// The most members read.
+        limit: usize,
+    },
     /// Not the length its metadata promised.
     #[error("{path}: {found} bytes, but its {what} should have {expected}")]
     Length {
@@ -57,6 +67,7 @@ impl ReadError {
         match self {
             ReadError::NotRegular { what, .. } => format!("not a regular file, so it is not read as a {what}"),
             ReadError::TooLarge { what, limit, .. } => format!("larger than the {limit} bytes a {what} may be"),
+            ReadError::Members { what, limit, .. } => format!("more than {limit} gzip members, more than a {what} is ever made of"),
             ReadError::Length { what, expected, found, .. } => format!("{found} bytes, but its {what} should have {expected}"),
             ReadError::Io { source, .. } => source.to_string(),
         }
@@ -109,13 +120,26 @@ pub fn read_inflated(path: &Path, limit: u64, what: &'static str) -> Result<Vec<
         return Ok(bytes);
     }
     let mut inflated = Vec::new();
-    let decoder = flate2::read::MultiGzDecoder::new(bytes.as_slice());
-    decoder.take(limit + 1).read_to_end(&mut inflated).map_err(|source| ReadError::Io { path: shown(path), source })?;
-    if inflated.len() as u64 > limit {
-        return Err(ReadError::TooLarge { path: shown(path), what, limit });
+    // Member by member, counted: a file of a million empty members would
+    // inflate to nothing, yet take minutes to walk.
+    let mut rest = bytes.as_slice();
+    for _ in 0..MAX_GZIP_MEMBERS {
+        let mut member = flate2::bufread::GzDecoder::new(rest);
+        (&mut member).take(limit + 1 - inflated.len() as u64).read_to_end(&mut inflated).map_err(|source| ReadError::Io { path: shown(path), source })?;
+        if inflated.len() as u64 > limit {
+            return Err(ReadError::TooLarge { path: shown(path), what, limit });
+        }
+        rest = member.into_inner();
+        if rest.is_empty() {
+            return Ok(inflated);
+        }
     }
-    Ok(inflated)
+    Err(ReadError::Members { path: shown(path), what, limit: MAX_GZIP_MEMBERS })
 }
+
+/// The most gzip members a compressed file may hold: `gzip` writes one,
+/// and a few files joined with `cat` make a few.
+const MAX_GZIP_MEMBERS: usize = 64;
 
 /// The first two bytes of every gzip member (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -232,6 +256,13 @@ mod tests {
         assert_eq!(read_inflated(&file, 4096, "test").expect("inflated"), vec![b'x'; 4096]);
         // Under 100 bytes on disk, 4 KiB inflated: over a 1 KiB limit.
         assert!(matches!(read_inflated(&file, 1024, "test"), Err(ReadError::TooLarge { limit: 1024, .. })));
+        // Members joined with `cat` are read in turn; too many are refused.
+        let one = std::fs::read(&file).expect("read");
+        std::fs::write(&file, one.repeat(2)).expect("write");
+        assert_eq!(read_inflated(&file, 8192, "test").expect("two members"), vec![b'x'; 8192]);
+        let empty = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()).finish().expect("compress");
+        std::fs::write(&file, empty.repeat(super::MAX_GZIP_MEMBERS + 1)).expect("write");
+        assert!(matches!(read_inflated(&file, 1 << 20, "test"), Err(ReadError::Members { .. })));
         std::fs::write(&file, b"plain").expect("write");
         assert_eq!(read_inflated(&file, 5, "test").expect("plain"), b"plain");
         let _ = std::fs::remove_dir_all(&dir);

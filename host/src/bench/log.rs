@@ -6,6 +6,8 @@
 //! the secret picks; and its figures for the record.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use super::strategies::LogFactory;
 use crate::commitlog::{CommitLog, LogFiles};
@@ -23,10 +25,10 @@ fn folder(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Opens the variant's log, when it keeps one.
-pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&LogFactory>) -> Result<Option<PathLog>, SeamError> {
+pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&LogFactory>, hurry: Option<Arc<AtomicBool>>) -> Result<Option<PathLog>, SeamError> {
     let Some(factory) = factory.filter(|_| variant.log.sync != crate::commitlog::SyncMode::None) else { return Ok(None) };
     let files = LogFiles::create(&folder(dir), variant.log.access, variant.log.segment_size)?;
-    let log = std::sync::Arc::new(CommitLog::new(files, variant.log.sync, variant.verify));
+    let log = Arc::new(CommitLog::new(files, variant.log.sync, variant.verify, hurry));
     let formats = (0..variant.shards).map(factory).collect::<Result<Vec<_>, _>>()?;
     Ok(Some(PathLog { log, formats }))
 }

@@ -72,7 +72,7 @@ impl Loaded {
                 let Some((path, sha256)) = host.native_build(plugin)? else {
                     return Err(SeamError::NoTwin { plugin: plugin.to_string() });
                 };
-                let strategy = native::Strategy::built(plugin, kind, native::Library::open(plugin, &path)?)?;
+                let strategy = native::Strategy::built(plugin, kind, native::Library::open(plugin, &path, &sha256)?)?;
                 Ok((Loaded::Native(strategy), info(sha256, started.elapsed(), false)))
             }
         }

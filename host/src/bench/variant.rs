@@ -111,7 +111,7 @@ impl<'a> VariantRun<'a> {
             clients: bench.stream.threads(),
         };
         let mut path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
-        if let Some(log) = super::log::open(variant, dir, log_format.as_deref())? {
+        if let Some(log) = super::log::open(variant, dir, log_format.as_deref(), bench.options.interrupt.clone())? {
             path = path.with_log(log);
         }
         path.prepare_next_generation();

@@ -11,9 +11,9 @@ use crate::seam::{LoadError, SeamError};
 fn native_build(host: &PluginHost, plugin: &str) -> Result<crate::native::Strategy, CliError> {
     let not_a_crate =
         || SeamError::Load(LoadError::Native { plugin: plugin.to_string(), detail: "`--native` builds a crate's folder, and this is none".into() });
-    let (path, _) = host.native_build(plugin)?.ok_or_else(not_a_crate)?;
+    let (path, sha256) = host.native_build(plugin)?.ok_or_else(not_a_crate)?;
     let kind = host.load(plugin)?.kind;
-    Ok(crate::native::Strategy::built(plugin, kind, crate::native::Library::open(plugin, &path)?).map_err(SeamError::Load)?)
+    Ok(crate::native::Strategy::built(plugin, kind, crate::native::Library::open(plugin, &path, &sha256)?).map_err(SeamError::Load)?)
 }
 
 /// `memlab check`'s arguments.

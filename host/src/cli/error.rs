@@ -41,11 +41,11 @@ pub enum CliError {
     #[error(transparent)]
     Session(#[from] crate::session::SessionError),
     /// `memlab verify` found damage.
-    #[error("{broken} of {checked} runs' segments no longer hold what was verified")]
+    #[error("{broken} of {checked} variant rounds no longer hold what the run verified (their segments or their kept log)")]
     VerifyFailed {
-        /// Runs whose segments are damaged.
+        /// Rounds whose segments or kept log are damaged.
         broken: usize,
-        /// Runs checked.
+        /// Rounds checked.
         checked: usize,
     },
     /// `memlab verify` cannot check a run.

@@ -69,7 +69,8 @@ pub(super) fn run(args: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// One run's variants: how many broke, and how many were checked.
+/// One run's variant rounds: how many broke (their segments or any kept
+/// log), and how many were checked.
 fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, usize), CliError> {
     let json = crate::record::file_in(path);
     let run_dir = json.parent().unwrap_or(Path::new("."));
@@ -85,6 +86,7 @@ fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, 
         let open = bench::reader(host, v.variant.runtime.into(), &serializer, v.variant.args(Kind::Serializer))?;
         checked += 1;
         let folder = folder.under(run_dir).map_err(crate::record::RecordError::from)?;
+        let mut holds = true;
         match crate::verify::recheck(&folder, v.verified.map(Into::into).as_ref(), record.schema, crate::config::DEFAULT_SAMPLE, open.as_ref()) {
             crate::verify::Recheck::Holds(x) => sayln!("  OK    {label}: {} keys, digest {:032x}, {} rows read back", x.keys, x.digest, x.rows_read),
             crate::verify::Recheck::ReadBack(rows) => {
@@ -95,11 +97,12 @@ fn verify_run(host: &std::sync::Arc<PluginHost>, path: &Path) -> Result<(usize, 
                 sayln!("  OK    {label}: {rows} rows read back, every checksum holds; its final state was not verified at run time ({why})")
             }
             crate::verify::Recheck::Broken(why) => {
-                broken += 1;
+                holds = false;
                 sayln!("  FAIL  {label}: {why}");
             }
         }
-        broken += kept_log(host, run_dir, &folder, v, &label)?;
+        holds &= kept_log(host, run_dir, &folder, v, &label)? == 0;
+        broken += usize::from(!holds);
     }
     Ok((broken, checked))
 }

@@ -164,6 +164,9 @@ impl Shared {
     }
 }
 
+/// The longest a syncer parks at once, and its period once hurried.
+const HURRIED: Duration = Duration::from_millis(50);
+
 /// A commit log shared by a run's writers.
 pub struct CommitLog {
     shared: Arc<Shared>,
@@ -174,8 +177,10 @@ pub struct CommitLog {
 impl CommitLog {
     /// A log over `files`, synced as `mode` says (a syncer thread for
     /// `periodic` and `group`); `keep_rows` keeps the hashes of the rows
-    /// each segment holds, to read it back against.
-    pub fn new(files: LogFiles, mode: SyncMode, keep_rows: bool) -> Self {
+    /// each segment holds, to read it back against. Once `hurry` is set
+    /// (Ctrl-C), the syncer syncs at least every 50 ms, so no writer
+    /// waits out a long group window before the run can stop.
+    pub fn new(files: LogFiles, mode: SyncMode, keep_rows: bool, hurry: Option<Arc<AtomicBool>>) -> Self {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 files,
@@ -198,15 +203,18 @@ impl CommitLog {
                 std::thread::Builder::new()
                     .name("memlab-log-sync".into())
                     .spawn(move || {
-                        // Parked, not asleep: a close unparks it at once.
-                        let mut next = Instant::now() + every;
+                        // Parked, not asleep: a close unparks it at once,
+                        // and a hurry is seen within one step.
+                        let mut last = Instant::now();
                         while !shared.stop.load(Ordering::Acquire) {
+                            let hurried = hurry.as_ref().is_some_and(|h| h.load(Ordering::Relaxed));
+                            let due = last + if hurried { every.min(HURRIED) } else { every };
                             let now = Instant::now();
-                            if now < next {
-                                std::thread::park_timeout(next - now);
+                            if now < due {
+                                std::thread::park_timeout((due - now).min(HURRIED));
                                 continue;
                             }
-                            next = now + every;
+                            last = now;
                             let end = shared.state().end;
                             if let Err(e) = shared.sync(end) {
                                 shared.fail(&e);
@@ -362,7 +370,7 @@ mod tests {
     fn log(name: &str, mode: SyncMode) -> (CommitLog, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("memlab-sync-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        (CommitLog::new(LogFiles::create(&dir, Access::Buffered, 1 << 20).expect("files"), mode, false), dir)
+        (CommitLog::new(LogFiles::create(&dir, Access::Buffered, 1 << 20).expect("files"), mode, false, None), dir)
     }
 
     /// Many writers, each waiting for durability: every acknowledged
@@ -393,6 +401,30 @@ mod tests {
             assert!(counts.syncs <= 100, "{name}: 8 writers share their syncs: {counts:?}");
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+
+    /// Ctrl-C while writers wait out a long group window: the syncer is
+    /// hurried, and the waits end in well under the window.
+    #[test]
+    fn a_hurried_log_ends_a_long_group_window_early() {
+        let dir = std::env::temp_dir().join(format!("memlab-sync-hurry-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let hurry = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let files = LogFiles::create(&dir, Access::Buffered, 1 << 20).expect("files");
+        let log = CommitLog::new(files, SyncMode::Group(Duration::from_secs(60)), false, Some(Arc::clone(&hurry)));
+        let at = log.append(b"waits", []).expect("append");
+        let started = std::time::Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(200));
+                hurry.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            log.wait_durable(at).expect("durable");
+        });
+        assert!(started.elapsed() < Duration::from_secs(30), "waited {:?} of a 60 s window", started.elapsed());
+        assert!(log.synced() >= at);
+        let _ = log.close();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

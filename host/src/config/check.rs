@@ -122,6 +122,16 @@ fn variant(raw: RawVariant, named: &BTreeMap<Kind, BTreeMap<String, Named>>, src
     for kind in Kind::ALL {
         let choice = choices.get(&kind);
         let resolved = match choice.and_then(|c| c.plugin.as_ref()) {
+            Some(name) if name.get_ref().trim().is_empty() => {
+                let what = format!(
+                    "variant `{}`: `{kind} = {:?}` names no {}: name a bundled one (`memlab list`) or a plugin's path",
+                    v.name,
+                    name.get_ref(),
+                    kind.spec().noun
+                );
+                let without = if kind.optional() { format!(", or leave `{kind}` out to run without one") } else { String::new() };
+                return Err(src.at(kind.spec().name, what + &without));
+            }
             Some(name) => {
                 let mut r = resolve(src.text, kind, named.get(&kind).unwrap_or(&NO_NAMED), name, &mut used).map_err(|e| src.invalid(e))?;
                 r.plugin = locate(src.base, kind, &r.plugin).map_err(|e| src.invalid(format!("{}: {e}", line_of(src.text, name.span().start))))?;

@@ -13,6 +13,9 @@ use memlab_sdk::{Error, Op};
 
 use crate::seam::{Kind, LoadError};
 
+/// The largest native library memlab loads.
+const MAX_LIBRARY_BYTES: u64 = 1 << 30;
+
 /// A native table, for as long as the process lives.
 #[derive(Clone, Copy)]
 pub struct Library {
@@ -47,13 +50,23 @@ impl Library {
         Ok(Library { table, kind })
     }
 
-    /// Loads the shared library at `path` (named by its sha256, so its
-    /// bytes never change) and checks its table.
-    pub fn open(plugin: &str, path: &Path) -> Result<Library, LoadError> {
+    /// Loads the shared library at `path`, named by the `sha256` its bytes
+    /// must have, and checks its table. The file is hashed first: one
+    /// swapped or planted under that name is refused, never loaded.
+    pub fn open(plugin: &str, path: &Path, sha256: &str) -> Result<Library, LoadError> {
+        use sha2::Digest as _;
         let fail = |detail: String| LoadError::Native { plugin: plugin.to_string(), detail };
         let mut loaded = loaded().lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(library) = loaded.get(path) {
             return Ok(*library);
+        }
+        let bytes = crate::input::read(path, MAX_LIBRARY_BYTES, "native library").map_err(|e| fail(e.to_string()))?;
+        let found = hex::encode(sha2::Sha256::digest(&bytes));
+        if found != sha256 {
+            return Err(fail(format!(
+                "{} has sha256 {found}, but memlab built and kept {sha256}: it is not memlab's build, so it is not loaded",
+                path.display()
+            )));
         }
         // SAFETY: loading runs the library's initialisers: the user asked
         // for this crate's code to run natively (`--native`).
@@ -88,5 +101,22 @@ pub(super) fn thrown(plugin: &str, op: Op, called: Called) -> Error {
     match called {
         Called::Error(e) => e,
         Called::Panicked(message) => panic!("native plugin `{plugin}` panicked in {op}: {message}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Library;
+
+    #[test]
+    fn a_library_whose_bytes_are_not_the_kept_build_is_never_loaded() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("lib.so");
+        std::fs::write(&path, b"planted").expect("plant");
+        let kept = "0".repeat(64);
+        let Err(refused) = Library::open("p", &path, &kept) else { panic!("a planted library was loaded") };
+        let planted = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"planted"));
+        let refused = refused.to_string();
+        assert!(refused.contains(&planted) && refused.contains(&kept) && refused.contains("not loaded"), "{refused}");
     }
 }

@@ -64,7 +64,34 @@ pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>
         Target::Host => "its build scripts, its proc-macros and then its own code run on this machine, outside the sandbox",
     };
     eprintln!("memlab: building {} ({shown}): {outside}", for_terminal(spec));
-    let out = cmd.output().map_err(|e| fail(format!("running {cargo}: {e}")))?;
+    let (artifact, fresh) = run_cargo(&mut cmd, &cargo, target).map_err(fail)?;
+    // Crates of one package name build to one artifact path, and cargo
+    // calls one fresh while the file holds the other's build: a fresh
+    // artifact that another crate folder built last is built again here,
+    // never read.
+    let owner = artifact.with_extension(format!("{}.memlab-built-from", target.extension()));
+    let ours = dir.canonicalize().unwrap_or_else(|_| dir.clone()).display().to_string();
+    let artifact = if !fresh || std::fs::read_to_string(&owner).is_ok_and(|o| o == ours) {
+        artifact
+    } else {
+        let deps = artifact.parent().map(|p| p.join("deps")).zip(artifact.file_name()).map(|(deps, name)| deps.join(name));
+        for stale in [Some(artifact.clone()), deps].into_iter().flatten() {
+            let _ = std::fs::remove_file(stale);
+        }
+        let (artifact, fresh) = run_cargo(&mut cmd, &cargo, target).map_err(fail)?;
+        if fresh {
+            return Err(fail(format!("cargo did not build {} again after another crate's build took its path", artifact.display())));
+        }
+        artifact
+    };
+    std::fs::write(&owner, &ours).map_err(|e| fail(format!("{}: {e}", owner.display())))?;
+    let bytes = crate::util::read_bounded(&artifact, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", artifact.display())))?;
+    Ok((artifact, bytes))
+}
+
+/// Runs the build: the crate's artifact, and whether cargo found it fresh.
+fn run_cargo(cmd: &mut Command, cargo: &str, target: Target) -> Result<(PathBuf, bool), String> {
+    let out = cmd.output().map_err(|e| format!("running {cargo}: {e}"))?;
     // Cargo's own report, warnings of build scripts included, escaped.
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.success() && !stderr.trim().is_empty() {
@@ -72,12 +99,9 @@ pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>
     }
     if !out.status.success() {
         let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
-        return Err(fail(format!("cargo failed ({}):\n{}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join("\n"))));
+        return Err(format!("cargo failed ({}):\n{}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join("\n")));
     }
-    let artifact = artifact(&out.stdout, target)
-        .ok_or_else(|| fail(format!("cargo built no .{}: is the crate a `cdylib` (as `memlab new` writes it)?", target.extension())))?;
-    let bytes = crate::util::read_bounded(&artifact, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", artifact.display())))?;
-    Ok((artifact, bytes))
+    artifact(&out.stdout, target).ok_or_else(|| format!("cargo built no .{}: is the crate a `cdylib` (as `memlab new` writes it)?", target.extension()))
 }
 
 /// The cargo command that builds the crate in `dir` for `target`, and how
@@ -115,35 +139,68 @@ fn command(cargo: &str, spec: &str, dir: &Path, target: Target) -> Result<(Comma
     Ok((cmd, shown))
 }
 
-/// The last artifact cargo's messages name with the target's extension:
-/// the crate's cdylib.
-fn artifact(stdout: &[u8], target: Target) -> Option<PathBuf> {
+/// The last artifact cargo's messages name with the target's extension
+/// (the crate's cdylib), and whether cargo found it fresh.
+fn artifact(stdout: &[u8], target: Target) -> Option<(PathBuf, bool)> {
     String::from_utf8_lossy(stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|msg| msg["reason"] == "compiler-artifact")
-        .flat_map(|msg| msg["filenames"].as_array().cloned().unwrap_or_default())
-        .filter_map(|f| f.as_str().map(PathBuf::from))
-        .rfind(|f| f.extension().is_some_and(|e| e == target.extension()))
+        .flat_map(|msg| {
+            let fresh = msg["fresh"].as_bool().unwrap_or(false);
+            msg["filenames"].as_array().cloned().unwrap_or_default().into_iter().filter_map(move |f| f.as_str().map(|f| (PathBuf::from(f), fresh)))
+        })
+        .rfind(|(f, _)| f.extension().is_some_and(|e| e == target.extension()))
 }
 
 /// Keeps a native build's bytes as `<dir>/<sha256>.<ext>`, written whole
 /// then renamed, so a later build of another crate of the same package
 /// name (one artifact path in the shared target) never changes what a
-/// loaded library's path holds. Returns the path and the sha256.
+/// loaded library's path holds. `dir` must be a folder only this user
+/// may write: a library planted there would run inside memlab. Returns
+/// the path and the sha256.
 pub fn keep_native(spec: &str, dir: &Path, bytes: &[u8]) -> Result<(PathBuf, String), LoadError> {
-    let fail = |e: std::io::Error| LoadError::Build { plugin: spec.to_string(), detail: format!("keeping its build in {}: {e}", dir.display()) };
+    let fail = |detail: String| LoadError::Build { plugin: spec.to_string(), detail: format!("keeping its build in {}: {detail}", dir.display()) };
+    private_dir(dir).map_err(fail)?;
     let sha256 = super::load::sha256_hex(bytes);
     let path = dir.join(format!("{sha256}.{}", env::consts::DLL_EXTENSION));
-    if !path.is_file() {
-        std::fs::create_dir_all(dir).map_err(fail)?;
+    let kept = crate::input::read(&path, super::MAX_PLUGIN_BYTES, "native library").is_ok_and(|b| super::load::sha256_hex(&b) == sha256);
+    if !kept {
         let temp = dir.join(format!(".{sha256}.{}.tmp", std::process::id()));
         std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, &path)).map_err(|e| {
             let _ = std::fs::remove_file(&temp);
-            fail(e)
+            fail(e.to_string())
         })?;
     }
     Ok((path, sha256))
+}
+
+/// Where native builds are kept when there is no cache folder: a folder
+/// of this user's own under the temporary directory.
+pub fn private_fallback() -> PathBuf {
+    env::temp_dir().join(format!("memlab-{}", nix::unistd::geteuid())).join("native")
+}
+
+/// Makes `dir` (mode 0700 where it is new) and holds it and its parent
+/// to be folders of this user that no other user may write.
+fn private_dir(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| e.to_string())?;
+    let me = nix::unistd::geteuid().as_raw();
+    for folder in [Some(dir), dir.parent()].into_iter().flatten() {
+        let meta = std::fs::symlink_metadata(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        let why = if !meta.is_dir() {
+            "is not a folder (a link?)".to_string()
+        } else if meta.uid() != me {
+            format!("belongs to user {}, not to you", meta.uid())
+        } else if meta.mode() & 0o022 != 0 {
+            format!("other users may write to it (mode {:o})", meta.mode() & 0o7777)
+        } else {
+            continue;
+        };
+        return Err(format!("{} {why}: memlab loads native builds only from a folder of yours alone", folder.display()));
+    }
+    Ok(())
 }
 
 /// An exclusive lock of `target`'s memlab lock file, held while the
@@ -160,4 +217,32 @@ fn lock(target: &Path) -> std::io::Result<std::fs::File> {
         Err(std::fs::TryLockError::Error(e)) => return Err(e),
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::keep_native;
+
+    #[test]
+    fn native_builds_are_kept_only_in_a_folder_of_this_users_alone() {
+        let base = tempfile::tempdir().expect("temp");
+        let dir = base.path().join("native");
+        let (path, _) = keep_native("p", &dir, b"the build").expect("kept");
+        assert_eq!(std::fs::metadata(&dir).expect("dir").permissions().mode() & 0o777, 0o700);
+        // A file planted under the build's name is replaced by the build.
+        std::fs::write(&path, b"planted").expect("plant");
+        keep_native("p", &dir, b"the build").expect("kept again");
+        assert_eq!(std::fs::read(&path).expect("read"), b"the build");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let refused = keep_native("p", &dir, b"the build").expect_err("others may write there").to_string();
+        assert!(refused.contains("other users may write to it (mode 777)"), "{refused}");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        if nix::unistd::geteuid().is_root() {
+            std::os::unix::fs::chown(&dir, Some(65534), None).expect("chown");
+            let refused = keep_native("p", &dir, b"the build").expect_err("another user's folder").to_string();
+            assert!(refused.contains("belongs to user 65534"), "{refused}");
+        }
+    }
 }

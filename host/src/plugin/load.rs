@@ -129,7 +129,7 @@ impl PluginHost {
             return Ok(Some(kept.clone()));
         }
         let (_, bytes) = super::from_crate::build(spec, dir, super::from_crate::Target::Host)?;
-        let kept_in = self.settings.cache_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("memlab")).join("native");
+        let kept_in = self.settings.cache_dir.as_ref().map_or_else(super::from_crate::private_fallback, |d| d.join("native"));
         let kept = super::from_crate::keep_native(spec, &kept_in, &bytes)?;
         built.insert(key, kept.clone());
         Ok(Some(kept))

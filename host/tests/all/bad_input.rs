@@ -485,3 +485,19 @@ fn a_bad_salt_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("this config replays the stream file") && text.contains("s.mlstream"), "{text}");
 }
+
+/// An empty strategy name is refused for every kind, the commit log's
+/// included: `commitlog = ""` ran with no log while the record named one
+/// (issue 50).
+#[test]
+fn an_empty_strategy_name_is_refused_for_every_kind() {
+    for kind in memlab::seam::KINDS.iter().map(|k| k.name) {
+        let mut text = String::from("[workload]\nseed = 3\nops = 100\n\n[[variant]]\nname = \"v\"\n");
+        for (other, name) in [("memtable", "btree"), ("allocator", "per-row"), ("serializer", "lean")].into_iter().filter(|(k, _)| *k != kind) {
+            text.push_str(&format!("{other} = \"{name}\"\n"));
+        }
+        text.push_str(&format!("{kind} = \"\"\n"));
+        let error = memlab::config::BenchConfig::parse("empty.toml", &text).expect_err("an empty name").to_string();
+        assert!(error.contains(&format!("`{kind} = \"\"` names no")) && error.contains("empty.toml: line"), "{kind}: {error}");
+    }
+}

@@ -174,22 +174,27 @@ fn same_name_in_two_folders(dir: &Path, cache: &Path) {
         variant("second", "./other/my-memtable")
     );
     std::fs::write(dir.join("both.toml"), config).expect("config");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memlab"));
-    cmd.args(["bench", "both.toml", "--quiet", "--no-intervals", "--out", "both", "--build"])
-        .current_dir(dir)
-        .env_remove("CARGO_TARGET_DIR")
-        .env("MEMLAB_CACHE_DIR", cache);
-    for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_MAKEFLAGS", "MAKEFLAGS"] {
-        cmd.env_remove(var);
-    }
-    let run = cmd.output().expect("memlab runs");
-    assert!(run.status.success(), "{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
-    let saved =
-        std::fs::read_dir(dir.join("both")).expect("runs").filter_map(Result::ok).map(|e| e.path().join("run.json")).find(|p| p.is_file()).expect("a record");
-    let record = memlab::record::BenchResult::load(&saved).expect("record");
-    for v in &record.variants {
-        let version = &v.descriptions[0].1;
-        let wanted = if v.variant.name == "first" { "0.1.0" } else { "0.2.0" };
-        assert_eq!(version, wanted, "round {} of `{}` ran the other folder's crate", v.repeat, v.variant.name);
+    // Twice, in two processes: in the second, cargo calls the first crate
+    // fresh while the shared artifact path holds the second's build.
+    for pass in 1..=2 {
+        let out = format!("both-{pass}");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memlab"));
+        cmd.args(["bench", "both.toml", "--quiet", "--no-intervals", "--out", &out, "--build"])
+            .current_dir(dir)
+            .env_remove("CARGO_TARGET_DIR")
+            .env("MEMLAB_CACHE_DIR", cache);
+        for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_MAKEFLAGS", "MAKEFLAGS"] {
+            cmd.env_remove(var);
+        }
+        let run = cmd.output().expect("memlab runs");
+        assert!(run.status.success(), "{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+        let saved =
+            std::fs::read_dir(dir.join(&out)).expect("runs").filter_map(Result::ok).map(|e| e.path().join("run.json")).find(|p| p.is_file()).expect("a record");
+        let record = memlab::record::BenchResult::load(&saved).expect("record");
+        for v in &record.variants {
+            let version = &v.descriptions[0].1;
+            let wanted = if v.variant.name == "first" { "0.1.0" } else { "0.2.0" };
+            assert_eq!(version, wanted, "pass {pass}: round {} of `{}` ran the other folder's crate", v.repeat, v.variant.name);
+        }
     }
 }
