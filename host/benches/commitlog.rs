@@ -19,7 +19,7 @@ fn point(dir: &std::path::Path, mode: SyncMode, access: Access, writers: usize, 
         Ok(files) => files,
         Err(e) => return println!("{mode:?} {access:?}: {e}"),
     };
-    let log = Arc::new(CommitLog::new(files, mode, false));
+    let log = Arc::new(CommitLog::new(files, mode, false, None));
     let (stop, appends) = (AtomicBool::new(false), AtomicU64::new(0));
     let started = Instant::now();
     std::thread::scope(|s| {
