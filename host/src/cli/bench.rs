@@ -109,9 +109,12 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
         return Err(CliError::Usage(format!("--salt replays a generated stream; this config replays the stream file {file}, which is never salted")));
     }
     let interrupt = Arc::new(AtomicBool::new(false));
-    // A second Ctrl-C ends the process at once; the first stops cleanly.
-    let _ = signal_hook::flag::register_conditional_shutdown(signal_hook::consts::SIGINT, 130, Arc::clone(&interrupt));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
+    // A second Ctrl-C (or SIGTERM, as a service manager sends) ends the
+    // process at once; the first stops cleanly, the stopped variant marked.
+    for (signal, status) in [(signal_hook::consts::SIGINT, 130), (signal_hook::consts::SIGTERM, 143)] {
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, status, Arc::clone(&interrupt));
+        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
+    }
     let progress: Arc<dyn Progress> = Arc::new(super::terminal::Terminal);
     session::run(config, &args.options(), &progress, &interrupt)?;
     Ok(())

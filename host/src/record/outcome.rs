@@ -111,7 +111,7 @@ impl Failure {
 
     /// The user's Ctrl-C.
     pub fn interrupted() -> Self {
-        Failure::new(FailureClass::Interrupted, "interrupted (Ctrl-C): this run was stopped before its end")
+        Failure::new(FailureClass::Interrupted, "interrupted (Ctrl-C or SIGTERM): this run was stopped before its end")
     }
 }
 
