@@ -221,8 +221,8 @@ pub enum Ran {
 pub fn run(mut config: BenchConfig, options: &SessionOptions, progress: &Arc<dyn Progress>, interrupt: &Arc<AtomicBool>) -> Result<Ran, SessionError> {
     config.bench.profile |= options.profile;
     if !options.cpus.is_empty() {
-        pin::pin(&options.cpus).map_err(SessionError::Points)?;
-        config.bench.cpus = Some(pin::shown(&options.cpus));
+        let pinned = pin::pin(&options.cpus).map_err(SessionError::Points)?;
+        config.bench.cpus = Some(pin::shown(&pinned));
     }
     if let Some(sweep) = config.sweep.clone() {
         return sweep::run(&config, &sweep, options, progress, interrupt);

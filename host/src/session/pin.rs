@@ -51,8 +51,9 @@ pub fn shown(cpus: &[usize]) -> String {
 }
 
 /// Pins every thread of the process to `cpus` (threads started later
-/// inherit it); an error names the CPUs the machine lets it have.
-pub fn pin(cpus: &[usize]) -> Result<(), String> {
+/// inherit it), and returns the CPUs the kernel then lets it run on: the
+/// ones asked for that this machine has. An error names the CPUs it has.
+pub fn pin(cpus: &[usize]) -> Result<Vec<usize>, String> {
     let refused = |e: &dyn std::fmt::Display| format!("--cpus {}: {e} (this machine has CPUs {})", shown(cpus), online());
     let mut set = nix::sched::CpuSet::new();
     for &cpu in cpus {
@@ -63,7 +64,9 @@ pub fn pin(cpus: &[usize]) -> Result<(), String> {
         let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<i32>().ok()) else { continue };
         nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid), &set).map_err(|e| refused(&e))?;
     }
-    Ok(())
+    // Read back, not assumed: `0-1023` on a 2-CPU machine pins to 0-1.
+    let got = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).map_err(|e| refused(&e))?;
+    Ok((0..nix::sched::CpuSet::count()).filter(|&cpu| got.is_set(cpu).unwrap_or(false)).collect())
 }
 
 fn online() -> String {

@@ -147,4 +147,15 @@ fn cpus_pins_the_run_and_the_record_says_so() {
     let (ok, text) = crate::support::memlab(&["bench", file, "--cpus", "1023", "--out", dir.join("none").to_str().expect("path")]);
     assert!(!ok && text.contains("--cpus 1023") && text.contains("this machine has CPUs"), "{text}");
     assert!(!dir.join("none").exists(), "a refused pin made a run directory");
+    // A range wider than the machine records the CPUs actually pinned.
+    let wide = dir.join("wide");
+    let (ok, text) =
+        crate::support::memlab(&["bench", file, "--quiet", "--no-intervals", "--repeats", "1", "--cpus", "0-1023", "--out", wide.to_str().expect("path")]);
+    assert!(ok, "{text}");
+    let run = std::fs::read_dir(&wide).expect("runs").filter_map(Result::ok).map(|e| e.path().join("run.json")).find(|p| p.is_file()).expect("a record");
+    let record = memlab::record::BenchResult::load(&run).expect("record");
+    let pinned = record.config.bench.cpus.clone().expect("pinned");
+    let count: usize =
+        pinned.split(',').map(|part| part.split_once('-').map_or(1, |(a, b)| b.parse::<usize>().unwrap_or(0) + 1 - a.parse::<usize>().unwrap_or(0))).sum();
+    assert!(pinned != "0-1023" && count == record.provenance.cpus, "recorded {pinned} for {} CPUs", record.provenance.cpus);
 }
