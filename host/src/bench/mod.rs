@@ -345,6 +345,18 @@ pub struct PreflightError {
 /// wasm strategy is also created again with exactly what it described and
 /// must describe and behave the same (`memlab check`'s `defaults`).
 pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig, watchdog: Option<&Watchdog>) -> Result<(), PreflightError> {
+    preflight_watched(host, config, watchdog, None, &|_| {})
+}
+
+/// `preflight`, stopped by `interrupt` (Ctrl-C) between variants, with a
+/// line to `note` every few seconds of a long one.
+pub fn preflight_watched(
+    host: &Arc<PluginHost>,
+    config: &BenchConfig,
+    watchdog: Option<&Watchdog>,
+    interrupt: Option<&AtomicBool>,
+    note: &(dyn Fn(&str) + Sync),
+) -> Result<(), PreflightError> {
     // Watched like a run: a start function or a `create` that never
     // returns is a stall, named, not a silent hang before the first variant.
     let current = std::sync::Mutex::new(0usize);
@@ -365,16 +377,37 @@ pub fn preflight(host: &Arc<PluginHost>, config: &BenchConfig, watchdog: Option<
                 }
             });
         }
-        let result = preflight_each(host, config, &current);
+        let result = preflight_each(host, config, &current, interrupt, note);
         done.store(true, Ordering::Release);
         result
     })
 }
 
-fn preflight_each(host: &Arc<PluginHost>, config: &BenchConfig, current: &std::sync::Mutex<usize>) -> Result<(), PreflightError> {
+fn preflight_each(
+    host: &Arc<PluginHost>,
+    config: &BenchConfig,
+    current: &std::sync::Mutex<usize>,
+    interrupt: Option<&AtomicBool>,
+    note: &(dyn Fn(&str) + Sync),
+) -> Result<(), PreflightError> {
+    // Variants that differ only in what preflight does not touch (shards,
+    // coalescing, threads) create the same strategies: checked once.
+    let mut checked = HashSet::new();
+    let mut said = Instant::now();
     for (i, v) in config.variants.iter().enumerate() {
         *current.lock().unwrap_or_else(|p| p.into_inner()) = i;
         let fail = |source: SeamError| PreflightError { variant: v.name.clone(), source };
+        if interrupt.is_some_and(|i| i.load(Ordering::Relaxed)) {
+            return Err(fail(SeamError::Host { operation: "preflight", detail: "interrupted (Ctrl-C or SIGTERM) before any variant ran".into() }));
+        }
+        if said.elapsed() >= Duration::from_secs(3) {
+            note(&format!("preflight: {i} of {} variants checked ({} distinct)", config.variants.len(), checked.len()));
+            said = Instant::now();
+        }
+        let same: Vec<String> = v.strategies().map(|(kind, s)| format!("{kind} {} {:?}", s.plugin, s.params)).collect();
+        if !checked.insert((format!("{:?} {:?}", v.runtime, v.pool), same, v.memtable_space)) {
+            continue;
+        }
         let pool = Arc::new(MemoryPool::new(v.memtable_space, v.pool));
         let strategies = strategies::strategies(host, v, &pool).map_err(fail)?;
         variant::checked_descriptions(v, strategies.describe().map_err(fail)?).map_err(fail)?;
@@ -383,6 +416,9 @@ fn preflight_each(host: &Arc<PluginHost>, config: &BenchConfig, current: &std::s
                 crate::check::defaults_hold(host, kind, strategy.plugin, &crate::config::params(strategy.params)).map_err(fail)?;
             }
         }
+    }
+    if checked.len() < config.variants.len() {
+        note(&format!("preflight: {} variants checked as {} distinct sets of strategies", config.variants.len(), checked.len()));
     }
     Ok(())
 }

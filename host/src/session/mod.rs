@@ -286,7 +286,8 @@ fn one(
     let json = run_dir.join(crate::record::RUN_FILE);
     let saved: Arc<Mutex<Vec<VariantResult>>> = Arc::default();
     let watchdog = watched.then(|| watchdog::on_stall(&host, config, &json, &saved, options.stall, progress));
-    let ready = bench::preflight(&host, config, watchdog.as_ref()).map_err(SessionError::from);
+    let note = |line: &str| progress.event(Event::Note(line));
+    let ready = bench::preflight_watched(&host, config, watchdog.as_ref(), Some(interrupt), &note).map_err(SessionError::from);
     if let Err(e) = ready.and_then(|()| run_dir::keep_components(&host, config, &run_dir)) {
         // Nothing ran: no empty run directory is left to be taken for one.
         let _ = std::fs::remove_dir_all(&run_dir);

@@ -512,3 +512,29 @@ fn an_empty_strategy_name_is_refused_for_every_kind() {
         assert!(error.contains(&format!("`{kind} = \"\"` names no")) && error.contains("empty.toml: line"), "{kind}: {error}");
     }
 }
+
+/// A config of many variants that create the same strategies is checked
+/// once per distinct set, not one by one in silence, and a stop is seen
+/// between variants (issue 50: 1,000 variants took 361 s).
+#[test]
+fn like_variants_are_preflighted_once_and_a_stop_is_seen() {
+    let mut text = String::from("[workload]\nseed = 3\nops = 100\n");
+    for i in 0..1000 {
+        text.push_str(&format!(
+            "\n[[variant]]\nname = \"v{i}\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nshards = {}\n",
+            1 + i % 4
+        ));
+    }
+    let config = memlab::config::BenchConfig::parse("many.toml", &text).expect("config");
+    let host = crate::support::host();
+    let started = std::time::Instant::now();
+    let said = std::sync::Mutex::new(Vec::new());
+    let note = |line: &str| said.lock().expect("notes").push(line.to_string());
+    memlab::bench::preflight_watched(&host, &config, None, None, &note).expect("preflight");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "took {:?}", started.elapsed());
+    let said = said.into_inner().expect("notes");
+    assert!(said.last().is_some_and(|l| l.contains("1000 variants checked as 1 distinct")), "{said:?}");
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let error = memlab::bench::preflight_watched(&host, &config, None, Some(&stop), &|_| {}).expect_err("stopped").to_string();
+    assert!(error.contains("interrupted") && error.contains("v0"), "{error}");
+}
