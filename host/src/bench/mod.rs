@@ -408,6 +408,7 @@ fn preflight_each(
         if !checked.insert((format!("{:?} {:?}", v.runtime, v.pool), same, v.memtable_space)) {
             continue;
         }
+        known_params(host, v).map_err(fail)?;
         let pool = Arc::new(MemoryPool::new(v.memtable_space, v.pool));
         let strategies = strategies::strategies(host, v, &pool).map_err(fail)?;
         variant::checked_descriptions(v, strategies.describe().map_err(fail)?).map_err(fail)?;
@@ -419,6 +420,24 @@ fn preflight_each(
     }
     if checked.len() < config.variants.len() {
         note(&format!("preflight: {} variants checked as {} distinct sets of strategies", config.variants.len(), checked.len()));
+    }
+    Ok(())
+}
+
+/// Holds each configured parameter to what its plugin describes when
+/// created with none: a typo is the config's, named, and never reaches
+/// the plugin to be reported as its own error. A plugin memlab has no
+/// wasm build of (a crate under `--native`) is left to refuse it itself.
+fn known_params(host: &Arc<PluginHost>, v: &Variant) -> Result<(), SeamError> {
+    let wasm_build = |kind, plugin| v.runtime == crate::config::Runtime::Wasm || crate::registry::find_kind(plugin, kind).is_some();
+    for (kind, s) in v.strategies().filter(|(kind, s)| !s.params.is_empty() && wasm_build(*kind, s.plugin)) {
+        let Ok(plugin) = host.load_as(s.plugin, kind) else { continue };
+        let described = crate::check::describe(host, &plugin, &[])?;
+        if let Some(key) = s.params.keys().find(|key| !described.params.iter().any(|(name, _)| name == *key)) {
+            let names: Vec<String> = described.params.iter().map(|(name, _)| format!("`{}`", crate::util::text::for_terminal(name))).collect();
+            let known = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+            return Err(SeamError::UnknownParam { plugin: s.plugin.to_string(), kind, key: crate::util::text::for_terminal(key), known });
+        }
     }
     Ok(())
 }

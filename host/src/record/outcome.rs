@@ -118,7 +118,7 @@ impl Failure {
 impl From<&SeamError> for Failure {
     fn from(e: &SeamError) -> Self {
         let class = match e {
-            SeamError::Load(_) | SeamError::Instantiate { .. } | SeamError::NoTwin { .. } => FailureClass::Load,
+            SeamError::Load(_) | SeamError::Instantiate { .. } | SeamError::NoTwin { .. } | SeamError::UnknownParam { .. } => FailureClass::Load,
             SeamError::Trap { .. } | SeamError::Poisoned { .. } => FailureClass::Trap,
             SeamError::Guest { .. } => FailureClass::PluginError,
             SeamError::Contract { .. } => FailureClass::Contract,
@@ -136,7 +136,9 @@ impl From<&SeamError> for Failure {
         }
         match e {
             SeamError::Load(load) => failure.plugin = load.plugin().map(str::to_string),
-            SeamError::Instantiate { plugin, .. } | SeamError::NoTwin { plugin } => failure.plugin = Some(plugin.clone()),
+            SeamError::Instantiate { plugin, .. } | SeamError::NoTwin { plugin } | SeamError::UnknownParam { plugin, .. } => {
+                failure.plugin = Some(plugin.clone())
+            }
             _ => {}
         }
         failure

@@ -273,6 +273,19 @@ pub enum SeamError {
         /// The plugin, as configured.
         plugin: String,
     },
+    /// A configured parameter the plugin does not describe: a typo in the
+    /// config, refused by the host before the plugin is created with it.
+    #[error("`{kind}_params.{key}`: plugin `{plugin}` has no parameter `{key}` (it describes {known}); a typo?")]
+    UnknownParam {
+        /// The plugin, as configured.
+        plugin: String,
+        /// Its kind.
+        kind: super::Kind,
+        /// The key the plugin does not describe.
+        key: String,
+        /// What it does describe.
+        known: String,
+    },
     /// The host's own step (routing, the read probe, the write path).
     #[error("memlab: `{operation}` failed: {detail}")]
     Host {

@@ -538,3 +538,21 @@ fn like_variants_are_preflighted_once_and_a_stop_is_seen() {
     let error = memlab::bench::preflight_watched(&host, &config, None, Some(&stop), &|_| {}).expect_err("stopped").to_string();
     assert!(error.contains("interrupted") && error.contains("v0"), "{error}");
 }
+
+/// A parameter its plugin does not describe is the config's typo, named by
+/// the host before the plugin is created with it, for every kind: not the
+/// plugin's error, nor a broken contract (issue 50).
+#[test]
+fn a_parameter_typo_is_refused_by_the_host_for_every_kind() {
+    let host = crate::support::host();
+    for kind in memlab::seam::KINDS.iter().map(|k| k.name) {
+        let mut text = String::from("[workload]\nseed = 3\nops = 100\n\n[[variant]]\nname = \"v\"\n");
+        for (k, name) in [("memtable", "btree"), ("allocator", "per-row"), ("serializer", "lean"), ("commitlog", "batched")] {
+            text.push_str(&format!("{k} = \"{name}\"\n"));
+        }
+        text.push_str(&format!("{kind}_params = {{ tpyo = 3 }}\n"));
+        let config = memlab::config::BenchConfig::parse("typo.toml", &text).expect("config");
+        let error = memlab::bench::preflight(&host, &config, None).expect_err("a typo").to_string();
+        assert!(error.contains(&format!("`{kind}_params.tpyo`")) && error.contains("a typo?") && !error.contains("contract"), "{kind}: {error}");
+    }
+}
