@@ -291,6 +291,10 @@ fn one(
     if let Err(e) = ready.and_then(|()| run_dir::keep_components(&host, config, &run_dir)) {
         // Nothing ran: no empty run directory is left to be taken for one.
         let _ = std::fs::remove_dir_all(&run_dir);
+        if interrupt.load(Ordering::Relaxed) {
+            let planned = config.variants.len() * options.repeats.unwrap_or(config.bench.repeats);
+            return Err(SessionError::Interrupted { kept: 0, planned, path: "nothing (stopped in preflight, before any variant ran)".into() });
+        }
         return Err(e);
     }
     let bench_options = BenchOptions {
