@@ -107,7 +107,8 @@ fn measured_rate(record: &BenchResult, name: &str) -> f64 {
 
 /// Frames that start an OS thread, before Rust's own start-up runs.
 fn is_thread_entry(name: &str) -> bool {
-    ["start_thread", "thread_start", "clone3", "__clone", "clone"].iter().any(|entry| name == *entry || name.ends_with(&format!("::{entry}")))
+    let last = name.rsplit("::").next().unwrap_or(name);
+    ["start_thread", "thread_start", "clone3", "__clone", "clone"].contains(&last)
 }
 
 /// pprof's samples as folded stacks, outermost frame first.
