@@ -84,7 +84,7 @@ pub fn probe(stream: &Stream, path: &WritePath, count: u64, expected: Option<(&S
 /// A hit must be an entry of a key the stream wrote, at a timestamp no
 /// newer than that key's newest write.
 fn check_hit(answer: &[u8], state: &State, memtable: &str) -> Result<(), SeamError> {
-    let wrong = |detail: String| SeamError::Contract { plugin: memtable.into(), operation: seam::Op::MemtableGet, shard: 0, detail };
+    let wrong = |detail: String| SeamError::contract(memtable, seam::Op::MemtableGet, 0, detail);
     let entry = Entry::decode(answer).map_err(|e| wrong(format!("an answer is not an entry: {e}")))?;
     match state.get(&key_hash(entry.key)) {
         None => Err(wrong(format!("answered with key {}, which the stream never wrote", show_key(entry.key)))),

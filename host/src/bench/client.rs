@@ -11,7 +11,7 @@ use super::histogram;
 use super::live::Live;
 use crate::record::Failure;
 use crate::router::{Ahead, Prepared, RoutedBatch};
-use crate::seam::SeamError;
+use crate::seam::{Fault, SeamError};
 use crate::workload::{Fingerprint, Op, OpKind, Stream};
 use crate::write_path::WritePath;
 
@@ -263,7 +263,7 @@ impl<'a> Client<'a> {
                 live.record(self.thread, latency, 0, true);
                 // A poisoned shard is the echo of a trap another client
                 // reports: the trap is the failure to report.
-                if e.is_fatal() && !matches!(e, SeamError::Poisoned { .. }) {
+                if e.is_fatal() && !matches!(e.fault(), Some(Fault::Poisoned(_))) {
                     failures.report(Failure::from(&e));
                 }
             }

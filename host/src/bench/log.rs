@@ -60,7 +60,7 @@ pub(super) fn close(
             (figures, None)
         }
         Err(detail) => {
-            let e = SeamError::Contract { plugin: plugin.into(), operation: Op::CommitLogReplay, shard: 0, detail };
+            let e = SeamError::contract(plugin, Op::CommitLogReplay, 0, detail);
             (figures, Some(Failure::from(&e)))
         }
     }

@@ -323,7 +323,7 @@ fn misses_hold(missed: &HashMap<u64, &[u8]>, held: &[u64], probed: u64, memtable
         held.len(),
         seam::show_key(first)
     );
-    Err(Failure::from(&SeamError::Contract { plugin: memtable.to_string(), operation: seam::Op::MemtableGet, shard: 0, detail }))
+    Err(Failure::from(&SeamError::contract(memtable, seam::Op::MemtableGet, 0, detail)))
 }
 
 /// The run's state when its last client finished.

@@ -92,7 +92,7 @@ pub(crate) fn holds(host: &Arc<PluginHost>, kind: Kind, plugin: &str, params: &[
     let property = property(host, &loaded, params);
     match property.failure {
         None => Ok(()),
-        Some(detail) => Err(crate::seam::SeamError::Contract { plugin: plugin.to_string(), operation: kind.spec().describe, shard: 0, detail }),
+        Some(detail) => Err(crate::seam::SeamError::contract(plugin, kind.spec().describe, 0, detail)),
     }
 }
 

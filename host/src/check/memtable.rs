@@ -9,7 +9,7 @@ use memlab_sdk::{Entry, Packed, Stat};
 use super::{CheckOptions, Property, ShardSubject, key, rounds};
 use crate::model::ReferenceMemtable;
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::{SeamError, show_key};
+use crate::seam::show_key;
 use crate::workload::SplitMix;
 
 /// Ops per round: each round is a fresh instance, so a failure shrinks
@@ -224,7 +224,7 @@ fn cursor_holds(shard: &mut crate::seam::Shard, model: &ReferenceMemtable) -> Re
     let mut late = Packed::new();
     late.push_with(|buf| Entry { key: b"late", timestamp: 1, reference: 1 }.encode(buf));
     match shard.insert(&mut late) {
-        Err(SeamError::Guest { error: memlab_sdk::Error::InvalidState(_), .. }) => Ok(()),
+        Err(e) if matches!(e.guest_error(), Some(memlab_sdk::Error::InvalidState(_))) => Ok(()),
         other => Err(format!("an insert after the cursor opened gave {other:?}, not invalid-state")),
     }
 }

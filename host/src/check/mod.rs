@@ -196,7 +196,7 @@ pub(crate) fn key(rng: &mut SplitMix) -> Vec<u8> {
 pub(crate) fn unknown_param_result(result: Result<(), SeamError>) -> Property {
     const NAME: &str = "rejects-unknown-params";
     match result {
-        Err(SeamError::Guest { error: memlab_sdk::Error::BadParam(m), .. }) if m.contains("memlab_check_unknown") => {
+        Err(e) if matches!(e.guest_error(), Some(memlab_sdk::Error::BadParam(m)) if m.contains("memlab_check_unknown")) => {
             Property::pass(NAME, "`memlab_check_unknown = 1` refused by name")
         }
         Err(e) => Property::fail(NAME, format!("refused, but without naming the parameter: {e}")),

@@ -10,7 +10,7 @@ use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
 use super::{CheckOptions, Property, defaults, describe_result, key, rounds, unknown_param_result, unknown_params};
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::{self, Op, SeamError, show_key};
+use crate::seam::{self, Fault, Op, SeamError, show_key};
 use crate::workload::SplitMix;
 
 const PER_ROUND: u64 = 5_000;
@@ -80,12 +80,7 @@ fn read_all(r: &mut seam::Reader) -> Result<Records, SeamError> {
             return Ok(all);
         }
         for record in batch.iter() {
-            let f = FlushRecord::decode(record).map_err(|e| SeamError::Contract {
-                plugin: "reader".into(),
-                operation: Op::ReaderNext,
-                shard: 0,
-                detail: format!("a record that does not decode: {e}"),
-            })?;
+            let f = FlushRecord::decode(record).map_err(|e| SeamError::contract("reader", Op::ReaderNext, 0, format!("a record that does not decode: {e}")))?;
             all.push((f.key.to_vec(), f.row.as_bytes().to_vec()));
         }
     }
@@ -132,7 +127,7 @@ fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
             match outcome {
                 // The reader said corrupt, or returned a record the host's
                 // own decoder refused: either way the damage was seen.
-                Err(SeamError::Guest { error: memlab_sdk::Error::Corrupt(_), .. } | SeamError::Contract { .. }) => {}
+                Err(e) if matches!(e.fault(), Some(Fault::Guest(memlab_sdk::Error::Corrupt(_)) | Fault::Contract(_))) => {}
                 Err(e) => return Err(format!("a flipped bit in {file} byte {at} gave an error that is not `corrupt`: {e}")),
                 Ok(_) => return Err(format!("a flipped bit in {file} byte {at} went unnoticed (seed {seed:#x})")),
             }

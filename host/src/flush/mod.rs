@@ -346,7 +346,7 @@ impl Flush {
 
 /// A plugin of `shard` broke its contract in `operation`.
 fn broke(generation: u64, plugin: &str, operation: Op, shard: usize, detail: String) -> FlushError {
-    FlushError::Plugin { generation, source: SeamError::Contract { plugin: plugin.to_string(), operation, shard, detail } }
+    FlushError::Plugin { generation, source: SeamError::contract(plugin, operation, shard, detail) }
 }
 
 /// A ledger's mismatch, as the failure of the plugin it names.
@@ -380,7 +380,7 @@ mod tests {
     struct Holding(Arc<AtomicU64>);
 
     fn no<T>() -> Result<T, Fault> {
-        Err(Fault::Malformed("not called in this test".into()))
+        Err(Fault::Contract("not called in this test".into()))
     }
 
     impl MemtableRuntime for Holding {

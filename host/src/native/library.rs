@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use memlab_sdk::native::{ABI_VERSION, Called, ENTRY_SYMBOL, NativeTable, Remote, SDK_VERSION, Slice};
 use memlab_sdk::{Error, Op};
 
-use crate::seam::{Kind, LoadError};
+use crate::seam::{Kind, LoadCause, LoadError};
 
 /// The largest native library memlab loads.
 const MAX_LIBRARY_BYTES: u64 = 1 << 30;
@@ -55,7 +55,7 @@ impl Library {
     /// swapped or planted under that name is refused, never loaded.
     pub fn open(plugin: &str, path: &Path, sha256: &str) -> Result<Library, LoadError> {
         use sha2::Digest as _;
-        let fail = |detail: String| LoadError::Native { plugin: plugin.to_string(), detail };
+        let fail = |detail: String| LoadError::new(plugin.to_string(), LoadCause::Native(detail));
         let mut loaded = loaded().lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(library) = loaded.get(path) {
             return Ok(*library);

@@ -41,7 +41,7 @@ impl Instance {
     /// A call answered with bytes in one of the table's encodings.
     fn decoded<T>(&mut self, op: Op, decode: fn(&[u8]) -> Result<T, Error>) -> Result<T, Fault> {
         let bytes = self.bytes(op, &[], None, 0)?;
-        decode(bytes).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
+        decode(bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
     }
 
     /// A batch lent in wire form, answered with bytes into `out`.
@@ -149,7 +149,7 @@ impl AllocatorRuntime for NativeShard {
         self.pool.refused = false;
         let (op, Instance { remote, plugin, bytes }, pool) = (Op::AllocatorStoreRows, &mut self.allocator, &mut self.pool);
         rows.with_wire(|wire| remote.call_with_pool(op, wire, pool, bytes)).map_err(|c| Fault::Guest(thrown(plugin, op, c)))?;
-        memlab_sdk::native::decode_refs(bytes).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
+        memlab_sdk::native::decode_refs(bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
     }
 
     fn load(&mut self, refs: &[u64], out: &mut Packed) -> Result<(), Fault> {
@@ -206,7 +206,7 @@ impl SerializerRuntime for NativeWriter {
         // a segment's index can be megabytes.
         let op = Op::WriterFinish;
         self.0.bytes(op, &[], None, 0)?;
-        decode_finished(std::mem::take(&mut self.0.bytes)).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
+        decode_finished(std::mem::take(&mut self.0.bytes)).map_err(|e| Fault::Contract(format!("{op}: {e}")))
     }
 
     fn describe(&mut self) -> Result<Description, Fault> {
@@ -257,7 +257,7 @@ impl LogRuntime for NativeLog {
     fn replay(&mut self, segment: &[u8], max_rows: u32) -> Result<Replayed, Fault> {
         let op = Op::CommitLogReplay;
         let bytes = self.0.bytes(op, segment, None, u64::from(max_rows))?;
-        decode_replayed(bytes).map_err(|e| Fault::Malformed(format!("{op}: {e}")))
+        decode_replayed(bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
     }
 
     fn describe(&mut self) -> Result<Description, Fault> {

@@ -10,7 +10,7 @@ use memlab_sdk::{Error, Op};
 use super::library::Library;
 use super::runtime::{Instance, NativeLog, NativePool, NativeReader, NativeShard, NativeWriter};
 use crate::pool::MemoryPool;
-use crate::seam::{self, Kind, LoadError, SeamError};
+use crate::seam::{self, Fault, Kind, LoadCause, LoadError, SeamError};
 
 /// The table of every bundled strategy, linked into the host; generated
 /// with the registry of components from `host/Cargo.toml`.
@@ -33,7 +33,7 @@ impl std::fmt::Debug for Strategy {
 }
 
 fn created(plugin: &str, operation: Op, shard: usize) -> impl FnOnce(Error) -> SeamError {
-    move |error| SeamError::Guest { plugin: plugin.into(), operation, shard, error }
+    move |error| SeamError::call(plugin, operation, shard, Fault::Guest(error))
 }
 
 impl Strategy {
@@ -46,14 +46,14 @@ impl Strategy {
 
     /// A table linked into this process (a test's strategy), as `name`.
     pub fn linked(name: &str, table: &'static NativeTable) -> Result<Strategy, LoadError> {
-        let library = Library::linked(table).map_err(|detail| LoadError::Native { plugin: name.into(), detail })?;
+        let library = Library::linked(table).map_err(|detail| LoadError::new(name, LoadCause::Native(detail)))?;
         Ok(Strategy { name: name.into(), kind: library.kind, library, bundled: false })
     }
 
     /// A loaded library, as `name`; it must be of `kind`.
     pub fn built(name: &str, kind: Kind, library: Library) -> Result<Strategy, LoadError> {
         if library.kind != kind {
-            return Err(LoadError::WrongKind { plugin: name.into(), expected: kind.to_string(), found: library.kind.to_string() });
+            return Err(LoadError::new(name, LoadCause::WrongKind(kind.to_string(), library.kind.to_string())));
         }
         Ok(Strategy { name: name.into(), kind, library, bundled: false })
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::wasm_target::{OUTER_CARGO_VARS, WASM_TARGET as TARGET, ensure_wasm_target};
-use crate::seam::LoadError;
+use crate::seam::{LoadCause, LoadError};
 use crate::util::text::for_terminal;
 
 /// What a build is for.
@@ -34,7 +34,7 @@ impl Target {
 /// Builds the crate at `dir` and returns its `.wasm`, or its shared
 /// library, and the bytes it held when the build ended.
 pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>), LoadError> {
-    let fail = |detail: String| LoadError::Build { plugin: spec.to_string(), detail };
+    let fail = |detail: String| LoadError::new(spec.to_string(), LoadCause::Build(detail));
     // Absolute: cargo runs in the crate's folder, where `./crate` means
     // something else.
     let dir = &std::path::absolute(dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
@@ -160,7 +160,7 @@ fn artifact(stdout: &[u8], target: Target) -> Option<(PathBuf, bool)> {
 /// may write: a library planted there would run inside memlab. Returns
 /// the path and the sha256.
 pub fn keep_native(spec: &str, dir: &Path, bytes: &[u8]) -> Result<(PathBuf, String), LoadError> {
-    let fail = |detail: String| LoadError::Build { plugin: spec.to_string(), detail: format!("keeping its build in {}: {detail}", dir.display()) };
+    let fail = |detail: String| LoadError::new(spec.to_string(), LoadCause::Build(format!("keeping its build in {}: {detail}", dir.display())));
     private_dir(dir).map_err(fail)?;
     let sha256 = super::load::sha256_hex(bytes);
     let path = dir.join(format!("{sha256}.{}", env::consts::DLL_EXTENSION));

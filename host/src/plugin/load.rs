@@ -11,7 +11,7 @@ use wasmtime::component::{Component, InstancePre};
 use super::store::StoreCtx;
 use super::{Indices, PluginHost, WIT_NAMESPACE, WIT_PACKAGE, cache, interface_name};
 use crate::registry;
-use crate::seam::{Kind, LoadError};
+use crate::seam::{Kind, LoadCause, LoadError};
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -66,7 +66,7 @@ impl PluginHost {
             None => self.load(spec)?,
         };
         if plugin.kind != kind {
-            return Err(LoadError::WrongKind { plugin: plugin.name.clone(), expected: kind.to_string(), found: plugin.kind.to_string() });
+            return Err(LoadError::new(plugin.name.clone(), LoadCause::WrongKind(kind.to_string(), plugin.kind.to_string())));
         }
         Ok(plugin)
     }
@@ -78,20 +78,17 @@ impl PluginHost {
         }
         let path = PathBuf::from(spec);
         if !path.exists() && !spec.contains('/') && !spec.ends_with(".wasm") {
-            return Err(LoadError::UnknownBundled(spec.to_string()));
+            return Err(LoadError::new(spec.to_string(), LoadCause::UnknownBundled));
         }
         if path.join("Cargo.toml").is_file() {
             if !self.settings.build_crates {
-                return Err(LoadError::BuildNotAsked { plugin: spec.to_string() });
+                return Err(LoadError::new(spec.to_string(), LoadCause::BuildNotAsked));
             }
             let (wasm, bytes) = self.built(spec, &path)?;
             return self.load_bytes(spec, Source::File(wasm.display().to_string()), &bytes);
         }
-        let bytes = crate::util::read_bounded(&path, MAX_PLUGIN_BYTES, "plugin file").map_err(|e| LoadError::Read {
-            plugin: spec.to_string(),
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        })?;
+        let bytes = crate::util::read_bounded(&path, MAX_PLUGIN_BYTES, "plugin file")
+            .map_err(|e| LoadError::new(spec.to_string(), LoadCause::Read(path.display().to_string(), e.to_string())))?;
         self.load_bytes(spec, Source::File(path.display().to_string()), &bytes)
     }
 
@@ -121,7 +118,7 @@ impl PluginHost {
             return Ok(None);
         }
         if !self.settings.build_crates || !self.settings.native_crates {
-            return Err(LoadError::NativeNotAsked { plugin: spec.to_string() });
+            return Err(LoadError::new(spec.to_string(), LoadCause::NativeNotAsked));
         }
         let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let mut built = self.built_native.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -142,10 +139,10 @@ impl PluginHost {
         let component_bytes = to_component(name, bytes)?;
         let sha256 = hex::encode(Sha256::digest(&component_bytes));
         let (component, cache_hit) = cache::compile(&self.engine, self.settings.cache_dir.as_deref(), &sha256, &component_bytes)
-            .map_err(|detail| LoadError::Compile { plugin: name.to_string(), detail })?;
+            .map_err(|detail| LoadError::new(name.to_string(), LoadCause::Compile(detail)))?;
         let kind = check_interfaces(&self.engine, name, &component)?;
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link { plugin: name.to_string(), detail: format!("{e:#}") })?;
-        let missing = |e: wasmtime::Error| LoadError::Link { plugin: name.to_string(), detail: format!("{e:#}") };
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::new(name.to_string(), LoadCause::Link(format!("{e:#}"))))?;
+        let missing = |e: wasmtime::Error| LoadError::new(name.to_string(), LoadCause::Link(format!("{e:#}")));
         let indices = Indices::new(kind, &pre).map_err(missing)?;
         let component: Arc<[u8]> = Arc::from(component_bytes);
         Ok(Arc::new(Plugin {
@@ -171,18 +168,18 @@ pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, LoadError> {
     }
     if head != CORE_MAGIC {
         let shown: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        return Err(LoadError::NotWasm { plugin: name.to_string(), detail: format!("{} bytes, starting {}", bytes.len(), shown.join(" ")) });
+        return Err(LoadError::new(name.to_string(), LoadCause::NotWasm(format!("{} bytes, starting {}", bytes.len(), shown.join(" ")))));
     }
     // wit-component assumes a valid module (a truncated one made it panic):
     // validate first, and treat a panic that still escapes as a refusal.
     wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
         .validate_all(bytes)
-        .map_err(|e| LoadError::NotWasm { plugin: name.to_string(), detail: format!("an invalid core module of {} bytes: {e}", bytes.len()) })?;
+        .map_err(|e| LoadError::new(name.to_string(), LoadCause::NotWasm(format!("an invalid core module of {} bytes: {e}", bytes.len()))))?;
     let encode = || wit_component::ComponentEncoder::default().module(bytes).and_then(|encoder| encoder.validate(true).encode());
     match std::panic::catch_unwind(encode) {
-        Ok(encoded) => encoded.map_err(|e| LoadError::Componentize { plugin: name.to_string(), detail: format!("{e:#}") }),
+        Ok(encoded) => encoded.map_err(|e| LoadError::new(name.to_string(), LoadCause::Componentize(format!("{e:#}")))),
         Err(panic) => {
-            Err(LoadError::Componentize { plugin: name.to_string(), detail: format!("wit-component failed: {}", crate::util::panic_message(panic.as_ref())) })
+            Err(LoadError::new(name.to_string(), LoadCause::Componentize(format!("wit-component failed: {}", crate::util::panic_message(panic.as_ref())))))
         }
     }
 }
@@ -191,10 +188,11 @@ pub fn to_component(name: &str, bytes: &[u8]) -> Result<Vec<u8>, LoadError> {
 fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component) -> Result<Kind, LoadError> {
     let ty = component.component_type();
     let ours = format!("{WIT_NAMESPACE}/");
-    let wrong_version = |item: &str| LoadError::WrongVersion {
-        plugin: name.to_string(),
-        found: format!("{WIT_NAMESPACE}@{}", item.split_once('@').map_or("(no version)", |(_, v)| v)),
-        expected: WIT_PACKAGE.to_string(),
+    let wrong_version = |item: &str| {
+        LoadError::new(
+            name.to_string(),
+            LoadCause::WrongVersion(format!("{WIT_NAMESPACE}@{}", item.split_once('@').map_or("(no version)", |(_, v)| v)), WIT_PACKAGE.to_string()),
+        )
     };
     let allowed_imports = [interface_name("pool"), interface_name("types"), interface_name("diagnostics")];
     for (import, _) in ty.imports(engine) {
@@ -204,7 +202,7 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
         if import.starts_with(&ours) {
             return Err(wrong_version(import));
         }
-        return Err(LoadError::ForeignImport { plugin: name.to_string(), import: import.to_string() });
+        return Err(LoadError::new(name.to_string(), LoadCause::ForeignImport(import.to_string())));
     }
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
     let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| exports.contains(&interface_name(k.name()))).collect();
@@ -212,9 +210,9 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
         [kind] => Ok(*kind),
         [] => match exports.iter().find(|e| e.starts_with(&ours)) {
             Some(other) => Err(wrong_version(other)),
-            None => Err(LoadError::NoStrategy { plugin: name.to_string(), found: if exports.is_empty() { "nothing".into() } else { exports.join(", ") } }),
+            None => Err(LoadError::new(name.to_string(), LoadCause::NoStrategy(if exports.is_empty() { "nothing".into() } else { exports.join(", ") }))),
         },
-        several => Err(LoadError::SeveralKinds { plugin: name.to_string(), found: several.iter().map(Kind::to_string).collect::<Vec<_>>().join(", ") }),
+        several => Err(LoadError::new(name.to_string(), LoadCause::SeveralKinds(several.iter().map(Kind::to_string).collect::<Vec<_>>().join(", ")))),
     }
 }
 

@@ -167,7 +167,7 @@ fn engine(settings: &EngineSettings) -> Result<wasmtime::Engine, LoadError> {
     if std::env::var_os("MEMLAB_PERF_MAP").is_some() {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
-    wasmtime::Engine::new(&config).map_err(|e| LoadError::Engine(format!("{e:#}")))
+    wasmtime::Engine::new(&config).map_err(|e| LoadError::engine(format!("{e:#}")))
 }
 
 /// The process's address-space limit (`ulimit -v`), from
@@ -224,7 +224,7 @@ impl PluginHost {
         };
         let mut linker = wasmtime::component::Linker::new(&engine);
         bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
-            .map_err(|e| LoadError::Engine(format!("defining memlab's interfaces: {e:#}")))?;
+            .map_err(|e| LoadError::engine(format!("defining memlab's interfaces: {e:#}")))?;
         let ticking = settings.epochs();
         let ticker = ticking.then(|| store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings)));
         let sampler = settings.profile.then(|| Arc::new(sampler::GuestSampler::default()));
@@ -289,20 +289,20 @@ impl PluginHost {
 pub fn check_identity(kind: seam::Kind, plugin: &str, described: &memlab_sdk::Description) -> Result<(), SeamError> {
     for (what, value) in [("name", &described.name), ("version", &described.version)] {
         if let Some(detail) = unprintable_identity(what, value) {
-            return Err(SeamError::Contract { plugin: plugin.to_string(), operation: seam::KindSpecs::spec(kind).describe, shard: 0, detail });
+            return Err(SeamError::contract(plugin, seam::KindSpecs::spec(kind).describe, 0, detail));
         }
     }
     match crate::registry::impersonated(kind, plugin, &described.name) {
         None => Ok(()),
-        Some(b) => Err(SeamError::Contract {
-            plugin: plugin.to_string(),
-            operation: seam::KindSpecs::spec(kind).describe,
-            shard: 0,
-            detail: format!(
+        Some(b) => Err(SeamError::contract(
+            plugin,
+            seam::KindSpecs::spec(kind).describe,
+            0,
+            format!(
                 "it describes itself as `{} {}`, the bundled {kind}, but it is not that component; give it a name of its own (its `NAME`)",
                 b.name, described.version
             ),
-        }),
+        )),
     }
 }
 

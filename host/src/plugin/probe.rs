@@ -61,7 +61,7 @@ pub struct AbiProbe {
 }
 
 fn engine_error(e: wasmtime::Error) -> LoadError {
-    LoadError::Engine(format!("boundary probe: {e:#}"))
+    LoadError::engine(format!("boundary probe: {e:#}"))
 }
 
 impl PluginHost {
@@ -70,7 +70,7 @@ impl PluginHost {
         let component = Component::new(&self.engine, PROBE).map_err(engine_error)?;
         let mut store = Store::new(&self.engine, ());
         let instance = Linker::new(&self.engine).instantiate(&mut store, &component).map_err(engine_error)?;
-        let missing = |name: &str| LoadError::Engine(format!("boundary probe: no `{name}` export"));
+        let missing = |name: &str| LoadError::engine(format!("boundary probe: no `{name}` export"));
         let take_list = instance.get_func(&mut store, "take-list").ok_or_else(|| missing("take-list"))?;
         let take_packed = instance.get_func(&mut store, "take-packed").ok_or_else(|| missing("take-packed"))?;
         let take_flat = instance.get_func(&mut store, "take-flat").ok_or_else(|| missing("take-flat"))?;

@@ -15,7 +15,9 @@ use super::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
 use crate::seam::KindSpecs;
 use crate::seam::watch::during;
-use crate::seam::{self, AllocatorRuntime, Fault, Kind, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind};
+use crate::seam::{
+    self, AllocatorRuntime, Fault, Kind, LoadCause, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind,
+};
 
 /// A store plus the trap state every call shares.
 pub(super) struct Caller {
@@ -68,7 +70,7 @@ impl Caller {
     /// Runs one call into `plugin`, classifying a trap and poisoning the store.
     pub(super) fn call<R>(&mut self, plugin: &Plugin, operation: Op, f: impl FnOnce(&mut Store<StoreCtx>) -> wasmtime::Result<R>) -> Result<R, Fault> {
         if let Some(cause) = &self.trapped {
-            return Err(Fault::Poisoned { cause: cause.clone() });
+            return Err(Fault::Poisoned(cause.clone()));
         }
         self.store.data_mut().running = Running::of(plugin.kind);
         let Ok(ticks) = self.limits.ticks_now() else {
@@ -113,7 +115,7 @@ const BUDGET_SPENT: &str = "the whole budget for its calls is spent (`memlab che
 
 /// A packed result from the guest, checked for its layout.
 pub(super) fn packed_out(p: types::Packed) -> Result<Packed, Fault> {
-    Packed::from_wire(p).map_err(|e| Fault::Malformed(e.to_string()))
+    Packed::from_wire(p).map_err(|e| Fault::Contract(e.to_string()))
 }
 
 fn classify(error: &wasmtime::Error, ctx: &StoreCtx) -> TrapKind {
@@ -167,12 +169,12 @@ pub(super) fn load_failed(plugin: &Plugin, e: wasmtime::Error) -> SeamError {
 }
 
 pub(super) fn wrong_kind(plugin: &Plugin, expected: Kind) -> SeamError {
-    SeamError::Load(LoadError::WrongKind { plugin: plugin.name.clone(), expected: expected.to_string(), found: plugin.kind.to_string() })
+    SeamError::Load(LoadError::new(plugin.name.clone(), LoadCause::WrongKind(expected.to_string(), plugin.kind.to_string())))
 }
 
 /// A constructor's failure, before the seam wraps the runtime.
 pub(super) fn create_failed(plugin: &Plugin, operation: Op, shard: usize) -> impl FnOnce(Fault) -> SeamError {
-    move |fault| SeamError::from_fault(fault, &plugin.name, operation, shard)
+    move |fault| SeamError::call(&plugin.name, operation, shard, fault)
 }
 
 /// A shard's memtable and allocator, both in one store.

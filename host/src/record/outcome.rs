@@ -3,7 +3,7 @@
 //! so a test (or a user's script) matches on the class, not on a message.
 
 use crate::flush::FlushError;
-use crate::seam::SeamError;
+use crate::seam::{Fault, SeamError};
 use crate::verify::VerifyError;
 
 /// What kind of rule a failed run broke.
@@ -119,27 +119,27 @@ impl From<&SeamError> for Failure {
     fn from(e: &SeamError) -> Self {
         let class = match e {
             SeamError::Load(_) | SeamError::Instantiate { .. } | SeamError::NoTwin { .. } | SeamError::UnknownParam { .. } => FailureClass::Load,
-            SeamError::Trap { .. } | SeamError::Poisoned { .. } => FailureClass::Trap,
-            SeamError::Guest { .. } => FailureClass::PluginError,
-            SeamError::Contract { .. } => FailureClass::Contract,
-            SeamError::Budget { .. } => FailureClass::Budget,
+            SeamError::Call { fault: Fault::Trap { .. } | Fault::Poisoned(_), .. } => FailureClass::Trap,
+            SeamError::Call { fault: Fault::Guest(_), .. } => FailureClass::PluginError,
+            SeamError::Call { fault: Fault::Contract(_), .. } => FailureClass::Contract,
+            SeamError::Call { fault: Fault::Budget(_), .. } => FailureClass::Budget,
             SeamError::Host { .. } => FailureClass::Harness,
         };
         let mut failure = Failure::new(class, e.to_string());
-        if let Some((plugin, operation, shard)) = e.place() {
-            failure.plugin = Some(plugin.to_string());
-            failure.operation = Some(operation.name().to_string());
-            failure.shard = Some(shard);
-        }
-        if let SeamError::Trap { sha256, .. } = e {
-            failure.sha256 = Some(sha256.clone());
-        }
         match e {
+            SeamError::Call { plugin, operation, shard, fault } => {
+                failure.operation = Some(operation.name().to_string());
+                failure.shard = Some(*shard);
+                failure.plugin = Some(plugin.clone());
+                if let Fault::Trap { sha256, .. } = fault {
+                    failure.sha256 = Some(sha256.clone());
+                }
+            }
             SeamError::Load(load) => failure.plugin = load.plugin().map(str::to_string),
             SeamError::Instantiate { plugin, .. } | SeamError::NoTwin { plugin } | SeamError::UnknownParam { plugin, .. } => {
                 failure.plugin = Some(plugin.clone())
             }
-            _ => {}
+            SeamError::Host { .. } => {}
         }
         failure
     }

@@ -125,11 +125,11 @@ impl Shard {
     }
 
     fn fault(&self, side: Side, operation: Op, fault: Fault) -> SeamError {
-        SeamError::from_fault(fault, self.plugin(side), operation, self.shard)
+        SeamError::call(self.plugin(side), operation, self.shard, fault)
     }
 
     fn contract(&self, side: Side, operation: Op, detail: impl ToString) -> SeamError {
-        SeamError::Contract { plugin: self.plugin(side).to_string(), operation, shard: self.shard, detail: detail.to_string() }
+        SeamError::contract(self.plugin(side), operation, self.shard, detail.to_string())
     }
 
     fn count(&mut self, bytes_in: u64) {
@@ -173,7 +173,7 @@ impl Shard {
                 "it holds {} rows of {} bytes ({held} with {FRAMING_PER_ROW} bytes of framing each, the least a store keeps) but has reserved only {reserved} bytes from the pool",
                 self.observed.rows, self.observed.row_bytes
             );
-            return Err(SeamError::Budget { plugin: self.allocator.clone(), operation: OP, shard: self.shard, detail });
+            return Err(SeamError::call(&self.allocator, OP, self.shard, Fault::Budget(detail)));
         }
         self.check_allocator_memory(OP)?;
         Ok(refs)
@@ -247,7 +247,7 @@ impl Shard {
                 mib(loads),
                 MEMORY_SLACK_BYTES >> 20
             );
-            return Err(SeamError::Budget { plugin: self.allocator.clone(), operation, shard: self.shard, detail });
+            return Err(SeamError::call(&self.allocator, operation, self.shard, Fault::Budget(detail)));
         }
         Ok(())
     }

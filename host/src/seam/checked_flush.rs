@@ -24,7 +24,7 @@ impl Serializer {
     }
 
     fn fault(&self, operation: Op, fault: Fault) -> SeamError {
-        SeamError::from_fault(fault, &self.name, operation, self.shard)
+        SeamError::call(&self.name, operation, self.shard, fault)
     }
 
     /// The serializer's name, as configured.
@@ -68,7 +68,7 @@ impl Serializer {
     pub fn stats(&mut self) -> Result<Stats, SeamError> {
         self.boundary.calls += 1;
         let stats = self.runtime.stats().map_err(|f| self.fault(Op::WriterStats, f))?;
-        bounded(&stats).map_err(|detail| SeamError::Contract { plugin: self.name.clone(), operation: Op::WriterStats, shard: self.shard, detail })?;
+        bounded(&stats).map_err(|detail| SeamError::contract(&self.name, Op::WriterStats, self.shard, detail))?;
         Ok(stats)
     }
 
@@ -108,17 +108,17 @@ impl Reader {
 
     /// The next flush records in written order; empty when done.
     pub fn next(&mut self, max_bytes: u32) -> Result<Packed, SeamError> {
-        during(Op::ReaderNext, 0, || self.runtime.next(max_bytes)).map_err(|f| SeamError::from_fault(f, &self.name, Op::ReaderNext, 0))
+        during(Op::ReaderNext, 0, || self.runtime.next(max_bytes)).map_err(|f| SeamError::call(&self.name, Op::ReaderNext, 0, f))
     }
 
     /// Batched point reads: one record per key, empty for a miss.
     pub fn get(&mut self, keys: Packed) -> Result<Packed, SeamError> {
         const OP: Op = Op::ReaderGet;
         let expected = keys.len();
-        let out = during(Op::ReaderGet, 0, || self.runtime.get(keys)).map_err(|f| SeamError::from_fault(f, &self.name, OP, 0))?;
+        let out = during(Op::ReaderGet, 0, || self.runtime.get(keys)).map_err(|f| SeamError::call(&self.name, OP, 0, f))?;
         if out.len() != expected {
             let detail = format!("returned {} records for {expected} keys", out.len());
-            return Err(SeamError::Contract { plugin: self.name.clone(), operation: OP, shard: 0, detail });
+            return Err(SeamError::contract(&self.name, OP, 0, detail));
         }
         Ok(out)
     }

@@ -26,11 +26,11 @@ impl LogFormat {
     }
 
     fn fault(&self, operation: Op, fault: Fault) -> SeamError {
-        SeamError::from_fault(fault, &self.name, operation, self.shard)
+        SeamError::call(&self.name, operation, self.shard, fault)
     }
 
     fn contract(&self, operation: Op, detail: String) -> SeamError {
-        SeamError::Contract { plugin: self.name.clone(), operation, shard: self.shard, detail }
+        SeamError::contract(&self.name, operation, self.shard, detail)
     }
 
     /// The format's name, as configured.

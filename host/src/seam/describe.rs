@@ -63,7 +63,7 @@ pub fn show_key(key: &[u8]) -> String {
 pub fn check_description(kind: Kind, plugin: &str, configured: &[(String, String)], described: &Description) -> Result<(), SeamError> {
     if described.params.len() > MAX_DESCRIBED_PARAMS {
         let detail = format!("it describes {} parameters; at most {MAX_DESCRIBED_PARAMS} are allowed (each is probed)", described.params.len());
-        return Err(SeamError::Contract { plugin: plugin.into(), operation: kind.spec().describe, shard: 0, detail });
+        return Err(SeamError::contract(plugin, kind.spec().describe, 0, detail));
     }
     let same = |a: &str, b: &str| a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
     for (key, value) in configured {
@@ -72,7 +72,7 @@ pub fn check_description(kind: Kind, plugin: &str, configured: &[(String, String
             Some((_, applied)) => format!("parameter `{key}` was configured as `{value}`, but it says it applied `{applied}`"),
             None => format!("parameter `{key}` = `{value}` was configured, but it does not list it as applied"),
         };
-        return Err(SeamError::Contract { plugin: plugin.into(), operation: kind.spec().describe, shard: 0, detail });
+        return Err(SeamError::contract(plugin, kind.spec().describe, 0, detail));
     }
     Ok(())
 }

@@ -28,7 +28,7 @@ pub use checked::Shard;
 pub use checked_flush::{Reader, Serializer};
 pub use checked_log::LogFormat;
 pub use describe::{MAX_DESCRIBED_PARAMS, Unprobed, check_description, show_key};
-pub use error::{Fault, LoadError, SeamError, TrapKind};
+pub use error::{Fault, LoadCause, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;
 

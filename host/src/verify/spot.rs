@@ -48,7 +48,7 @@ impl Picks {
     /// returned it, each absent key empty.
     pub(super) fn check(&self, reader: &mut Reader) -> Result<u64, SeamError> {
         let plugin = reader.plugin().to_string();
-        let wrong = |detail: String| SeamError::Contract { plugin: plugin.clone(), operation: Op::ReaderGet, shard: 0, detail };
+        let wrong = |detail: String| SeamError::contract(&plugin, Op::ReaderGet, 0, detail);
         let asked: Vec<(&[u8], Option<&[u8]>)> =
             self.present.iter().map(|(k, r)| (k.as_slice(), Some(r.as_slice()))).chain(self.absent.iter().map(|k| (k.as_slice(), None))).collect();
         for chunk in asked.chunks(KEYS_PER_CALL) {
@@ -155,7 +155,7 @@ pub(super) fn foreign_keys(segment: &LoadedSegment, picks: &Picks, writer: &Seri
                 records.len(),
                 show_key(&records[0].0)
             );
-            return Err(SeamError::Contract { plugin: reader.plugin().to_string(), operation: Op::ReaderNext, shard: 0, detail });
+            return Err(SeamError::contract(reader.plugin(), Op::ReaderNext, 0, detail));
         }
     }
     let mut picked = Picks::new(1);
@@ -185,5 +185,5 @@ fn damaged_copy(segment: &LoadedSegment, open: &ReaderFactory<'_>, name: &str, a
         "read a copy of {name} with byte {at} of its {} data bytes changed and reported no damage: its checksum must cover every byte (serializer contract 3)",
         copy.data.len()
     );
-    Err(SeamError::Contract { plugin: reader.plugin().to_string(), operation: Op::ReaderNext, shard: 0, detail })
+    Err(SeamError::contract(reader.plugin(), Op::ReaderNext, 0, detail))
 }

@@ -17,7 +17,7 @@ use super::{ShardSlot, WritePath};
 use crate::commitlog::{CommitLog, Position};
 use crate::router::{sort_key, token};
 use crate::seam::ledger::Noted;
-use crate::seam::{LogFormat, Op, SeamError, Shard};
+use crate::seam::{Fault, LogFormat, Op, SeamError, Shard};
 
 /// A write path's log: the host's files and syncs, and one format a shard.
 pub struct PathLog {
@@ -123,7 +123,7 @@ impl WritePath {
             let replayed = format.replay_all(&bytes, REPLAY_ROWS)?;
             if replayed.tail != memlab_sdk::Tail::Clean || replayed.intact != len {
                 let detail = format!("a record of {len} bytes it encoded replayed as {:?} after {} bytes", replayed.tail, replayed.intact);
-                return Err(SeamError::Contract { plugin: format.plugin().into(), operation: Op::CommitLogReplay, shard: live.index(), detail });
+                return Err(SeamError::contract(format.plugin(), Op::CommitLogReplay, live.index(), detail));
             }
             replayed.rows.iter().for_each(|r| pending.push(r));
             if pending.len() >= REPLAY_BATCH {
@@ -163,5 +163,5 @@ fn replay_into(shard: &mut Shard, mut rows: Packed) -> Result<(), SeamError> {
 /// A trap or a poisoned instance of the shard's memtable or allocator:
 /// a fault the log can recover from (a broken contract is not).
 fn recoverable(e: &SeamError) -> bool {
-    matches!(e, SeamError::Trap { operation, .. } | SeamError::Poisoned { operation, .. } if operation.kind() != crate::seam::Kind::CommitLog)
+    matches!(e, SeamError::Call { operation, fault: Fault::Trap { .. } | Fault::Poisoned(_), .. } if operation.kind() != crate::seam::Kind::CommitLog)
 }

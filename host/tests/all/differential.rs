@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use memlab::ReferenceMemtable;
 use memlab::pool::{MemoryPool, PoolMode};
+use memlab::seam::Kind;
 use memlab::seam::Shard;
-use memlab::seam::{Kind, SeamError};
 use memlab::workload::SplitMix;
 use memlab_sdk::{Cell, Entry, Packed, encode_row};
 
@@ -136,7 +136,7 @@ fn run(seed: u64, ops: usize, memtable: &str, allocator: &str, reads: u64) {
     let mut late = Packed::new();
     late.push_with(|b| Entry { key: b"late", timestamp: 1, reference: 0 }.encode(b));
     let err = plugin.insert(&mut late).expect_err("insert after cursor");
-    assert!(matches!(err, SeamError::Guest { .. }) && err.to_string().contains("invalid state"), "{err}");
+    assert!(err.guest_error().is_some() && err.to_string().contains("invalid state"), "{err}");
 }
 
 const ALLOCATORS: [&str; 4] = ["per-row", "per-cell", "region", "heap"];

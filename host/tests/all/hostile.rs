@@ -11,7 +11,7 @@ use memlab::config::BenchConfig;
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab::record::FailureClass;
 use memlab::seam::Shard;
-use memlab::seam::{Kind, SeamError, TrapKind};
+use memlab::seam::{Fault, Kind, SeamError, TrapKind};
 use memlab::{bench, native};
 use memlab_sdk::{Entry, Packed};
 
@@ -44,7 +44,7 @@ fn trap_of(mode: &str) -> (TrapKind, String, Shard) {
     let err = shard.insert(&mut entries(10)).expect_err("the hostile insert must fail");
     let message = err.to_string();
     match err {
-        SeamError::Trap { kind, .. } => (kind, message, shard),
+        SeamError::Call { fault: Fault::Trap { kind, .. }, .. } => (kind, message, shard),
         other => panic!("{mode}: expected a trap, got {other}"),
     }
 }
@@ -97,7 +97,7 @@ fn a_contract_check_holds_native_twins_as_it_holds_components() {
         shard.insert(&mut entries(10)).expect("inserts are fine");
         shard.open_cursor().expect("cursor");
         match shard.next_entries(64 << 10) {
-            Err(SeamError::Contract { operation, shard, detail, .. }) => details.push((operation, shard, detail)),
+            Err(SeamError::Call { operation, shard, fault: Fault::Contract(detail), .. }) => details.push((operation, shard, detail)),
             other => panic!("expected a contract error, got {other:?}"),
         }
     }
