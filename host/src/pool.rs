@@ -27,6 +27,11 @@ pub enum PoolMode {
     StripedPacked,
 }
 
+impl PoolMode {
+    /// Every mode.
+    pub const ALL: [PoolMode; 4] = [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked];
+}
+
 impl std::fmt::Display for PoolMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -258,7 +263,7 @@ mod tests {
 
     #[test]
     fn an_impossible_reservation_is_refused_not_wrapped() {
-        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
+        for mode in PoolMode::ALL {
             let pool = MemoryPool::new(64 << 20, mode);
             pool.reserve(1 << 20).expect("room");
             assert_eq!(pool.reserve(u64::MAX), Err(PoolFull), "{mode:?}");
@@ -278,7 +283,7 @@ mod tests {
 
     #[test]
     fn every_mode_counts_reservations_from_many_threads_exactly() {
-        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
+        for mode in PoolMode::ALL {
             let pool = MemoryPool::new(1 << 30, mode);
             std::thread::scope(|s| {
                 for t in 0..4u64 {
@@ -318,7 +323,7 @@ mod tests {
 
     #[test]
     fn every_mode_refuses_past_the_hard_limit() {
-        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
+        for mode in PoolMode::ALL {
             let pool = MemoryPool::new(1 << 20, mode);
             let refused = (0..10_000).map(|_| pool.reserve(4096)).position(|r| r.is_err()).expect("a refusal");
             // Striped checks the sum every 64 KiB per cell: it may pass the
@@ -336,7 +341,7 @@ mod tests {
 
     #[test]
     fn reserve_each_is_all_or_nothing() {
-        for mode in [PoolMode::CasLoop, PoolMode::FetchAdd, PoolMode::Striped, PoolMode::StripedPacked] {
+        for mode in PoolMode::ALL {
             let pool = MemoryPool::new(1 << 20, mode);
             assert_eq!(pool.reserve_each(&[100, 200, 300]), Ok(600), "{mode:?}");
             assert_eq!(pool.owns(), 600, "{mode:?}");

@@ -98,6 +98,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
     }
     let mut properties = subject.common_properties();
     let round_trip = rounds(options, PER_ROUND, |seed, ops| {
+        subject.draw_from(seed, super::ROUND_NEED);
         let all = batches(seed, ops);
         let Err((at, what)) = subject.replay_rows(&all, seed) else { return Ok(()) };
         // Shrink: the failing batch alone, then its rows one by one.
@@ -120,6 +121,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
 /// `bytes-reserved` is what the host's pool saw reserved, `reservations`
 /// what it granted; `bytes-used` fits in it; reservations were made.
 fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
+    subject.draw_from(seed ^ 0x57a7, super::ROUND_NEED);
     let mut shard = subject.shard(subject.params).map_err(|e| e.to_string())?;
     for batch in batches(seed ^ 0x57a7, 2_000) {
         let mut p = Packed::new();

@@ -14,6 +14,14 @@ use crate::workload::{SplitMix, mix};
 /// Rows, entries or records per call.
 const BATCH: u64 = 100;
 
+/// Pool bytes a memtable holds per key at size, at the most a bundled one
+/// does, with room: the at-size shard's pool is drawn among those whose
+/// hard limit holds this much.
+const MEMTABLE_BYTES_A_KEY: u64 = 64;
+
+/// The same per row for an allocator (rows of about 350 bytes).
+const ALLOCATOR_BYTES_A_ROW: u64 = 400;
+
 /// A record read back wrong: its key, or else its row bytes.
 fn wrong_record(got: &FlushRecord<'_>, key: &[u8], row: &[u8]) -> String {
     if got.key != key {
@@ -52,6 +60,7 @@ fn entry_of(record: &[u8]) -> Result<(Vec<u8>, u64, u64), String> {
 /// overwrites), read back whole by cursor, sampled by get and scan.
 pub(super) fn memtable(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Result<String, String> {
     let e = |e: SeamError| e.to_string();
+    subject.draw_from(seed ^ 0xa75e, size.saturating_mul(MEMTABLE_BYTES_A_KEY));
     let mut shard = subject.shard(subject.params).map_err(e)?;
     let mut expected: Vec<(u64, u64)> = Vec::with_capacity(size as usize);
     let mut batch = Vec::with_capacity(BATCH as usize);
@@ -187,6 +196,7 @@ fn row(seed: u64, j: u64) -> Vec<u8> {
 /// loaded back byte for byte.
 pub(super) fn allocator(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Result<String, String> {
     let e = |e: SeamError| e.to_string();
+    subject.draw_from(seed ^ 0xa75e, size.saturating_mul(ALLOCATOR_BYTES_A_ROW));
     let mut shard = subject.shard(subject.params).map_err(e)?;
     let (mut refs, mut bytes) = (Vec::with_capacity(size as usize), 0u64);
     let mut batch = Packed::new();

@@ -280,6 +280,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
     }
     let mut properties = subject.common_properties();
     let differential = rounds(options, PER_ROUND, |seed, ops| {
+        subject.draw_from(seed, super::ROUND_NEED);
         let steps = steps(seed, ops);
         let Err((at, what)) = subject.replay_steps(&steps, true) else { return Ok(()) };
         let cursor_failure = at == steps.len();
@@ -301,6 +302,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
 /// `index-bytes` is non-zero once anything is held.
 fn stats(subject: &ShardSubject<'_>, seed: u64) -> Result<String, String> {
     let steps = steps(seed ^ 0x57a7, 5_000);
+    subject.draw_from(seed ^ 0x57a7, super::ROUND_NEED);
     let mut shard = subject.shard(subject.params).map_err(|e| e.to_string())?;
     let (mut model, mut inserts) = (ReferenceMemtable::default(), 0u64);
     for step in &steps {

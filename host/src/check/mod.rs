@@ -226,10 +226,14 @@ pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], 
     }
 }
 
-/// The pool check's shards reserve from: the largest budget a shipped
-/// config gives (1 GiB, hard limit 2 GiB), so that a reservation a bench's
-/// pool would refuse is refused here too.
-const CHECK_POOL: u64 = 1 << 30;
+/// The budgets (`memtable_space`) the shipped configs give a bench's
+/// pool, held to them by a test: check's shards reserve from one of these,
+/// in a drawn counting mode, so no pool tells a check from a bench.
+pub const BENCH_POOLS: [u64; 5] = [16 << 20, 32 << 20, 64 << 20, 256 << 20, 1 << 30];
+
+/// What a check round's shard may hold: its rows, its index and its
+/// 1 MiB values (about 15 in a round of 5,000 rows), with room.
+pub(crate) const ROUND_NEED: u64 = 64 << 20;
 
 /// A memtable or allocator under check, paired in a shard with a bundled
 /// partner of the other kind.
@@ -240,6 +244,11 @@ pub(crate) struct ShardSubject<'a> {
     partner: Arc<Plugin>,
     /// Checking the native build: it and its bundled native partner.
     native: Option<(crate::native::Strategy, crate::native::Strategy)>,
+    /// What draws the next shard's pool: a round's seed, so its replay
+    /// and its shrinking reserve from the pool it failed in.
+    draw: std::cell::Cell<u64>,
+    /// The bytes the shards about to be made may hold at most.
+    need: std::cell::Cell<u64>,
 }
 
 impl<'a> ShardSubject<'a> {
@@ -255,17 +264,39 @@ impl<'a> ShardSubject<'a> {
             None => None,
             Some(n) => Some((n.clone(), crate::native::Strategy::bundled(name, kind)?)),
         };
-        Ok(ShardSubject { host, plugin, params: &options.params, partner, native })
+        let (draw, need) = (std::cell::Cell::new(options.seed), std::cell::Cell::new(ROUND_NEED));
+        Ok(ShardSubject { host, plugin, params: &options.params, partner, native, draw, need })
     }
 
-    /// A fresh shard with the plugin under check given `params`.
+    /// A fresh shard with the plugin under check given `params`, in a
+    /// pool drawn as `pool` says.
     pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::seam::Shard, SeamError> {
-        let pool = Arc::new(crate::pool::MemoryPool::new(CHECK_POOL, crate::pool::PoolMode::FetchAdd));
+        let pool = Arc::new(self.pool());
         match (&self.native, self.plugin.kind) {
             (Some((allocator, memtable)), Kind::Allocator) => memtable.shard(&[], allocator, params, pool, 0),
             (Some((memtable, allocator)), _) => memtable.shard(params, allocator, &[], pool, 0),
             (None, _) => self.shard_in_wasm(params, pool),
         }
+    }
+
+    /// Shards made from now on draw their pool from `seed` and hold up to
+    /// `need` bytes.
+    pub(crate) fn draw_from(&self, seed: u64, need: u64) {
+        self.draw.set(seed);
+        self.need.set(need);
+    }
+
+    /// A bench's pool: a shipped budget whose hard limit (twice it) holds
+    /// what the property stores, and any counting mode, both drawn.
+    fn pool(&self) -> crate::pool::MemoryPool {
+        let mut rng = SplitMix::new(&[self.draw.get(), 0x9001]);
+        let fits: Vec<u64> = BENCH_POOLS.iter().copied().filter(|b| 2 * b >= self.need.get()).collect();
+        let budget = match fits.len() {
+            0 => self.need.get().next_power_of_two(),
+            n => fits[rng.below(n as u64) as usize],
+        };
+        let modes = crate::pool::PoolMode::ALL;
+        crate::pool::MemoryPool::new(budget, modes[rng.below(modes.len() as u64) as usize])
     }
 
     fn shard_in_wasm(&self, params: &[(String, String)], pool: Arc<crate::pool::MemoryPool>) -> Result<crate::seam::Shard, SeamError> {

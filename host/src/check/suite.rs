@@ -63,12 +63,14 @@ pub(super) fn of(kind: Kind) -> &'static Suite {
 /// A memtable or allocator describes itself from a shard, beside its
 /// bundled partner.
 fn in_shard(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: Params<'_>) -> Result<Description, SeamError> {
-    let options = CheckOptions::new(params.to_vec(), 0);
+    let options = CheckOptions::new(params.to_vec(), crate::seam::secret());
     ShardSubject::with_partner(host, plugin, &options)?.described(params)
 }
 
+/// The trace's pool is drawn by the process's secret: the same for the
+/// two traces `defaults` compares, unknown to the plugin.
 fn shard_trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: Params<'_>) -> Result<String, String> {
-    let options = CheckOptions::new(params.to_vec(), 0);
+    let options = CheckOptions::new(params.to_vec(), crate::seam::secret());
     let subject = ShardSubject::new(host, plugin, &options).map_err(|p| p.failure.unwrap_or_default())?;
     defaults::shard_trace(&subject, params)
 }

@@ -126,6 +126,9 @@ fn every_lying_log_format_fails_check_and_a_bench_publishes_nothing_of_it() {
         let (ok, text) = memlab(&["check", &liar, "--param", &format!("mode={mode}"), "--ops", "4000", "--size", "4000", "--seed", "0x6d656d6c6162"]);
         assert!(!ok && text.contains("FAIL"), "{mode} passed check:\n{text}");
     }
+    // Honest on segments of check's rounds; damage at size sees it.
+    let (ok, text) = memlab(&["check", &liar, "--param", "mode=late-no-checksum", "--ops", "4000", "--size", "100000"]);
+    assert!(!ok && text.contains("FAIL  at-size") && text.contains("bit flipped"), "late-no-checksum passed check:\n{text}");
     // What a whole replay shows: the bench fails the variant, no figure.
     for mode in ["drop-row", "reorder", "extra-row", "hash-only"] {
         let keys = format!("commitlog = \"{liar}\"\ncommitlog_params = {{ mode = \"{mode}\" }}\ncommitlog_sync = \"group\"");

@@ -27,15 +27,18 @@ fn every_shipped_profile_and_config_loads() {
     let skewed = load_profile(&profiles.join("skewed.toml")).expect("skewed");
     assert!(matches!(skewed.partitions.distribution, Popularity::Hot { .. }));
     assert!(matches!(skewed.clustering.rows.spec(), DistSpec::Zipf { .. }));
-    // The seed configs (benches/seeds/) too.
+    // The seed configs (benches/seeds/) too; check's pools are theirs.
+    let mut budgets = std::collections::BTreeSet::new();
     for dir in ["benches", "benches/seeds"] {
         for entry in std::fs::read_dir(workspace().join(dir)).expect("benches dir") {
             let path = entry.expect("entry").path();
             if path.extension().is_some_and(|e| e == "toml") {
-                BenchConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                let config = BenchConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                budgets.extend(config.variants.iter().map(|v| v.memtable_space));
             }
         }
     }
+    assert_eq!(budgets.into_iter().collect::<Vec<_>>(), memlab::check::BENCH_POOLS, "check draws its pools from the shipped configs' budgets");
 }
 
 fn profile_error(text: &str) -> String {

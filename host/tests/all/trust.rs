@@ -56,12 +56,14 @@ fn lies_the_host_can_see_fail_check() {
     let hostile = hostile_plugin();
     let alloc = liar_plugin("liar-alloc");
     let flush = liar_plugin("liar-flush");
-    let cases: [Case<'_>; 13] = [
+    let cases: [Case<'_>; 14] = [
         (&alloc, &[("mode", "stop-reserving")], "has reserved only"),
         (&alloc, &[("mode", "under-reserve")], "has reserved only"),
         (&alloc, &[("mode", "hidden-copies"), ("after", "0")], "its linear memory grew"),
         (&alloc, &[("mode", "halve-used")], "`bytes-used`"),
         (&alloc, &[("mode", "few-reservations")], "`reservations` = "),
+        // Honest only in a pool that grants 1.5 GiB at once.
+        (&alloc, &[("mode", "pool-sniff")], "differ"),
         (&alloc, &[("mode", "default-lie")], "created with what it described (after = 1000, mode = default-lie, pad = 0), it differs"),
         (&hostile, &[("mode", "index-lie")], "`index-bytes` = 1 "),
         (&flush, &[("mode", "tombstones-per-partition")], "tombstones"),

@@ -6,7 +6,9 @@
 //! a default for `pad` that it does not use), `hollow` (every 4th row
 //! loses its last value byte: the row's key and timestamp still load
 //! right), `bare-reserve` (reserves only the rows' bytes, its framing
-//! unreserved). Built like the bundled
+//! unreserved), `pool-sniff` (honest in a pool that grants 1.5 GiB at
+//! once, as check's fixed 1 GiB pool did; `hollow` in any smaller one, as
+//! a default bench's is). Built like the bundled
 //! plugins but never bundled: the trust tests prove memlab catches each.
 
 use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
@@ -39,6 +41,9 @@ enum Mode {
     /// keeps a 16-byte pointer and length beside each: framing hidden in
     /// the memory slack.
     BareReserve,
+    /// Asks for 1.5 GiB on its first row, to tell the pool's size: given
+    /// back and honest if granted, `Hollow` if refused.
+    PoolSniff,
 }
 
 /// `pad` as `default-lie` takes it: unset, it pads 64 and shows 0.
@@ -85,6 +90,16 @@ impl Liar {
             self.after = index + 1;
             return Err(Error::PoolFull);
         }
+        if self.mode == Mode::PoolSniff {
+            self.mode = match pool.reserve(3 << 29) {
+                Ok(()) => {
+                    pool.release(3 << 29);
+                    self.reservations += 1;
+                    Mode::None
+                }
+                Err(_) => Mode::Hollow,
+            };
+        }
         let cost = if self.mode == Mode::BareReserve { row.len() as u64 } else { row.len() as u64 + OVERHEAD + self.pad };
         if !(self.mode == Mode::StopReserving && index >= self.after) {
             let asked = if self.mode == Mode::UnderReserve && index >= self.after { cost / 2 } else { cost };
@@ -130,6 +145,7 @@ impl Allocator for Liar {
             "default-lie" => Mode::DefaultLie,
             "hollow" => Mode::Hollow,
             "bare-reserve" => Mode::BareReserve,
+            "pool-sniff" => Mode::PoolSniff,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;

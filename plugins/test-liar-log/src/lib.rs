@@ -12,7 +12,9 @@
 //! instance a shard, so 3 shards lie within the first 1 MiB segment,
 //! which is released first: a lie only a read-back of released segments
 //! sees), `recognise` (rebuilds the rows it recognises from the public
-//! generator, `recognise.rs`: a lie only a secret stream defeats).
+//! generator, `recognise.rs`: a lie only a secret stream defeats),
+//! `late-no-checksum` (`no-checksum` once an instance has read 1,000
+//! records: a lie only damage at a bench segment's size sees).
 //! Never bundled: the trust tests prove memlab catches each.
 
 mod recognise;
@@ -31,6 +33,7 @@ enum Mode {
     HashOnly,
     EarlyDrop,
     Recognise,
+    LateNoChecksum,
 }
 
 /// The lying log.
@@ -73,6 +76,7 @@ impl CommitLog for Liar {
             "hash-only" => Mode::HashOnly,
             "early-drop" => Mode::EarlyDrop,
             "recognise" => Mode::Recognise,
+            "late-no-checksum" => Mode::LateNoChecksum,
             other => return Err(Error::BadParam(format!("mode `{other}`"))),
         };
         let public = if mode == Mode::Recognise { Some(recognise::Public::of(params)?) } else { None };
@@ -115,7 +119,7 @@ impl CommitLog for Liar {
             logframe::Frame::Whole { tag: TAG, payload, len } => (payload, len),
             logframe::Frame::Whole { .. } => return Decoded::Damaged,
             logframe::Frame::Bad(Decoded::Torn) if self.mode == Mode::TornClean => return Decoded::Record(bytes.len()),
-            logframe::Frame::Bad(Decoded::Damaged) if self.mode == Mode::NoChecksum && bytes.len() >= 13 => {
+            logframe::Frame::Bad(Decoded::Damaged) if self.trusts_lengths() && bytes.len() >= 13 => {
                 // Trusts the length, whatever the checksums say.
                 let len = u32::from_le_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]) as usize;
                 match bytes.get(9..9 + len) {
@@ -156,6 +160,13 @@ impl CommitLog for Liar {
 
     fn stats(&self) -> Stats {
         if self.public.is_some() { vec![("recognised_rows".into(), self.recognised)] } else { Vec::new() }
+    }
+}
+
+impl Liar {
+    /// Whether a damaged record is read by its length alone.
+    fn trusts_lengths(&self) -> bool {
+        self.mode == Mode::NoChecksum || (self.mode == Mode::LateNoChecksum && self.records.get() > 1_000)
     }
 }
 
