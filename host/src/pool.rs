@@ -68,6 +68,11 @@ pub struct MemoryPool {
     cas_retries: AtomicU64,
     /// Reservations refused, counted here whatever the plugin reports.
     refusals: AtomicU64,
+    /// Bytes the host charged for memory an allocator held unreserved.
+    charged: AtomicU64,
+    /// Of those, the ones not given back yet: they count toward the
+    /// budget, not against the hard limit a plugin's reservation meets.
+    charged_now: AtomicU64,
     sum_checks: AtomicU64,
     room: Mutex<()>,
     room_freed: Condvar,
@@ -101,6 +106,8 @@ impl MemoryPool {
             reclaiming: AtomicU64::new(0),
             cas_retries: AtomicU64::new(0),
             refusals: AtomicU64::new(0),
+            charged: AtomicU64::new(0),
+            charged_now: AtomicU64::new(0),
             sum_checks: AtomicU64::new(0),
             room: Mutex::new(()),
             room_freed: Condvar::new(),
@@ -124,7 +131,7 @@ impl MemoryPool {
         match self.mode {
             PoolMode::FetchAdd => {
                 let before = self.owns.fetch_add(bytes, Ordering::Relaxed);
-                if before.checked_add(bytes).is_none_or(|after| after > self.hard_limit) {
+                if before.checked_add(bytes).is_none_or(|after| after > self.limit()) {
                     self.owns.fetch_sub(bytes, Ordering::Relaxed);
                     return Err(PoolFull);
                 }
@@ -133,7 +140,7 @@ impl MemoryPool {
             PoolMode::CasLoop => {
                 let mut current = self.owns.load(Ordering::Relaxed);
                 loop {
-                    let Some(next) = current.checked_add(bytes).filter(|&n| n <= self.hard_limit) else {
+                    let Some(next) = current.checked_add(bytes).filter(|&n| n <= self.limit()) else {
                         return Err(PoolFull);
                     };
                     match self.owns.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
@@ -151,7 +158,7 @@ impl MemoryPool {
                 let grown = cell.since_check.fetch_add(bytes, Ordering::Relaxed) + bytes;
                 if grown >= STRIPE_CHECK {
                     self.sum_checks.fetch_add(1, Ordering::Relaxed);
-                    if self.owns() > self.hard_limit {
+                    if self.owns() > self.limit() {
                         // Still due a check: the next reservation sums again.
                         cell.bytes.fetch_sub(bytes, Ordering::Relaxed);
                         cell.since_check.fetch_sub(bytes, Ordering::Relaxed);
@@ -179,6 +186,30 @@ impl MemoryPool {
             granted = granted.saturating_add(bytes);
         }
         Ok(granted)
+    }
+
+    /// Accounts `bytes` the host found an allocator holding beyond its
+    /// reservations: never refused (the memory is already taken), given
+    /// back with `release` like a reservation.
+    pub fn charge(&self, bytes: u64) {
+        self.charged.fetch_add(bytes, Ordering::Relaxed);
+        self.charged_now.fetch_add(bytes, Ordering::Relaxed);
+        match self.mode {
+            PoolMode::Striped | PoolMode::StripedPacked => self.my_cell().bytes.fetch_add(bytes, Ordering::Relaxed),
+            _ => self.owns.fetch_add(bytes, Ordering::Relaxed),
+        };
+    }
+
+    /// Gives back `bytes` that `charge` took.
+    pub fn discharge(&self, bytes: u64) {
+        let _ = self.charged_now.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| Some(c.saturating_sub(bytes)));
+        self.release(bytes);
+    }
+
+    /// What the counters may reach: the hard limit, past what the host
+    /// charged (a plugin's reservation is not refused for it).
+    fn limit(&self) -> u64 {
+        self.hard_limit.saturating_add(self.charged_now.load(Ordering::Relaxed))
     }
 
     /// Gives bytes back from a live generation.
@@ -224,6 +255,11 @@ impl MemoryPool {
     /// Reservations refused so far.
     pub fn refusals(&self) -> u64 {
         self.refusals.load(Ordering::Relaxed)
+    }
+
+    /// Bytes charged so far (`charge`).
+    pub fn charged(&self) -> u64 {
+        self.charged.load(Ordering::Relaxed)
     }
 
     /// Compare-and-swap conflicts so far (`cas-loop` only).

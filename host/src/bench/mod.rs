@@ -4,6 +4,7 @@
 
 mod breakdown;
 mod client;
+mod described;
 mod failures;
 mod flush_writer;
 mod live;

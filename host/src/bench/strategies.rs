@@ -12,7 +12,7 @@ use crate::native;
 use crate::plugin::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
 use crate::record::PluginInfo;
-use crate::seam::{Kind, LogFormat, Reader, SeamError, Serializer, Shard};
+use crate::seam::{Kind, LogFormat, Reader, SeamError, Serializer, Shard, Tape};
 use crate::segment::LoadedSegment;
 use crate::verify::ReaderFactory;
 use crate::write_path::ShardFactory;
@@ -27,7 +27,16 @@ pub(super) struct Strategies {
     pub(super) reader: Box<ReaderFactory<'static>>,
     /// Each shard's commit-log format, when the variant keeps a log.
     pub(super) log: Option<Box<LogFactory>>,
+    /// The tape of a secret shard's first instance, once opened.
+    pub(super) tape: Tape,
+    /// Fresh shards of that index, with any parameters, in a pool of
+    /// their own: the twins the tape is replayed into.
+    pub(super) twin: Box<TwinFactory>,
 }
+
+/// Creates a shard with the memtable's and the allocator's parameters
+/// given, in `pool`.
+pub(super) type TwinFactory = dyn Fn(&[(String, String)], &[(String, String)], Arc<MemoryPool>) -> Result<Shard, SeamError> + Send + Sync;
 
 impl Strategies {
     /// What each kind's strategy says of itself, by kind: a fresh shard's
@@ -126,12 +135,18 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
     let take = |kind: Kind| loaded.get(&kind).cloned().ok_or_else(|| SeamError::NoTwin { plugin: format!("(no {kind})") });
     let ((m, mp), (a, ap), (s, sp)) = (take(Kind::Memtable)?, take(Kind::Allocator)?, take(Kind::Serializer)?);
     let (p, checks) = (Arc::clone(pool), Checks::of(v));
-    let shard = Box::new(move |i| m.shard(&mp, &a, &ap, Arc::clone(&p), i).map(|s| checks.apply(s)));
+    let (tape, pick) = (Tape::default(), crate::seam::secret_pick(v.shards.max(1), 0x7a9e));
+    let (taped, tm, ta) = (tape.clone(), m.clone(), a.clone());
+    let twin = Box::new(move |mp: &[(String, String)], ap: &[(String, String)], pool| tm.shard(mp, &ta, ap, pool, pick).map(|s| checks.rows(s)));
+    let shard = Box::new(move |i| {
+        let s = checks.apply(m.shard(&mp, &a, &ap, Arc::clone(&p), i)?);
+        Ok(if i == pick && taped.take() { s.taped(taped.clone()) } else { s })
+    });
     let (writer, wp) = (s.clone(), sp.clone());
     let serializer = Box::new(move |part| writer.serializer(&wp, part));
     let reader = Box::new(move |seg: &LoadedSegment| s.reader(&sp, &seg.data, &seg.index));
     let log = take(Kind::CommitLog).ok().map(|(l, lp)| Box::new(move |i| l.log_format(&lp, i)) as Box<LogFactory>);
-    Ok(Strategies { plugins, shard, serializer, reader, log })
+    Ok(Strategies { plugins, shard, serializer, reader, log, tape, twin })
 }
 
 /// Opens segments with a serializer and its parameters, as a run wrote
@@ -162,6 +177,11 @@ impl Checks {
     /// A variant that does not verify may use strategies that keep
     /// nothing (`null`): its `bytes-used` is not held to the rows stored,
     /// nor its reads to the sample.
+    /// Only the row accounting: a twin keeps no ledger or sample.
+    fn rows(self, shard: Shard) -> Shard {
+        if self.verify { shard } else { shard.without_row_accounting() }
+    }
+
     fn apply(self, shard: Shard) -> Shard {
         match (self.verify, self.sample) {
             (false, _) => shard.without_row_accounting(),

@@ -60,6 +60,9 @@ pub(super) struct VariantRun<'a> {
     setup: Duration,
     /// Creates the log format that reads the log back after the run.
     log_format: Option<Box<strategies::LogFactory>>,
+    /// A secret shard's calls, and its twins (`described.rs`).
+    tape: seam::Tape,
+    twin: Box<strategies::TwinFactory>,
 }
 
 /// What the run's threads handed back.
@@ -102,7 +105,9 @@ impl<'a> VariantRun<'a> {
         started: Instant,
     ) -> Result<Self, SeamError> {
         let descriptions = checked_descriptions(variant, strategies.describe()?)?;
-        let Strategies { plugins, shard, serializer, reader, log: log_format } = strategies;
+        let Strategies { plugins, shard, serializer, reader, log: log_format, tape, twin } = strategies;
+        // Past `describe`'s shard: the run's own shard is taped.
+        tape.open();
         let (jobs_tx, jobs) = crossbeam::channel::unbounded::<FlushJob>();
         let settings = PathSettings {
             cleanup_threshold: variant.threshold(),
@@ -116,15 +121,17 @@ impl<'a> VariantRun<'a> {
         }
         path.prepare_next_generation();
         let setup = started.elapsed();
-        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup, log_format })
+        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup, log_format, tape, twin })
     }
 
     fn run(self, round: usize) -> VariantResult {
         let (failures, failed) = Failures::new();
         let joined = self.run_threads(&failures);
+        let failure = failed.try_iter().next();
+        let failure = failure.or_else(|| super::described::hold(self.variant, &self.descriptions, &self.tape, &self.twin).err().map(|e| Failure::from(&e)));
         // The profiled round is never verified: its profile is the run's.
         let verify = round == 1 || (round != PROFILED_ROUND && self.bench.config.bench.verify_rounds == VerifyRounds::All);
-        self.assemble(joined, failed.try_iter().next(), (verify, round))
+        self.assemble(joined, failure, (verify, round))
     }
 
     /// Spawns every thread of the run and joins them in order: clients,

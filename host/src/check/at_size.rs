@@ -62,13 +62,18 @@ pub(super) fn memtable(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Resu
     let e = |e: SeamError| e.to_string();
     subject.draw_from(seed ^ 0xa75e, size.saturating_mul(MEMTABLE_BYTES_A_KEY));
     let mut shard = subject.shard(subject.params).map_err(e)?;
+    let mut twin = subject.described_twin()?;
+    let mut insert = |shard: &mut crate::seam::Shard, batch: &[(Vec<u8>, u64, u64)]| -> Result<(), String> {
+        shard.insert(&mut entry_batch(batch)).map_err(e)?;
+        twin.as_mut().map_or(Ok(()), |t| t.shard().insert(&mut entry_batch(batch)).map_err(e))
+    };
     let mut expected: Vec<(u64, u64)> = Vec::with_capacity(size as usize);
     let mut batch = Vec::with_capacity(BATCH as usize);
     for j in 0..size {
         expected.push((1, j + 1));
         batch.push((key(seed, j), 1, j + 1));
         if batch.len() as u64 == BATCH || j + 1 == size {
-            shard.insert(&mut entry_batch(&batch)).map_err(e)?;
+            insert(&mut shard, &batch)?;
             batch.clear();
         }
     }
@@ -82,9 +87,12 @@ pub(super) fn memtable(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Resu
         }
         batch.push((key(seed, j), timestamp, reference));
         if batch.len() as u64 == BATCH || i + 1 == size / 10 {
-            shard.insert(&mut entry_batch(&batch)).map_err(e)?;
+            insert(&mut shard, &batch)?;
             batch.clear();
         }
+    }
+    if let Some(twin) = twin {
+        twin.holds(&mut shard)?;
     }
     let mut sorted: Vec<(Vec<u8>, u64)> = (0..size).map(|j| (key(seed, j), j)).collect();
     sorted.sort_unstable();
@@ -198,6 +206,7 @@ pub(super) fn allocator(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Res
     let e = |e: SeamError| e.to_string();
     subject.draw_from(seed ^ 0xa75e, size.saturating_mul(ALLOCATOR_BYTES_A_ROW));
     let mut shard = subject.shard(subject.params).map_err(e)?;
+    let mut twin = subject.described_twin()?;
     let (mut refs, mut bytes) = (Vec::with_capacity(size as usize), 0u64);
     let mut batch = Packed::new();
     for j in 0..size {
@@ -206,8 +215,14 @@ pub(super) fn allocator(subject: &ShardSubject<'_>, size: u64, seed: u64) -> Res
         batch.push(&r);
         if batch.len() as u64 == BATCH || j + 1 == size {
             refs.extend(shard.store_rows(&mut batch).map_err(e)?);
+            if let Some(twin) = twin.as_mut() {
+                twin.shard().store_rows(&mut batch).map_err(e)?;
+            }
             batch.clear();
         }
+    }
+    if let Some(twin) = twin {
+        twin.holds(&mut shard)?;
     }
     for (n, chunk) in refs.chunks(1000).enumerate() {
         let rows = shard.load(chunk.to_vec()).map_err(e)?;

@@ -13,6 +13,7 @@ pub(crate) use defaults::{Probe, probe_budget, without_effect_within};
 mod memtable;
 mod serializer;
 mod suite;
+mod twin;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -158,7 +158,7 @@ impl<'p> Held<'p> {
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        self.pool.release(self.shard.reserved_bytes());
+        crate::write_path::give_back(self.pool, &self.shard);
     }
 }
 

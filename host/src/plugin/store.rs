@@ -120,6 +120,9 @@ pub struct StoreCtx {
     pool: Option<Arc<MemoryPool>>,
     /// Bytes this store reserved from the pool and has not released.
     pub(super) reserved: u64,
+    /// Bytes the host charged to the pool for this store's allocator
+    /// (memory it held unreserved), not yet released.
+    pub(super) charged: u64,
     pub(super) reservations: u64,
     /// Whether the pool refused a reservation since the host last cleared
     /// it (before each `store-rows`): `pool-full` is believed only then.
@@ -142,6 +145,7 @@ impl StoreCtx {
             memory_denied: false,
             pool,
             reserved: 0,
+            charged: 0,
             reservations: 0,
             refused: false,
             panic: None,
@@ -180,6 +184,16 @@ impl diagnostics::Host for StoreCtx {
                 end -= 1;
             }
             self.panic = Some(message[..end].to_string());
+        }
+    }
+}
+
+impl StoreCtx {
+    /// Charges the pool for memory the allocator holds unreserved.
+    pub(super) fn charge(&mut self, bytes: u64) {
+        if let Some(pool) = &self.pool {
+            pool.charge(bytes);
+            self.charged += bytes;
         }
     }
 }

@@ -310,6 +310,14 @@ impl AllocatorRuntime for WasmShard {
         self.caller.store.data().refused
     }
 
+    fn charge(&mut self, bytes: u64) {
+        self.caller.store.data_mut().charge(bytes);
+    }
+
+    fn charged_bytes(&self) -> u64 {
+        self.caller.store.data().charged
+    }
+
     fn allocator_baseline(&self) -> Option<u64> {
         Some(self.allocator_baseline)
     }

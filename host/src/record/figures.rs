@@ -283,6 +283,10 @@ pub struct WriteFigures {
     /// the plugin reported them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pool_refusals: u64,
+    /// Bytes the host charged the pool for memory allocators held beyond
+    /// their reservations (wasm only: measured on the linear memory).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pool_charged: u64,
     /// Coalesced groups written (`group`, `adaptive`).
     pub groups: u64,
     /// Time client batches waited in a group's queue, summed.
@@ -316,6 +320,7 @@ impl From<WriteCounters> for WriteFigures {
             pool_cas_retries: c.pool_cas_retries,
             pool_sum_checks: c.pool_sum_checks,
             pool_refusals: c.pool_refusals,
+            pool_charged: c.pool_charged,
             groups: c.groups,
             coalesce_wait_ns: c.coalesce_wait_ns,
             generation_start_ns: c.generation_start_ns,

@@ -115,11 +115,12 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
         (
             "Pool",
             format!(
-                "{}, {} CAS retries, {} cell sums{}",
+                "{}, {} CAS retries, {} cell sums{}{}",
                 c.pool,
                 thousands(v.counters.pool_cas_retries as f64),
                 thousands(v.counters.pool_sum_checks as f64),
-                refusals(v.counters.pool_refusals)
+                refusals(v.counters.pool_refusals),
+                charged(v.counters.pool_charged)
             ),
         ),
     ]
@@ -129,6 +130,11 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
 /// refusal a plugin swallowed shows.
 fn refusals(n: u64) -> String {
     if n == 0 { String::new() } else { format!(", {} reservations refused (counted by the host)", thousands(n as f64)) }
+}
+
+/// Memory the host charged where allocators held more than they reserved.
+fn charged(bytes: u64) -> String {
+    if bytes == 0 { String::new() } else { format!(", {:.1} MiB charged for allocator memory held unreserved (measured by the host)", mib(bytes)) }
 }
 
 /// Heap bytes allocated per flush: the host's count of the flush

@@ -14,6 +14,12 @@ use super::budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, Observed, memory_allowa
 use super::describe::{bounded, show_key};
 use crate::util::mib;
 
+/// Unreserved memory an allocator instance may hold before the host
+/// charges it: its start (its heap's first segment and the SDK's buffers,
+/// about 420 KiB for the bundled ones) and one 1 MiB chunk's unused tail
+/// (`ChunkStore`'s default). A cheat gains at most this much an instance.
+const CHARGE_FREE: u64 = 3 << 19;
+
 /// Bytes a packed batch takes across the boundary: data plus end offsets.
 pub(super) fn packed_bytes(p: &Packed) -> u64 {
     (p.data_len() + 4 * p.len()) as u64
@@ -56,6 +62,8 @@ pub struct Shard {
     /// flush holds the cursor and the loads to (off where the variant
     /// does not verify).
     ledger: Option<Ledger>,
+    /// The tape of this instance's stores and inserts, while it has room.
+    tape: Option<super::tape::Tape>,
 }
 
 impl Shard {
@@ -74,7 +82,14 @@ impl Shard {
             holds_rows: true,
             sample: None,
             ledger: None,
+            tape: None,
         }
+    }
+
+    /// Tapes this instance's stores and inserts into `tape`.
+    pub fn taped(mut self, tape: super::tape::Tape) -> Self {
+        self.tape = Some(tape);
+        self
     }
 
     /// Keeps the host's ledger of every row handed over, and of one scan
@@ -176,6 +191,7 @@ impl Shard {
             return Err(SeamError::call(&self.allocator, OP, self.shard, Fault::Budget(detail)));
         }
         self.check_allocator_memory(OP)?;
+        self.tape = self.tape.take().filter(|t| t.stored(rows, &refs));
         Ok(refs)
     }
 
@@ -187,6 +203,7 @@ impl Shard {
         self.runtime = fresh.runtime;
         self.allocator_baseline = fresh.allocator_baseline;
         self.observed = Observed::default();
+        self.tape = None;
         self.cursor_open = false;
     }
 
@@ -218,6 +235,7 @@ impl Shard {
                 None => ledger.inserted(entries),
             }
         }
+        self.tape = self.tape.take().filter(|t| t.inserted(entries));
         Ok(())
     }
 
@@ -230,8 +248,11 @@ impl Shard {
     }
 
     /// An allocator's memory may grow only with what it reserved: one that
-    /// keeps bytes without reserving them would slip past the budget.
-    fn check_allocator_memory(&self, operation: Op) -> Result<(), SeamError> {
+    /// keeps bytes without reserving them would slip past the budget. What
+    /// it holds past its reservations and the call's copies, within the
+    /// allowance, the host charges to the pool: under-reserving buys no
+    /// budget.
+    fn check_allocator_memory(&mut self, operation: Op) -> Result<(), SeamError> {
         let (Some(baseline), Some(memory)) = (self.allocator_baseline, self.runtime.memory_of(Kind::Allocator)) else { return Ok(()) };
         let reserved = self.runtime.reserved_bytes();
         let (largest, loads) = (self.observed.largest_batch, self.observed.load_growth);
@@ -248,6 +269,10 @@ impl Shard {
                 MEMORY_SLACK_BYTES >> 20
             );
             return Err(SeamError::call(&self.allocator, operation, self.shard, Fault::Budget(detail)));
+        }
+        let unreserved = memory.saturating_sub(baseline + reserved + self.runtime.charged_bytes() + 2 * largest + loads + CHARGE_FREE);
+        if unreserved > 0 {
+            self.runtime.charge(unreserved);
         }
         Ok(())
     }
@@ -451,6 +476,18 @@ impl Shard {
     /// Bytes reserved from the pool and not released.
     pub fn reserved_bytes(&self) -> u64 {
         self.runtime.reserved_bytes()
+    }
+
+    /// What the shard holds from the pool: its reservations and what the
+    /// host charged for memory it held unreserved.
+    pub fn held_bytes(&self) -> u64 {
+        self.runtime.reserved_bytes() + self.runtime.charged_bytes()
+    }
+
+    /// What the host charged the pool for memory the allocator held
+    /// unreserved, not given back yet.
+    pub fn charged_bytes(&self) -> u64 {
+        self.runtime.charged_bytes()
     }
 
     /// Linear memory (wasm) held by the instances; 0 for native twins.

@@ -15,6 +15,7 @@ pub mod ledger;
 mod noted;
 mod op;
 mod sample;
+mod tape;
 
 pub(crate) use sample::secret;
 pub use sample::{picked, secret_offset, secret_pick};
@@ -31,6 +32,7 @@ pub use describe::{MAX_DESCRIBED_PARAMS, Unprobed, check_description, show_key};
 pub use error::{Fault, LoadCause, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;
+pub use tape::Tape;
 
 /// Calls and bytes across the plugin boundary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -90,6 +92,13 @@ pub trait AllocatorRuntime {
     /// Whether the pool refused a reservation during the last
     /// `store_rows`: a `pool-full` the pool did not give is a lie.
     fn pool_refused(&self) -> bool;
+    /// Charges the pool `bytes` of memory the allocator holds unreserved;
+    /// a runtime that cannot measure the allocator's memory charges none.
+    fn charge(&mut self, _bytes: u64) {}
+    /// Bytes charged so far and not released.
+    fn charged_bytes(&self) -> u64 {
+        0
+    }
     /// The allocator instance's memory before its `create`, which the
     /// budget rule measures growth from; `None` where unknown.
     fn allocator_baseline(&self) -> Option<u64>;

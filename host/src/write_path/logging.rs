@@ -113,7 +113,7 @@ impl WritePath {
         let (Some(log), Some(format)) = (&self.log, slot.format.as_mut()) else { return Err(host_error("no commit log to recover from")) };
         let live = slot.live.as_mut().ok_or_else(|| host_error("the write path was drained"))?;
         let fresh = self.generations.fresh(live.index())?;
-        self.pool.release(live.reserved_bytes());
+        super::give_back(&self.pool, live);
         live.recover_with(fresh);
         // Replayed in a few large calls, not one a record: the records'
         // rows gathered up to `REPLAY_BATCH` at a time.

@@ -26,6 +26,7 @@ macro_rules! write_metrics {
                 counters.pool_cas_retries = pool.cas_retries();
                 counters.pool_sum_checks = pool.sum_checks();
                 counters.pool_refusals = pool.refusals();
+                counters.pool_charged = pool.charged();
                 counters
             }
         }
@@ -50,6 +51,9 @@ write_metrics! {
     pool_sum_checks,
     /// Reservations the pool refused, whether or not a plugin said so.
     pool_refusals,
+    /// Bytes the host charged the pool for memory allocators held
+    /// unreserved.
+    pool_charged,
     /// Coalesced groups written (`group`, `adaptive`).
     groups,
     /// Time client batches waited in a group's queue, summed.

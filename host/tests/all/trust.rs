@@ -56,7 +56,7 @@ fn lies_the_host_can_see_fail_check() {
     let hostile = hostile_plugin();
     let alloc = liar_plugin("liar-alloc");
     let flush = liar_plugin("liar-flush");
-    let cases: [Case<'_>; 14] = [
+    let cases: [Case<'_>; 15] = [
         (&alloc, &[("mode", "stop-reserving")], "has reserved only"),
         (&alloc, &[("mode", "under-reserve")], "has reserved only"),
         (&alloc, &[("mode", "hidden-copies"), ("after", "0")], "its linear memory grew"),
@@ -64,6 +64,8 @@ fn lies_the_host_can_see_fail_check() {
         (&alloc, &[("mode", "few-reservations")], "`reservations` = "),
         // Honest only in a pool that grants 1.5 GiB at once.
         (&alloc, &[("mode", "pool-sniff")], "differ"),
+        // Past `defaults`' 2,000 rows only: the at-size twin shows it.
+        (&alloc, &[("mode", "late-default-lie")], "it differs at size"),
         (&alloc, &[("mode", "default-lie")], "created with what it described (after = 1000, mode = default-lie, pad = 0), it differs"),
         (&hostile, &[("mode", "index-lie")], "`index-bytes` = 1 "),
         (&flush, &[("mode", "tombstones-per-partition")], "tombstones"),
@@ -319,6 +321,30 @@ fn a_default_described_but_not_used_is_refused_before_the_bench() {
     let err = bench::preflight(&strict_host(), &config, None).expect_err("refused");
     let text = err.to_string();
     assert!(text.contains("variant `lies`") && text.contains(&alloc) && text.contains("allocator.describe") && text.contains("pad = 0"), "{text}");
+}
+
+/// A default it uses only past the preflight's fixed workload passes the
+/// preflight; the bench's own calls, replayed into a twin created with
+/// what it described, show it, and the variant publishes nothing.
+#[test]
+fn a_default_used_only_on_the_bench_rows_fails_the_variant() {
+    let alloc = liar_plugin("liar-alloc");
+    let variant = |name: &str, mode: &str| {
+        format!(
+            "\n[[variant]]\nname = {name:?}\nmemtable = \"btree\"\nallocator = {alloc:?}\nallocator_params = {{ mode = {mode:?} }}\nserializer = \"lean\"\nshards = 1\n"
+        )
+    };
+    let workload = "[workload]\nops = 3000\nthreads = 1\nrows_per_batch = { dist = \"uniform\", min = 5, max = 10 }\n";
+    let honest = "\n[[variant]]\nname = \"honest\"\nmemtable = \"btree\"\nallocator = \"heap\"\nserializer = \"lean\"\nshards = 1\n";
+    let text = format!("{workload}{honest}{}", variant("late", "late-default-lie"));
+    let config = BenchConfig::parse("late-default.toml", &text).expect("config");
+    bench::preflight(&strict_host(), &config, None).expect("the preflight's workload never sees the lie");
+    let result = bench::run(&strict_host(), &config, &options(scratch("late-default")), |_| {}).expect("bench");
+    assert_eq!(result.variants[0].failure(), None, "the honest control is published");
+    let failure = result.variants[1].failure().expect("the late lie fails its variant");
+    assert_eq!(failure.class, Contract, "{failure}");
+    assert_eq!(failure.plugin.as_deref(), Some(alloc.as_str()), "{failure:?}");
+    assert!(failure.message.contains("behaves differently on") && failure.message.contains("pad = 0"), "{failure}");
 }
 
 /// A lie: its name, memtable, allocator and serializer with their

@@ -8,7 +8,12 @@
 //! right), `bare-reserve` (reserves only the rows' bytes, its framing
 //! unreserved), `pool-sniff` (honest in a pool that grants 1.5 GiB at
 //! once, as check's fixed 1 GiB pool did; `hollow` in any smaller one, as
-//! a default bench's is). Built like the bundled
+//! a default bench's is), `thin-framing` (keeps a heap box a row, as the
+//! bundled `heap`, but reserves each row's bytes and the least framing
+//! only, 4 bytes: its memory past that is the budget cheat the host
+//! charges), `late-default-lie` (`default-lie` past its 5,000th row: a
+//! probe's fixed workload of 2,000 rows never sees it, the bench's own
+//! rows do). Built like the bundled
 //! plugins but never bundled: the trust tests prove memlab catches each.
 
 use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
@@ -35,6 +40,8 @@ enum Mode {
     /// Its `pad` parameter (bytes reserved per row) defaults to 64 but
     /// is described as `0` when not configured: a default it never uses.
     DefaultLie,
+    /// `DefaultLie` from its 5,000th row on.
+    LateDefaultLie,
     /// Keeps every 4th row without its last byte's value.
     Hollow,
     /// Reserves (and counts as used) only each row's bytes, though it
@@ -44,6 +51,9 @@ enum Mode {
     /// Asks for 1.5 GiB on its first row, to tell the pool's size: given
     /// back and honest if granted, `Hollow` if refused.
     PoolSniff,
+    /// Reserves (and counts as used) each row's bytes and 4 more, the
+    /// least framing the host allows, while its boxes cost more.
+    ThinFraming,
 }
 
 /// `pad` as `default-lie` takes it: unset, it pads 64 and shows 0.
@@ -100,7 +110,12 @@ impl Liar {
                 Err(_) => Mode::Hollow,
             };
         }
-        let cost = if self.mode == Mode::BareReserve { row.len() as u64 } else { row.len() as u64 + OVERHEAD + self.pad };
+        let cost = match self.mode {
+            Mode::BareReserve => row.len() as u64,
+            Mode::ThinFraming => row.len() as u64 + 4,
+            Mode::LateDefaultLie if index < 5_000 => row.len() as u64 + OVERHEAD,
+            _ => row.len() as u64 + OVERHEAD + self.pad,
+        };
         if !(self.mode == Mode::StopReserving && index >= self.after) {
             let asked = if self.mode == Mode::UnderReserve && index >= self.after { cost / 2 } else { cost };
             pool.reserve(asked)?;
@@ -143,9 +158,11 @@ impl Allocator for Liar {
             "hidden-copies" => Mode::HiddenCopies,
             "grow-in-create" => Mode::GrowInCreate,
             "default-lie" => Mode::DefaultLie,
+            "late-default-lie" => Mode::LateDefaultLie,
             "hollow" => Mode::Hollow,
             "bare-reserve" => Mode::BareReserve,
             "pool-sniff" => Mode::PoolSniff,
+            "thin-framing" => Mode::ThinFraming,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;
@@ -154,7 +171,7 @@ impl Allocator for Liar {
             // Touched, so the pages are really there.
             hidden.push(vec![1u8; 32 << 20].into_boxed_slice());
         }
-        let pad = if mode == Mode::DefaultLie { params.get("pad", Pad { bytes: 64, shown: 0 })?.bytes } else { 0 };
+        let pad = if matches!(mode, Mode::DefaultLie | Mode::LateDefaultLie) { params.get("pad", Pad { bytes: 64, shown: 0 })?.bytes } else { 0 };
         Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0, hidden, pad })
     }
 
