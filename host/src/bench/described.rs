@@ -14,7 +14,7 @@ use memlab_sdk::Description;
 use super::strategies::TwinFactory;
 use crate::config::{Variant, params};
 use crate::pool::MemoryPool;
-use crate::seam::{Kind, KindSpecs, SeamError, Tape};
+use crate::seam::{Kind, KindSpecs, SeamError, Tape, behaviour};
 
 /// Holds the memtable's and the allocator's descriptions to the tape.
 pub(super) fn hold(variant: &Variant, descriptions: &[Description], tape: &Tape, twin: &TwinFactory) -> Result<(), SeamError> {
@@ -55,17 +55,10 @@ fn sorted(params: &[(String, String)]) -> Vec<(String, String)> {
     params
 }
 
-/// What a twin shows once the tape is replayed into it: both kinds'
-/// counters, its reservations and its memory.
+/// What a twin shows once the tape is replayed into it.
 fn trace(variant: &Variant, tape: &Tape, twin: &TwinFactory, memtable: &[(String, String)], allocator: &[(String, String)]) -> Result<String, SeamError> {
     let pool = Arc::new(MemoryPool::new(variant.memtable_space, variant.pool));
     let mut shard = twin(memtable, allocator, pool)?;
     tape.replay(&mut shard)?;
-    let (m, a) = shard.stats()?;
-    Ok(format!(
-        "it counts {m:?} and {a:?}, reserved {} bytes in {} reservations, and holds {} bytes",
-        shard.reserved_bytes(),
-        shard.reservations(),
-        shard.guest_memory_bytes()
-    ))
+    behaviour(&mut shard)
 }

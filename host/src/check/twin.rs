@@ -5,7 +5,7 @@
 
 use super::ShardSubject;
 use super::defaults::described;
-use crate::seam::Shard;
+use crate::seam::{Shard, behaviour};
 
 /// The twin, where the description lists more than was configured.
 pub(super) struct Twin {
@@ -37,6 +37,7 @@ impl Twin {
     /// Holds the twin to `shard` after the same calls, before any read:
     /// the same counters, reservations and memory.
     pub(super) fn holds(mut self, shard: &mut Shard) -> Result<(), String> {
+        let trace = |shard: &mut Shard| behaviour(shard).map_err(|e| e.to_string());
         let (configured, twin) = (trace(shard)?, trace(&mut self.shard)?);
         if configured == twin {
             return Ok(());
@@ -44,14 +45,4 @@ impl Twin {
         let shown: Vec<String> = self.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         Err(format!("created with what it described ({}), it differs at size: as configured {configured}; with its description {twin}", shown.join(", ")))
     }
-}
-
-fn trace(shard: &mut Shard) -> Result<String, String> {
-    let (m, a) = shard.stats().map_err(|e| e.to_string())?;
-    Ok(format!(
-        "it counts {m:?} and {a:?}, reserved {} bytes in {} reservations, and holds {} bytes",
-        shard.reserved_bytes(),
-        shard.reservations(),
-        shard.guest_memory_bytes()
-    ))
 }

@@ -32,7 +32,7 @@ pub use describe::{MAX_DESCRIBED_PARAMS, Unprobed, check_description, show_key};
 pub use error::{Fault, LoadCause, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;
-pub use tape::Tape;
+pub use tape::{Tape, behaviour};
 
 /// Calls and bytes across the plugin boundary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

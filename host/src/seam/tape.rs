@@ -113,3 +113,16 @@ impl Tape {
         Ok(())
     }
 }
+
+/// What a twin shows after its calls, before any read: both kinds'
+/// counters, its reservations and its memory. Two instances created with
+/// the same parameters and given the same calls show the same.
+pub fn behaviour(shard: &mut Shard) -> Result<String, SeamError> {
+    let (m, a) = shard.stats()?;
+    Ok(format!(
+        "it counts {m:?} and {a:?}, reserved {} bytes in {} reservations, and holds {} bytes",
+        shard.reserved_bytes(),
+        shard.reservations(),
+        shard.guest_memory_bytes()
+    ))
+}
