@@ -110,7 +110,7 @@ fn at_size(fresh: &dyn Fn() -> Result<LogFormat, String>, rows: u64, seed: u64) 
     let replayed = fresh()?.replay_all(&bytes, 4096).map_err(|e| e.to_string())?;
     hold(&replayed, Copy::Whole, &appended).map_err(|e| format!("{rows} rows in {} bytes: {e}", bytes.len()))?;
     // Damaged at the size a bench's segments reach, not a round's.
-    damage(&mut fresh()?, seed, &bytes, &appended, 2)?;
+    damage(&mut fresh()?, seed, &bytes, &appended, 6)?;
     Ok(format!("{rows} rows in {:.1} MiB replayed whole, {:.2} bytes logged a row", bytes.len() as f64 / f64::from(1 << 20), bytes.len() as f64 / rows as f64))
 }
 
