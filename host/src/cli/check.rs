@@ -39,8 +39,8 @@ pub(super) struct Args {
     deadline_ms: f64,
     /// The whole check's budget, in seconds, past which every call into
     /// the plugin traps as a deadline; by default 60 s and 100 µs an op
-    /// and a key of `--size` (the bundled plugins take 6-18 s at the
-    /// defaults, a tenth or less of it); 0 for none.
+    /// and a key of `--size` (the bundled plugins take 7-38 s at the
+    /// defaults, a sixth or less of it); 0 for none.
     #[arg(long, value_parser = budget)]
     budget_s: Option<f64>,
     /// A parameter for the plugin, `key=value` (repeatable).
