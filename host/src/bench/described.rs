@@ -12,6 +12,7 @@ use std::sync::Arc;
 use memlab_sdk::Description;
 
 use super::strategies::TwinFactory;
+use crate::check::described_params;
 use crate::config::{Variant, params};
 use crate::pool::MemoryPool;
 use crate::seam::{Kind, KindSpecs, SeamError, Tape, behaviour};
@@ -22,17 +23,12 @@ pub(super) fn hold(variant: &Variant, descriptions: &[Description], tape: &Tape,
         return Ok(());
     }
     let configured = |kind: Kind| variant.strategies().find(|(k, _)| *k == kind).map(|(_, s)| params(s.params)).unwrap_or_default();
-    let described = |kind: Kind| {
-        let d = variant.strategies().zip(descriptions).find(|((k, _), _)| *k == kind).map(|(_, d)| d);
-        d.map(|d| sorted(&d.params)).unwrap_or_default()
-    };
+    // A config's parameters come sorted by key, as `described` sorts.
+    let described = |kind: Kind| variant.strategies().zip(descriptions).find(|((k, _), _)| *k == kind).map(|(_, d)| described_params(d));
     let (memtable, allocator) = (configured(Kind::Memtable), configured(Kind::Allocator));
     let as_configured = trace(variant, tape, twin, &memtable, &allocator)?;
     for kind in [Kind::Memtable, Kind::Allocator] {
-        let own = described(kind);
-        if own == sorted(&configured(kind)) {
-            continue;
-        }
+        let Some(own) = described(kind).filter(|own| *own != configured(kind)) else { continue };
         let (m, a) = if kind == Kind::Memtable { (&own, &allocator) } else { (&memtable, &own) };
         let as_described = trace(variant, tape, twin, m, a)?;
         if as_described != as_configured {
@@ -47,12 +43,6 @@ pub(super) fn hold(variant: &Variant, descriptions: &[Description], tape: &Tape,
         }
     }
     Ok(())
-}
-
-fn sorted(params: &[(String, String)]) -> Vec<(String, String)> {
-    let mut params = params.to_vec();
-    params.sort();
-    params
 }
 
 /// What a twin shows once the tape is replayed into it.

@@ -17,7 +17,7 @@ use crate::seam::{Kind, KindSpecs, Unprobed};
 const NAME: &str = "defaults";
 
 /// The parameters a description lists, sorted, as a plugin receives them.
-pub(super) fn described(d: &Description) -> Vec<(String, String)> {
+pub(crate) fn described(d: &Description) -> Vec<(String, String)> {
     let mut params = d.params.clone();
     params.sort();
     params

@@ -8,6 +8,7 @@ mod bench_like;
 mod commitlog;
 mod defaults;
 
+pub(crate) use defaults::described as described_params;
 pub(crate) use defaults::holds as defaults_hold;
 pub(crate) use defaults::{Probe, probe_budget, without_effect_within};
 mod memtable;

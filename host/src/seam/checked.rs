@@ -10,15 +10,8 @@ use super::sample::Sample;
 use super::watch::during;
 use super::{Boundary, Fault, Kind, Op, SeamError, ShardRuntime};
 
-use super::budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, Observed, memory_allowance};
+use super::budget::{FRAMING_PER_ROW, Memory, Observed};
 use super::describe::{bounded, show_key};
-use crate::util::mib;
-
-/// Unreserved memory an allocator instance may hold before the host
-/// charges it: its start (its heap's first segment and the SDK's buffers,
-/// about 420 KiB for the bundled ones) and one 1 MiB chunk's unused tail
-/// (`ChunkStore`'s default). A cheat gains at most this much an instance.
-const CHARGE_FREE: u64 = 3 << 19;
 
 /// Bytes a packed batch takes across the boundary: data plus end offsets.
 pub(super) fn packed_bytes(p: &Packed) -> u64 {
@@ -253,28 +246,18 @@ impl Shard {
     /// allowance, the host charges to the pool: under-reserving buys no
     /// budget.
     fn check_allocator_memory(&mut self, operation: Op) -> Result<(), SeamError> {
-        let (Some(baseline), Some(memory)) = (self.allocator_baseline, self.runtime.memory_of(Kind::Allocator)) else { return Ok(()) };
-        let reserved = self.runtime.reserved_bytes();
+        let (Some(baseline), Some(now)) = (self.allocator_baseline, self.runtime.memory_of(Kind::Allocator)) else { return Ok(()) };
+        let (reserved, charged) = (self.runtime.reserved_bytes(), self.runtime.charged_bytes());
         let (largest, loads) = (self.observed.largest_batch, self.observed.load_growth);
-        let allowed = memory_allowance(baseline, reserved, largest, loads);
-        if memory > allowed {
-            let detail = format!(
-                "its linear memory grew to {:.1} MiB, but it reserved only {:.1} MiB from the pool (allowed {:.1} MiB: {:.1} MiB once created + the reservations + 25% + twice the largest batch stored, {:.1} MiB + {:.1} MiB grown in loads + {} MiB)",
-                mib(memory),
-                mib(reserved),
-                mib(allowed),
-                mib(baseline),
-                mib(largest),
-                mib(loads),
-                MEMORY_SLACK_BYTES >> 20
-            );
-            return Err(SeamError::call(&self.allocator, operation, self.shard, Fault::Budget(detail)));
+        match (Memory { baseline, now, reserved, charged, largest, loads }).unreserved() {
+            Err(detail) => Err(SeamError::call(&self.allocator, operation, self.shard, Fault::Budget(detail))),
+            Ok(unreserved) => {
+                if unreserved > 0 {
+                    self.runtime.charge(unreserved);
+                }
+                Ok(())
+            }
         }
-        let unreserved = memory.saturating_sub(baseline + reserved + self.runtime.charged_bytes() + 2 * largest + loads + CHARGE_FREE);
-        if unreserved > 0 {
-            self.runtime.charge(unreserved);
-        }
-        Ok(())
     }
 
     /// Batched point reads: one record per key, empty for a miss.

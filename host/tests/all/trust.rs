@@ -305,16 +305,17 @@ fn a_liar_on_bench_shaped_keys_alone_fails_check() {
     assert!(text.contains("FAIL"), "{text}");
 }
 
+/// A variant of btree, `alloc` in `mode` and lean.
+fn alloc_variant(name: &str, alloc: &str, mode: &str) -> String {
+    format!("\n[[variant]]\nname = {name:?}\nmemtable = \"btree\"\nallocator = {alloc:?}\nallocator_params = {{ mode = {mode:?} }}\nserializer = \"lean\"\n")
+}
+
 /// The bench's preflight holds each wasm strategy to the defaults it
 /// describes: created again with them, it must behave the same.
 #[test]
 fn a_default_described_but_not_used_is_refused_before_the_bench() {
     let alloc = liar_plugin("liar-alloc");
-    let variant = |name: &str, mode: &str| {
-        format!(
-            "\n[[variant]]\nname = {name:?}\nmemtable = \"btree\"\nallocator = {alloc:?}\nallocator_params = {{ mode = {mode:?} }}\nserializer = \"lean\"\n"
-        )
-    };
+    let variant = |name: &str, mode: &str| alloc_variant(name, &alloc, mode);
     let honest = BenchConfig::parse("defaults.toml", &format!("[workload]\nops = 100\n{}", variant("honest", "none"))).expect("config");
     bench::preflight(&strict_host(), &honest, None).expect("the honest liar passes");
     let config = BenchConfig::parse("defaults.toml", &format!("[workload]\nops = 100\n{}", variant("lies", "default-lie"))).expect("config");
@@ -329,11 +330,7 @@ fn a_default_described_but_not_used_is_refused_before_the_bench() {
 #[test]
 fn a_default_used_only_on_the_bench_rows_fails_the_variant() {
     let alloc = liar_plugin("liar-alloc");
-    let variant = |name: &str, mode: &str| {
-        format!(
-            "\n[[variant]]\nname = {name:?}\nmemtable = \"btree\"\nallocator = {alloc:?}\nallocator_params = {{ mode = {mode:?} }}\nserializer = \"lean\"\nshards = 1\n"
-        )
-    };
+    let variant = |name: &str, mode: &str| alloc_variant(name, &alloc, mode) + "shards = 1\n";
     let workload = "[workload]\nops = 3000\nthreads = 1\nrows_per_batch = { dist = \"uniform\", min = 5, max = 10 }\n";
     let honest = "\n[[variant]]\nname = \"honest\"\nmemtable = \"btree\"\nallocator = \"heap\"\nserializer = \"lean\"\nshards = 1\n";
     let text = format!("{workload}{honest}{}", variant("late", "late-default-lie"));
