@@ -6,49 +6,99 @@
 //! created as configured, and with one kind's described parameters. A
 //! kind whose twin counts, reserves or holds anything differently
 //! described what it does not do on the bench's rows: the variant fails.
+//! Then each described number or boolean is changed, one twin each, and
+//! one that changes nothing on these rows is published as such, whatever
+//! the preflight's probe found: a plugin may honour a parameter only
+//! where it can tell it is probed.
 
 use std::sync::Arc;
 
 use memlab_sdk::Description;
 
 use super::strategies::TwinFactory;
-use crate::check::described_params;
+use crate::check::{changed_values, described_params};
 use crate::config::{Variant, params};
 use crate::pool::MemoryPool;
-use crate::seam::{Kind, KindSpecs, SeamError, Tape, behaviour};
+use crate::record::{NoEffect, NotProbed, Site};
+use crate::seam::{Kind, KindSpecs, SeamError, Tape, Unprobed, behaviour};
 
-/// Holds the memtable's and the allocator's descriptions to the tape.
-pub(super) fn hold(variant: &Variant, descriptions: &[Description], tape: &Tape, twin: &TwinFactory) -> Result<(), SeamError> {
+/// What the tape showed of the memtable's and allocator's parameters.
+#[derive(Debug, Default)]
+pub(super) struct OnRows {
+    /// Rows the twins were fed.
+    pub rows: u64,
+    pub idle: Vec<NoEffect>,
+    pub unprobed: Vec<NotProbed>,
+}
+
+/// The kinds whose parameters the tape probes: those a shard holds.
+pub(super) const TAPED: [Kind; 2] = [Kind::Memtable, Kind::Allocator];
+
+/// Holds the memtable's and the allocator's descriptions to the tape, then
+/// probes their parameters on it; `None` where nothing was taped.
+pub(super) fn hold(variant: &Variant, descriptions: &[Description], tape: &Tape, twin: &TwinFactory) -> Result<Option<OnRows>, SeamError> {
     if tape.calls() == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let configured = |kind: Kind| variant.strategies().find(|(k, _)| *k == kind).map(|(_, s)| params(s.params)).unwrap_or_default();
     // A config's parameters come sorted by key, as `described` sorts.
     let described = |kind: Kind| variant.strategies().zip(descriptions).find(|((k, _), _)| *k == kind).map(|(_, d)| described_params(d));
-    let (memtable, allocator) = (configured(Kind::Memtable), configured(Kind::Allocator));
-    let as_configured = trace(variant, tape, twin, &memtable, &allocator)?;
-    for kind in [Kind::Memtable, Kind::Allocator] {
-        let Some(own) = described(kind).filter(|own| *own != configured(kind)) else { continue };
-        let (m, a) = if kind == Kind::Memtable { (&own, &allocator) } else { (&memtable, &own) };
-        let as_described = trace(variant, tape, twin, m, a)?;
-        if as_described != as_configured {
-            let shown: Vec<String> = own.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-            let plugin = variant.strategies().find(|(k, _)| *k == kind).map_or("", |(_, s)| s.plugin);
-            let detail = format!(
-                "created with what it described ({}), it behaves differently on {} of this bench's own calls (replayed into fresh instances in a pool like the variant's): as configured {as_configured}; with its description {as_described}",
-                shown.join(", "),
-                tape.calls()
-            );
-            return Err(SeamError::contract(plugin, kind.spec().describe, 0, detail));
+    let own = TAPED.map(configured);
+    let with = |kind: Kind, params: &[(String, String)]| {
+        let mut all = own.clone();
+        all[usize::from(kind == Kind::Allocator)] = params.to_vec();
+        trace(variant, tape, twin, &all)
+    };
+    let as_configured = trace(variant, tape, twin, &own)?;
+    let mut on_rows = OnRows { rows: tape.rows(), ..OnRows::default() };
+    for kind in TAPED {
+        let Some(own) = described(kind) else { continue };
+        if own != configured(kind) {
+            let as_described = with(kind, &own)?;
+            if as_described != as_configured {
+                return Err(differs(variant, kind, &own, tape, &as_configured, &as_described));
+            }
+        }
+        for (i, (name, value)) in own.iter().enumerate() {
+            let param = name.clone();
+            let changes = changed_values(value);
+            if changes.is_empty() {
+                on_rows.unprobed.push(NotProbed { kind, param, why: Unprobed::Text });
+                continue;
+            }
+            // The first change the plugin accepts decides, as the preflight's.
+            let accepted = changes.into_iter().find_map(|other| {
+                let mut tried = own.clone();
+                tried[i].1.clone_from(&other);
+                with(kind, &tried).ok().map(|shown| (other, shown))
+            });
+            match accepted {
+                Some((tried, shown)) if shown == as_configured => on_rows.idle.push(NoEffect { kind, param, tried, on: Site::BenchRows }),
+                Some(_) => {}
+                None => on_rows.unprobed.push(NotProbed { kind, param, why: Unprobed::Refused }),
+            }
         }
     }
-    Ok(())
+    Ok(Some(on_rows))
 }
 
-/// What a twin shows once the tape is replayed into it.
-fn trace(variant: &Variant, tape: &Tape, twin: &TwinFactory, memtable: &[(String, String)], allocator: &[(String, String)]) -> Result<String, SeamError> {
+/// The failure of a kind whose description behaves otherwise on the tape.
+fn differs(variant: &Variant, kind: Kind, own: &[(String, String)], tape: &Tape, as_configured: &str, as_described: &str) -> SeamError {
+    let shown: Vec<String> = own.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    let plugin = variant.strategies().find(|(k, _)| *k == kind).map_or("", |(_, s)| s.plugin);
+    let detail = format!(
+        "created with what it described ({}), it behaves differently on {} of this bench's own calls (replayed into fresh instances in a pool like the variant's): as configured {as_configured}; with its description {as_described}",
+        shown.join(", "),
+        tape.calls()
+    );
+    SeamError::contract(plugin, kind.spec().describe, 0, detail)
+}
+
+/// What a twin shows once the tape is replayed into it, created with the
+/// memtable's and the allocator's parameters.
+fn trace(variant: &Variant, tape: &Tape, twin: &TwinFactory, params: &[Vec<(String, String)>; 2]) -> Result<String, SeamError> {
     let pool = Arc::new(MemoryPool::new(variant.memtable_space, variant.pool));
-    let mut shard = twin(memtable, allocator, pool)?;
+    let mut shard = twin(&params[0], &params[1], pool)?;
     tape.replay(&mut shard)?;
     behaviour(&mut shard)
 }

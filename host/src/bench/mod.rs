@@ -32,7 +32,7 @@ pub(crate) use tally::histogram;
 use crate::config::{BenchConfig, Variant};
 use crate::plugin::PluginHost;
 use crate::pool::MemoryPool;
-use crate::record::{ConfigSpec, Failure, NoEffect, NotProbed, Provenance, SCHEMA_VERSION, Stop, StopReason};
+use crate::record::{ConfigSpec, Failure, NoEffect, NotProbed, Provenance, SCHEMA_VERSION, Site, Stop, StopReason};
 use crate::seam::{Kind, SeamError};
 use crate::verify;
 use crate::workload::{Stream, StreamFileError};
@@ -196,8 +196,7 @@ fn rounds(bench: &variant::Bench<'_>, record: &mut BenchResult, progress: &mut i
                 Some(failure) => VariantResult { repeat, ..VariantResult::failed(crate::record::VariantSpec::from(variant), failure.clone()) },
                 None => one_run(bench, (i, variant), repeat),
             };
-            result.no_effect = Some(idle[i].idle.clone());
-            result.not_probed = idle[i].unprobed.clone();
+            idle[i].merge_into(&mut result);
             record.variants.push(result);
             finished(record);
         }
@@ -280,6 +279,21 @@ struct ProbeOutcome {
     over_budget: Option<Failure>,
 }
 
+impl ProbeOutcome {
+    /// The preflight's findings, save for the kinds a run probed on its
+    /// own rows (`params_rows`): those the run's own findings replace.
+    fn merge_into(&self, result: &mut VariantResult) {
+        let taped: &[Kind] = if result.params_rows > 0 { &described::TAPED } else { &[] };
+        let (own, own_unprobed) = match taped {
+            [] => (Vec::new(), Vec::new()),
+            _ => (result.no_effect.take().unwrap_or_default(), std::mem::take(&mut result.not_probed)),
+        };
+        let preflight = |kind: &Kind| !taped.contains(kind);
+        result.no_effect = Some(self.idle.iter().filter(|n| preflight(&n.kind)).cloned().chain(own).collect());
+        result.not_probed = self.unprobed.iter().filter(|n| preflight(&n.kind)).cloned().chain(own_unprobed).collect();
+    }
+}
+
 /// Each variant's described parameters that change nothing on check's
 /// bench-shaped workload, probed once per strategy and parameters, each
 /// probe within a budget relative to a bundled plugin of its kind.
@@ -300,7 +314,12 @@ fn idle_params(host: &Arc<PluginHost>, config: &BenchConfig) -> Vec<ProbeOutcome
                 });
                 match probe {
                     Ok(probe) => {
-                        probed.idle.extend(probe.idle.iter().map(|(param, tried)| NoEffect { kind, param: param.clone(), tried: tried.clone() }));
+                        probed.idle.extend(probe.idle.iter().map(|(param, tried)| NoEffect {
+                            kind,
+                            param: param.clone(),
+                            tried: tried.clone(),
+                            on: Site::Workload,
+                        }));
                         probed.unprobed.extend(probe.unprobed.iter().map(|(param, why)| NotProbed { kind, param: param.clone(), why: *why }));
                     }
                     Err(failure) => probed.over_budget = probed.over_budget.take().or_else(|| Some(failure.clone())),

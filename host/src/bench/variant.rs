@@ -128,10 +128,22 @@ impl<'a> VariantRun<'a> {
         let (failures, failed) = Failures::new();
         let joined = self.run_threads(&failures);
         let failure = failed.try_iter().next();
-        let failure = failure.or_else(|| super::described::hold(self.variant, &self.descriptions, &self.tape, &self.twin).err().map(|e| Failure::from(&e)));
+        let (failure, on_rows) = match failure {
+            Some(failure) => (Some(failure), None),
+            None => match super::described::hold(self.variant, &self.descriptions, &self.tape, &self.twin) {
+                Ok(on_rows) => (None, on_rows),
+                Err(e) => (Some(Failure::from(&e)), None),
+            },
+        };
         // The profiled round is never verified: its profile is the run's.
         let verify = round == 1 || (round != PROFILED_ROUND && self.bench.config.bench.verify_rounds == VerifyRounds::All);
-        self.assemble(joined, failure, (verify, round))
+        let mut result = self.assemble(joined, failure, (verify, round));
+        if let Some(on_rows) = on_rows {
+            result.no_effect = Some(on_rows.idle);
+            result.not_probed = on_rows.unprobed;
+            result.params_rows = on_rows.rows;
+        }
+        result
     }
 
     /// Spawns every thread of the run and joins them in order: clients,

@@ -112,7 +112,7 @@ fn compare(params: &[(String, String)], configured: Result<String, String>, expl
 }
 
 /// Values to try instead of `value`, where it is a number or a boolean.
-fn changed(value: &str) -> Vec<String> {
+pub(crate) fn changed(value: &str) -> Vec<String> {
     if let Ok(b) = value.parse::<bool>() {
         return vec![(!b).to_string()];
     }

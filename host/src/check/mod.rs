@@ -10,7 +10,7 @@ mod defaults;
 
 pub(crate) use defaults::described as described_params;
 pub(crate) use defaults::holds as defaults_hold;
-pub(crate) use defaults::{Probe, probe_budget, without_effect_within};
+pub(crate) use defaults::{Probe, changed as changed_values, probe_budget, without_effect_within};
 mod memtable;
 mod serializer;
 mod suite;

@@ -2,6 +2,8 @@
 //! phase summed over the client threads, from clock reads between a
 //! batch's steps (never one per row), and the flush threads beside them.
 
+use super::is_zero;
+
 /// One run's time breakdown, in nanoseconds summed over threads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -117,8 +119,4 @@ impl TimeBreakdown {
     pub fn is_empty(&self) -> bool {
         self.client_wall_ns == 0
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

@@ -12,6 +12,35 @@ pub struct NoEffect {
     pub param: String,
     /// The value tried instead of the one applied.
     pub tried: String,
+    /// Where changing it changed nothing.
+    #[serde(default, skip_serializing_if = "Site::is_workload")]
+    pub on: Site,
+}
+
+/// Where a parameter's effect was probed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Site {
+    /// check's bench-shaped workload, before the first variant (the only
+    /// site records before the tape knew).
+    #[default]
+    Workload,
+    /// The bench's own taped rows, replayed in a pool like the variant's.
+    BenchRows,
+}
+
+impl Site {
+    fn is_workload(&self) -> bool {
+        *self == Site::Workload
+    }
+
+    /// Where, as a summary says it.
+    pub fn shown(self) -> &'static str {
+        match self {
+            Site::Workload => "on check's bench-shaped workload",
+            Site::BenchRows => "on this bench's own rows",
+        }
+    }
 }
 
 /// A described parameter the probe did not reach.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::is_zero;
 use crate::flush::FlushReport;
 use crate::read_probe::ReadProbe;
 use crate::seam::{Boundary, Kind};
@@ -379,8 +380,4 @@ impl From<VerifiedFigures> for Verified {
     fn from(v: VerifiedFigures) -> Self {
         Verified { keys: v.keys, rows_read: v.rows_read, digest: v.digest }
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

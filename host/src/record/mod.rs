@@ -28,7 +28,7 @@ pub use crate::input::RunPath;
 /// Untrusted text, escaped for a terminal or a report.
 pub use crate::util::text;
 pub use breakdown::TimeBreakdown;
-pub use checks::{NoEffect, NotProbed, RoundChecks};
+pub use checks::{NoEffect, NotProbed, RoundChecks, Site};
 pub use figures::{BoundaryFigures, FlushFigures, IntervalSample, Latency, Machine, ReadFigures, Resources, Steady, VerifiedFigures, WriteFigures};
 pub use log::{KeptLog, LogFigures, LogSpec};
 /// The names of the counters in the stats maps (the SDK's contract).
@@ -191,11 +191,16 @@ pub struct VariantResult {
     /// the config left it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_verified: Option<String>,
-    /// Described parameters whose change made no difference on check's
-    /// bench-shaped workload ("has no effect here": not a failure).
-    /// (None in records before the probe.)
+    /// Described parameters whose change made no difference, each with
+    /// where it was probed ("has no effect here": not a failure). (None
+    /// in records before the probe.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_effect: Option<Vec<NoEffect>>,
+    /// Rows of the bench's own (a secret shard's taped calls) on which the
+    /// memtable's and the allocator's parameters were probed; 0 where none
+    /// were taped (a native variant, a failed run, older records).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub params_rows: u64,
     /// Described parameters the probe did not reach: nothing is said of
     /// what they do.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -480,4 +485,10 @@ mod tests {
     fn a_newer_schema_is_refused_by_number() {
         assert!(matches!(BenchResult::parse(br#"{"schema": 99}"#), Err(ParseError::Newer(99))));
     }
+}
+
+/// serde's `skip_serializing_if` for counters added after their schema:
+/// a zero is left out, so the records before them read the same.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::is_zero;
 use crate::config::{BenchConfig, ParamValue, Variant};
 use crate::seam::Kind;
 
@@ -107,10 +108,6 @@ pub struct VariantSpec {
 
 fn yes() -> bool {
     true
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 impl VariantSpec {

@@ -320,7 +320,7 @@ fn run_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
         ("Verified", verified::verified_line(v, c.verify)),
     ];
     if let Some(idle) = &v.no_effect {
-        rows.push(("Parameters", verified::idle_line(idle, &v.not_probed)));
+        rows.push(("Parameters", verified::idle_line(v, idle)));
     }
     let r = &v.resources;
     let mut resources = format!("cpu user {:.2} s, system {:.2} s; peak RSS {:.1} MiB", r.user_cpu.as_secs_f64(), r.system_cpu.as_secs_f64(), mib(r.peak_rss));

@@ -3,7 +3,7 @@
 //! parameters that changed nothing.
 
 use super::thousands;
-use crate::record::VariantResult;
+use crate::record::{Site, VariantResult};
 use crate::util::text::for_terminal;
 
 /// What the host checked of a run: the flushes against its ledger, the
@@ -28,17 +28,21 @@ pub(super) fn verified_line(v: &VariantResult, verify: bool) -> String {
     }
 }
 
-/// The parameters that changed nothing on check's bench-shaped workload.
-pub(super) fn idle_line(idle: &[crate::record::NoEffect], unprobed: &[crate::record::NotProbed]) -> String {
+/// The parameters that changed nothing, each where it was probed: the
+/// memtable's and allocator's on the bench's own taped rows where a run
+/// taped any, the rest on check's bench-shaped workload.
+pub(super) fn idle_line(v: &VariantResult, idle: &[crate::record::NoEffect]) -> String {
     // Only what the probe reached is claimed; the rest is named.
-    let unprobed: Vec<String> = unprobed.iter().map(|n| format!("{} `{}` ({})", n.kind, for_terminal(&n.param), n.why.reason())).collect();
+    let unprobed: Vec<String> = v.not_probed.iter().map(|n| format!("{} `{}` ({})", n.kind, for_terminal(&n.param), n.why.reason())).collect();
     let unprobed = if unprobed.is_empty() { String::new() } else { format!("; not probed: {}", unprobed.join(", ")) };
     if idle.is_empty() {
-        return format!("each probed number or boolean it describes changes what its plugin does (on check's bench-shaped workload){unprobed}");
+        let site = match v.params_rows {
+            0 => Site::Workload.shown().to_string(),
+            rows => format!("the memtable's and allocator's on {} of this bench's own rows, the others' {}", thousands(rows as f64), Site::Workload.shown()),
+        };
+        return format!("each probed number or boolean it describes changes what its plugin does ({site}){unprobed}");
     }
-    let shown: Vec<String> = idle.iter().map(|n| format!("{} `{}` (tried {})", n.kind, n.param, n.tried)).collect();
-    format!(
-        "has no effect here: {} (changing it changed nothing on check's bench-shaped workload; it may matter only at a bench's size){unprobed}",
-        shown.join(", ")
-    )
+    let shown: Vec<String> =
+        idle.iter().map(|n| format!("{} `{}` (tried {}, {})", n.kind, for_terminal(&n.param), for_terminal(&n.tried), n.on.shown())).collect();
+    format!("has no effect here: {} (changing it changed nothing where it was probed; it may matter only at another size){unprobed}", shown.join(", "))
 }

@@ -34,6 +34,7 @@ struct State {
     taken: bool,
     calls: Vec<Taped>,
     bytes: u64,
+    rows: u64,
 }
 
 /// A tape shared by the variant's shard factory and the probe after the
@@ -71,7 +72,9 @@ impl Tape {
     }
 
     pub(super) fn stored(&self, rows: &Packed, refs: &[u64]) -> bool {
-        self.keep(Taped::Store(rows.clone(), refs.to_vec()), rows.data_len() as u64)
+        let kept = self.keep(Taped::Store(rows.clone(), refs.to_vec()), rows.data_len() as u64);
+        self.state().rows += if kept { rows.len() as u64 } else { 0 };
+        kept
     }
 
     pub(super) fn inserted(&self, entries: &Packed) -> bool {
@@ -81,6 +84,11 @@ impl Tape {
     /// Calls taped.
     pub fn calls(&self) -> usize {
         self.state().calls.len()
+    }
+
+    /// Rows the taped stores hold.
+    pub fn rows(&self) -> u64 {
+        self.state().rows
     }
 
     /// Replays the tape into `shard`, a fresh instance: each store, then

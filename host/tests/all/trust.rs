@@ -344,6 +344,31 @@ fn a_default_used_only_on_the_bench_rows_fails_the_variant() {
     assert!(failure.message.contains("behaves differently on") && failure.message.contains("pad = 0"), "{failure}");
 }
 
+/// A parameter honoured on the preflight's workload alone: the probe
+/// there saw it work, but changed on the bench's own taped rows it changes
+/// nothing, and the record says so, where it was probed, instead of
+/// "changes what its plugin does". The honest control's parameters are
+/// probed on the same rows, and change what it does.
+#[test]
+fn a_parameter_idle_on_the_bench_rows_is_published_as_idle_there() {
+    use memlab::record::{NoEffect, Site};
+    let alloc = liar_plugin("liar-alloc");
+    let workload = "[workload]\nops = 3000\nthreads = 1\nrows_per_batch = { dist = \"uniform\", min = 5, max = 10 }\n";
+    let honest = "\n[[variant]]\nname = \"honest\"\nmemtable = \"btree\"\nallocator = \"per-row\"\nserializer = \"lean\"\nshards = 1\n";
+    let text = format!("{workload}{honest}{}shards = 1\n", alloc_variant("probe-pad", &alloc, "probe-pad"));
+    let config = BenchConfig::parse("probe-pad.toml", &text).expect("config");
+    let result = bench::run(&strict_host(), &config, &options(scratch("probe-pad")), |_| {}).expect("bench");
+    let [honest, liar] = [&result.variants[0], &result.variants[1]];
+    assert_eq!((honest.failure(), liar.failure()), (None, None), "neither breaks a contract");
+    assert!(liar.params_rows > 2_048 && honest.params_rows > 2_048, "probed on the taped rows: {} and {}", honest.params_rows, liar.params_rows);
+    let idle = |v: &memlab::record::VariantResult| v.no_effect.clone().expect("probed");
+    let pad: Vec<NoEffect> = idle(liar).into_iter().filter(|n| n.param == "pad").collect();
+    assert!(matches!(pad[..], [NoEffect { on: Site::BenchRows, .. }]), "`pad` idle on the bench's rows: {:?}", idle(liar));
+    assert!(idle(honest).iter().all(|n| n.on != Site::BenchRows), "the honest allocator's and memtable's parameters work: {:?}", idle(honest));
+    let summary = memlab::report::summary(liar);
+    assert!(summary.contains("allocator `pad` (tried 128, on this bench's own rows)"), "{summary}");
+}
+
 /// A lie: its name, memtable, allocator and serializer with their
 /// parameters, and how it must fail (class, the plugin's kind, words).
 type Lie<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, &'a str, &'a str, (FailureClass, &'a str, &'a str));

@@ -13,7 +13,10 @@
 //! only, 4 bytes: its memory past that is the budget cheat the host
 //! charges), `late-default-lie` (`default-lie` past its 5,000th row: a
 //! probe's fixed workload of 2,000 rows never sees it, the bench's own
-//! rows do). Built like the bundled
+//! rows do), `probe-pad` (honours its `pad` on the first 2,048 rows, all
+//! a probe's fixed workload sends, then gives the pads back: on a bench's
+//! rows `pad` changes nothing, though the probe saw it work). Built like
+//! the bundled
 //! plugins but never bundled: the trust tests prove memlab catches each.
 
 use memlab_sdk::{Allocator, Error, Packed, Params, Pool, RowView, Stat, Stats};
@@ -54,7 +57,14 @@ enum Mode {
     /// Reserves (and counts as used) each row's bytes and 4 more, the
     /// least framing the host allows, while its boxes cost more.
     ThinFraming,
+    /// Pads each row by `pad` (default 64) as described, on the rows a
+    /// probe's fixed workload sends; past them it gives the pads back and
+    /// pads nothing, so on a bench's rows `pad` changes nothing.
+    ProbePad,
 }
+
+/// Rows past a probe's fixed workload (2,000): where `probe-pad` stops.
+const PROBED_ROWS: u64 = 2_048;
 
 /// `pad` as `default-lie` takes it: unset, it pads 64 and shows 0.
 struct Pad {
@@ -110,6 +120,11 @@ impl Liar {
                 Err(_) => Mode::Hollow,
             };
         }
+        if self.mode == Mode::ProbePad && index == PROBED_ROWS && self.pad > 0 {
+            let pads = self.pad * PROBED_ROWS;
+            pool.release(pads);
+            (self.reserved, self.used, self.pad) = (self.reserved - pads, self.used - pads, 0);
+        }
         let cost = match self.mode {
             Mode::BareReserve => row.len() as u64,
             Mode::ThinFraming => row.len() as u64 + 4,
@@ -163,6 +178,7 @@ impl Allocator for Liar {
             "bare-reserve" => Mode::BareReserve,
             "pool-sniff" => Mode::PoolSniff,
             "thin-framing" => Mode::ThinFraming,
+            "probe-pad" => Mode::ProbePad,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         let after = params.get("after", 1000u64)?;
@@ -171,7 +187,11 @@ impl Allocator for Liar {
             // Touched, so the pages are really there.
             hidden.push(vec![1u8; 32 << 20].into_boxed_slice());
         }
-        let pad = if matches!(mode, Mode::DefaultLie | Mode::LateDefaultLie) { params.get("pad", Pad { bytes: 64, shown: 0 })?.bytes } else { 0 };
+        let pad = match mode {
+            Mode::DefaultLie | Mode::LateDefaultLie => params.get("pad", Pad { bytes: 64, shown: 0 })?.bytes,
+            Mode::ProbePad => params.get("pad", 64u64)?,
+            _ => 0,
+        };
         Ok(Liar { mode, after, rows: Vec::new(), used: 0, reserved: 0, reservations: 0, hidden, pad })
     }
 
