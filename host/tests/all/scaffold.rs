@@ -141,18 +141,42 @@ fn native_beside_wasm(dir: &Path, cache: &Path) {
         assert!(ok && native.lines().any(|l| l.contains("PASS") && l.contains(agrees)) && !said.contains("FAIL"), "{name}: {said}");
     }
     // A panic inside the loaded library comes back as the variant's failure.
-    let panicky = dir.join("panicky/my-memtable");
-    for file in ["Cargo.toml", "rust-toolchain.toml", "src/lib.rs"] {
-        std::fs::create_dir_all(panicky.join(file).parent().expect("parent")).expect("folder");
-        let text = std::fs::read_to_string(dir.join("my-memtable").join(file)).expect("the crate");
-        let marked = "        // YOUR IDEA: how your index finds (or makes) the key's slot.\n";
-        assert!(file != "src/lib.rs" || text.contains(marked), "the template's insert moved");
-        std::fs::write(panicky.join(file), text.replace(marked, "        assert!(self.map.len() < 50, \"memlab-test: a native panic\");\n")).expect("copy");
-    }
+    changed_memtable(dir, "panicky", "        assert!(self.map.len() < 50, \"memlab-test: a native panic\");\n");
     let config = "[workload]\nseed = 5\nops = 3000\nthreads = 1\npartitions = { count = 500 }\n\n[bench]\nrepeats = 1\n\n[[variant]]\nname = \"panics\"\nmemtable = \"./panicky/my-memtable\"\nallocator = \"per-row\"\nserializer = \"lean\"\nruntime = \"native\"\n";
     std::fs::write(dir.join("panics.toml"), config).expect("config");
     let (ok, said) = memlab_at(dir, cache, &["bench", "panics.toml", "--quiet", "--no-intervals", "--out", "panics", "--build", "--native"]);
     assert!(!ok && said.contains("memlab-test: a native panic") && said.contains("./panicky/my-memtable"), "{said}");
+    // A second program (issue 49, class 8): a native build alone that does
+    // busy work an insert. Both builds hold every contract, so it publishes,
+    // and the Fidelity section flags the pair instead of judging it.
+    let spin = "        #[cfg(not(target_arch = \"wasm32\"))]\n        { let t = std::time::Instant::now(); while t.elapsed() < std::time::Duration::from_micros(20) {} }\n";
+    changed_memtable(dir, "busy", spin);
+    let busy = |name: &str, runtime: &str| {
+        format!(
+            "[[variant]]\nname = \"{name}\"\nmemtable = \"./busy/my-memtable\"\nallocator = \"per-row\"\nserializer = \"lean\"\nruntime = \"{runtime}\"\n\n"
+        )
+    };
+    let config = format!(
+        "[workload]\nseed = 5\nops = 3000\nthreads = 1\npartitions = {{ count = 500 }}\n\n[bench]\nrepeats = 2\n\n{}{}",
+        busy("wasm", "wasm"),
+        busy("native", "native")
+    );
+    std::fs::write(dir.join("busy.toml"), config).expect("config");
+    let (ok, said) = memlab_at(dir, cache, &["bench", "busy.toml", "--quiet", "--no-intervals", "--out", "busy", "--build", "--native"]);
+    assert!(ok && said.lines().any(|l| l.starts_with("(!) `") && l.contains("outruns its native one")), "{said}");
+}
+
+/// A copy of the new memtable crate under `dir/<folder>/`, with `line`
+/// where the template's insert finds the key's slot.
+fn changed_memtable(dir: &Path, folder: &str, line: &str) {
+    let changed = dir.join(folder).join("my-memtable");
+    for file in ["Cargo.toml", "rust-toolchain.toml", "src/lib.rs"] {
+        std::fs::create_dir_all(changed.join(file).parent().expect("parent")).expect("folder");
+        let text = std::fs::read_to_string(dir.join("my-memtable").join(file)).expect("the crate");
+        let marked = "        // YOUR IDEA: how your index finds (or makes) the key's slot.\n";
+        assert!(file != "src/lib.rs" || text.contains(marked), "the template's insert moved");
+        std::fs::write(changed.join(file), text.replace(marked, line)).expect("copy");
+    }
 }
 
 /// Two crates of one package name, in two folders, build to one path of
