@@ -477,6 +477,12 @@ enum ParseError {
     Json(String),
 }
 
+/// serde's `skip_serializing_if` for counters added after their schema:
+/// a zero is left out, so the records before them read the same.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,10 +491,4 @@ mod tests {
     fn a_newer_schema_is_refused_by_number() {
         assert!(matches!(BenchResult::parse(br#"{"schema": 99}"#), Err(ParseError::Newer(99))));
     }
-}
-
-/// serde's `skip_serializing_if` for counters added after their schema:
-/// a zero is left out, so the records before them read the same.
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
