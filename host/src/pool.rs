@@ -281,16 +281,22 @@ impl MemoryPool {
     }
 
     fn my_cell(&self) -> &Cell {
-        thread_local! {
-            static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed);
-        }
-        static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
-        let stripe = STRIPE.with(|s| *s);
+        let stripe = thread_stripe();
         match self.cells.len() {
             0 => &self.packed[stripe & (self.packed.len() - 1)],
             n => &self.cells[stripe & (n - 1)],
         }
     }
+}
+
+/// This thread's stripe: numbered as threads first ask, so the first
+/// threads of a run each have their own (LongAdder's probe, made once).
+pub(crate) fn thread_stripe() -> usize {
+    thread_local! {
+        static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed);
+    }
+    static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
+    STRIPE.with(|s| *s)
 }
 
 #[cfg(test)]

@@ -114,6 +114,7 @@ impl<'a> VariantRun<'a> {
             flush_writers: variant.flush_writers,
             coalescing: variant.coalescing,
             clients: bench.stream.threads(),
+            concurrent: variant.unlocked(),
         };
         let mut path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
         if let Some(log) = super::log::open(variant, dir, log_format.as_deref(), bench.options.interrupt.clone())? {

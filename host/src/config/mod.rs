@@ -185,6 +185,9 @@ pub struct Variant {
     pub coalescing: Coalescing,
     /// Wasm components or native twins.
     pub runtime: Runtime,
+    /// Whether a shard's calls take its lock: `None` takes it unless both
+    /// strategies take concurrent writers and run natively.
+    pub shard_lock: Option<bool>,
     /// Read the segments back and compare with the stream's final state
     /// (off only for strategies that keep nothing, like `null`).
     pub verify: bool,
@@ -211,6 +214,18 @@ impl Variant {
     /// Its strategy of `kind` (an empty plugin where it has none).
     pub fn strategy(&self, kind: Kind) -> Strategy<'_> {
         self.strategies.get(&kind).map_or(Strategy { plugin: "", params: &NO_PARAMS }, |c| Strategy { plugin: &c.plugin, params: &c.params })
+    }
+
+    /// Whether writers call its shards without the lock, as
+    /// `PathSettings::concurrent` takes it: as `shard_lock` says, else
+    /// wherever the strategies can, but never beside coalescing or a
+    /// commit log, which need the lock.
+    pub fn unlocked(&self) -> Option<bool> {
+        match self.shard_lock {
+            Some(lock) => Some(!lock),
+            None if self.coalescing == Coalescing::None && !self.strategies.contains_key(&Kind::CommitLog) => None,
+            None => Some(false),
+        }
     }
 
     /// Its plugin of `kind` (empty where it has none).

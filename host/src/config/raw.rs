@@ -178,6 +178,8 @@ pub(super) struct RawSettings {
     pub(super) coalescing: CoalescingSetting,
     #[serde(default)]
     pub(super) runtime: Runtime,
+    #[serde(default)]
+    pub(super) shard_lock: Option<bool>,
     #[serde(default = "yes")]
     pub(super) verify: bool,
     #[serde(default = "default_sample")]

@@ -455,6 +455,10 @@ mod tests {
         fn memory_of(&self, _: Kind) -> Option<u64> {
             None
         }
+
+        fn into_shared(self: Box<Self>) -> Result<Box<dyn crate::seam::SharedShardRuntime>, Box<dyn ShardRuntime>> {
+            Err(self)
+        }
     }
 
     /// A generation frozen with `at_switch` bytes; `after` changes what its

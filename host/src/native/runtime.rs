@@ -3,14 +3,15 @@
 //! answer copied into the caller's buffer.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use memlab_sdk::native::{Remote, decode_description, decode_finished, decode_replayed, decode_stats};
+use memlab_sdk::native::{Remote, SharedRemote, decode_description, decode_finished, decode_replayed, decode_stats};
 use memlab_sdk::twin::Replayed;
 use memlab_sdk::{Description, Error, Finished, Op, Packed, Pool, Stats};
 
 use super::library::thrown;
 use crate::pool::MemoryPool;
-use crate::seam::{AllocatorRuntime, Fault, Kind, LogRuntime, MemtableRuntime, ReaderRuntime, SerializerRuntime, ShardRuntime};
+use crate::seam::{AllocatorRuntime, Fault, Kind, LogRuntime, MemtableRuntime, ReaderRuntime, SerializerRuntime, ShardRuntime, SharedShardRuntime};
 
 /// One native instance, named by its plugin, with a buffer for its byte
 /// answers.
@@ -190,6 +191,114 @@ impl ShardRuntime for NativeShard {
 
     fn memory_of(&self, _kind: Kind) -> Option<u64> {
         None
+    }
+
+    fn into_shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<dyn ShardRuntime>> {
+        let NativeShard { memtable: m, allocator: a, pool, refs } = *self;
+        let (m_plugin, a_plugin) = (m.plugin, a.plugin);
+        match (SharedRemote::of(m.remote), SharedRemote::of(a.remote)) {
+            (Ok(memtable), Ok(allocator)) => Ok(Box::new(SharedNativeShard {
+                memtable: (memtable, m_plugin),
+                allocator: (allocator, a_plugin),
+                reserved: pool.reserved.into(),
+                reservations: pool.reservations.into(),
+                pool: pool.pool,
+            })),
+            (m, a) => {
+                let back = |r: Result<SharedRemote, Remote>, plugin| Instance::new(r.map_or_else(|r| r, SharedRemote::into_inner), &plugin);
+                Err(Box::new(NativeShard { memtable: back(m, m_plugin), allocator: back(a, a_plugin), pool, refs }))
+            }
+        }
+    }
+}
+
+/// A shard of a concurrent memtable and a concurrent allocator, native:
+/// every writer calls it at once, and the pool's counts are atomics.
+pub(super) struct SharedNativeShard {
+    memtable: (SharedRemote, Arc<str>),
+    allocator: (SharedRemote, Arc<str>),
+    pool: Arc<MemoryPool>,
+    reserved: AtomicU64,
+    reservations: AtomicU64,
+}
+
+/// The pool as one writer's `store-rows` call sees it.
+struct CallPool<'a> {
+    shard: &'a SharedNativeShard,
+    refused: bool,
+}
+
+impl Pool for CallPool<'_> {
+    fn reserve(&mut self, bytes: u64) -> Result<(), Error> {
+        self.reserve_each(&[bytes])
+    }
+
+    fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
+        let Ok(granted) = self.shard.pool.reserve_each(sizes) else {
+            self.refused = true;
+            return Err(Error::PoolFull);
+        };
+        // SeqCst: the seam counts a writer's rows after its reservations
+        // and reads this after the rows (`SharedShard::store_rows`).
+        self.shard.reserved.fetch_add(granted, Ordering::SeqCst);
+        self.shard.reservations.fetch_add(sizes.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn release(&mut self, bytes: u64) {
+        let s = self.shard;
+        let mut taken = 0;
+        let _ = s.reserved.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| {
+            taken = bytes.min(held);
+            Some(held - taken)
+        });
+        s.pool.release(taken);
+    }
+}
+
+fn guest(plugin: &Arc<str>, op: Op) -> impl FnOnce(memlab_sdk::native::Called) -> Fault + '_ {
+    move |c| Fault::Guest(thrown(plugin, op, c))
+}
+
+impl SharedShardRuntime for SharedNativeShard {
+    fn store_rows(&self, rows: &mut Packed, refused: &mut bool) -> Result<Vec<u64>, Fault> {
+        let (op, (remote, plugin)) = (Op::AllocatorStoreRows, &self.allocator);
+        let mut pool = CallPool { shard: self, refused: false };
+        let mut bytes = Vec::with_capacity(8 * rows.len());
+        let called = rows.with_wire(|wire| remote.call_with_pool(op, wire, &mut pool, &mut bytes));
+        *refused = pool.refused;
+        called.map_err(guest(plugin, op))?;
+        memlab_sdk::native::decode_refs(&bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
+    }
+
+    fn insert(&self, entries: &mut Packed) -> Result<(), Fault> {
+        let (op, (remote, plugin)) = (Op::MemtableInsert, &self.memtable);
+        entries.with_wire(|wire| remote.call_bytes(op, wire, None, 0, &mut Vec::new())).map_err(guest(plugin, op))
+    }
+
+    fn get(&self, mut keys: Packed) -> Result<Packed, Fault> {
+        let (op, (remote, plugin)) = (Op::MemtableGet, &self.memtable);
+        let mut out = Packed::new();
+        keys.with_wire(|wire| remote.call_packed(op, wire, None, 0, &mut out)).map_err(guest(plugin, op))?;
+        Ok(out)
+    }
+
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault> {
+        let (op, (remote, plugin)) = (Op::MemtableScan, &self.memtable);
+        let mut out = Packed::new();
+        remote.call_packed(op, start, end, u64::from(limit), &mut out).map_err(guest(plugin, op))?;
+        Ok(out)
+    }
+
+    fn reserved_bytes(&self) -> u64 {
+        self.reserved.load(Ordering::SeqCst)
+    }
+
+    fn exclusive(self: Box<Self>) -> Box<dyn ShardRuntime> {
+        let SharedNativeShard { memtable: (m, m_plugin), allocator: (a, a_plugin), pool, reserved, reservations } = *self;
+        let mut native = NativePool::new(pool);
+        (native.reserved, native.reservations) = (reserved.into_inner(), reservations.into_inner());
+        Box::new(NativeShard::new(Instance::new(m.into_inner(), &m_plugin), Instance::new(a.into_inner(), &a_plugin), native))
     }
 }
 

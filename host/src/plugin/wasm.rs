@@ -16,7 +16,8 @@ use crate::pool::MemoryPool;
 use crate::seam::KindSpecs;
 use crate::seam::watch::during;
 use crate::seam::{
-    self, AllocatorRuntime, Fault, Kind, LoadCause, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, TrapKind,
+    self, AllocatorRuntime, Fault, Kind, LoadCause, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime,
+    SharedShardRuntime, TrapKind,
 };
 
 /// A store plus the trap state every call shares.
@@ -330,6 +331,12 @@ impl ShardRuntime for WasmShard {
 
     fn memory_of(&self, kind: Kind) -> Option<u64> {
         Some(self.caller.store.data().memory_of[Running::of(kind) as usize])
+    }
+
+    /// A component instance takes one thread at a time (wasmtime 48 has
+    /// no shared memory for components), so it is never shared.
+    fn into_shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<dyn ShardRuntime>> {
+        Err(self)
     }
 }
 

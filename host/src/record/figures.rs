@@ -308,6 +308,10 @@ pub struct WriteFigures {
     /// Shards recovered from the commit log after a trap.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub recoveries: u64,
+    /// The most writers the host saw inside one memtable at once, when
+    /// the shards took concurrent writers (0: every call under the lock).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub most_inside: u64,
 }
 
 impl From<WriteCounters> for WriteFigures {
@@ -331,6 +335,7 @@ impl From<WriteCounters> for WriteFigures {
             generation_ahead_shards: c.generation_ahead_shards,
             durability_wait_ns: c.durability_wait_ns,
             recoveries: c.recoveries,
+            most_inside: c.most_inside,
         }
     }
 }

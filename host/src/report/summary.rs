@@ -102,15 +102,7 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
             },
         ),
         ("Memtable switches", switches_line(&v.counters)),
-        (
-            "Contended puts",
-            format!(
-                "{} of {} (lock wait {:.1} ms)",
-                thousands(v.counters.contended as f64),
-                thousands(v.counters.contended as f64 + v.counters.uncontended as f64),
-                v.counters.lock_wait_ns as f64 / 1e6
-            ),
-        ),
+        ("Contended puts", contended_line(&v.counters)),
         ("Backpressure", format!("{:.1} ms blocked on a full pool", v.counters.backpressure_ns as f64 / 1e6)),
         (
             "Pool",
@@ -124,6 +116,14 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
             ),
         ),
     ]
+}
+
+/// The shard lock's contention, or that there was no lock.
+fn contended_line(c: &crate::record::WriteFigures) -> String {
+    if c.most_inside > 0 {
+        return format!("no shard lock: concurrent strategies, up to {} writers seen inside one memtable at once", c.most_inside);
+    }
+    format!("{} of {} (lock wait {:.1} ms)", thousands(c.contended as f64), thousands((c.contended + c.uncontended) as f64), c.lock_wait_ns as f64 / 1e6)
 }
 
 /// The pool's refusals, where there were any: counted by the host, so a

@@ -18,6 +18,43 @@ pub(super) fn packed_bytes(p: &Packed) -> u64 {
     (p.data_len() + 4 * p.len()) as u64
 }
 
+/// Memtable contract 3: one record per key asked, each absent or the
+/// asked key's entry.
+pub(super) fn answers_get(asked: &Packed, out: &Packed) -> Result<(), String> {
+    if out.len() != asked.len() {
+        return Err(format!("returned {} records for {} keys", out.len(), asked.len()));
+    }
+    for (i, (key, answer)) in asked.iter().zip(out.iter()).enumerate() {
+        if answer.is_empty() {
+            continue;
+        }
+        let entry = Entry::decode(answer).map_err(|e| format!("answer {i} is not an entry: {e}"))?;
+        if entry.key != key {
+            return Err(format!("asked for key {}, answered with key {}", show_key(key), show_key(entry.key)));
+        }
+    }
+    Ok(())
+}
+
+/// Memtable contract 4: a scan's entries are in [start, end), ascending,
+/// at most `limit`.
+pub(super) fn answers_scan(start: &[u8], end: Option<&[u8]>, limit: u32, out: &Packed) -> Result<(), String> {
+    if out.len() > limit as usize {
+        return Err(format!("returned {} entries for a limit of {limit}", out.len()));
+    }
+    let mut previous: Option<&[u8]> = None;
+    for (i, record) in out.iter().enumerate() {
+        let entry = Entry::decode(record).map_err(|e| format!("entry {i} does not decode: {e}"))?;
+        let out_of_range = entry.key < start || end.is_some_and(|end| entry.key >= end);
+        if out_of_range || previous.is_some_and(|p| entry.key <= p) {
+            let why = if out_of_range { "outside the range asked for" } else { "out of order" };
+            return Err(format!("entry {i}, key {}, is {why} (from {})", show_key(entry.key), show_key(start)));
+        }
+        previous = Some(entry.key);
+    }
+    Ok(())
+}
+
 /// Which of a shard's two strategies a call goes to.
 #[derive(Clone, Copy)]
 enum Side {
@@ -36,27 +73,27 @@ impl Side {
 
 /// A shard's memtable and allocator for one generation, checked and metered.
 pub struct Shard {
-    runtime: Box<dyn ShardRuntime>,
-    memtable: String,
-    allocator: String,
-    shard: usize,
-    boundary: Boundary,
-    cursor_open: bool,
-    observed: Observed,
+    pub(super) runtime: Box<dyn ShardRuntime>,
+    pub(super) memtable: String,
+    pub(super) allocator: String,
+    pub(super) shard: usize,
+    pub(super) boundary: Boundary,
+    pub(super) cursor_open: bool,
+    pub(super) observed: Observed,
     /// The allocator's linear memory once created (wasm).
-    allocator_baseline: Option<u64>,
+    pub(super) allocator_baseline: Option<u64>,
     /// Hold `bytes-used` to the row bytes stored (off for allocators that
     /// keep nothing by design, in `verify = false` variants).
-    holds_rows: bool,
+    pub(super) holds_rows: bool,
     /// The host's sample of what the live memtable holds, which reads and
     /// scans are held to (off where the variant does not verify).
-    sample: Option<Sample>,
+    pub(super) sample: Option<Sample>,
     /// The host's ledger of what it handed this generation, which the
     /// flush holds the cursor and the loads to (off where the variant
     /// does not verify).
-    ledger: Option<Ledger>,
+    pub(super) ledger: Option<Ledger>,
     /// The tape of this instance's stores and inserts, while it has room.
-    tape: Option<super::tape::Tape>,
+    pub(super) tape: Option<super::tape::Tape>,
 }
 
 impl Shard {
@@ -264,24 +301,11 @@ impl Shard {
     pub fn get(&mut self, keys: Packed) -> Result<Packed, SeamError> {
         const OP: Op = Op::MemtableGet;
         self.count(packed_bytes(&keys));
-        let expected = keys.len();
         // The keys go to the runtime; keep them to check the answers by.
         let asked = keys.clone();
         let out = during(Op::MemtableGet, self.shard, || self.runtime.get(keys)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
-        if out.len() != expected {
-            return Err(self.contract(Side::Memtable, OP, format_args!("returned {} records for {expected} keys", out.len())));
-        }
-        // Memtable contract 3: each answer is absent, or the asked key's entry.
-        for (i, (key, answer)) in asked.iter().zip(out.iter()).enumerate() {
-            if answer.is_empty() {
-                continue;
-            }
-            let entry = Entry::decode(answer).map_err(|e| self.contract(Side::Memtable, OP, format_args!("answer {i} is not an entry: {e}")))?;
-            if entry.key != key {
-                return Err(self.contract(Side::Memtable, OP, format_args!("asked for key {}, answered with key {}", show_key(key), show_key(entry.key))));
-            }
-        }
+        answers_get(&asked, &out).map_err(|detail| self.contract(Side::Memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_get(&asked, &out))?;
         Ok(out)
     }
@@ -292,20 +316,7 @@ impl Shard {
         self.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
         let out = during(Op::MemtableScan, self.shard, || self.runtime.scan(start, end, limit)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
         self.boundary.bytes_out += packed_bytes(&out);
-        // Memtable contract 4: in [start, end), ascending, at most `limit`.
-        if out.len() > limit as usize {
-            return Err(self.contract(Side::Memtable, OP, format_args!("returned {} entries for a limit of {limit}", out.len())));
-        }
-        let mut previous: Option<&[u8]> = None;
-        for (i, record) in out.iter().enumerate() {
-            let entry = Entry::decode(record).map_err(|e| self.contract(Side::Memtable, OP, format_args!("entry {i} does not decode: {e}")))?;
-            let out_of_range = entry.key < start || end.is_some_and(|end| entry.key >= end);
-            if out_of_range || previous.is_some_and(|p| entry.key <= p) {
-                let why = if out_of_range { "outside the range asked for" } else { "out of order" };
-                return Err(self.contract(Side::Memtable, OP, format_args!("entry {i}, key {}, is {why} (from {})", show_key(entry.key), show_key(start))));
-            }
-            previous = Some(entry.key);
-        }
+        answers_scan(start, end, limit, &out).map_err(|detail| self.contract(Side::Memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_scan(start, end, limit, &out))?;
         if let Some(ledger) = &mut self.ledger {
             ledger.scanned(start, end, limit, &out);

@@ -15,6 +15,7 @@ pub mod ledger;
 mod noted;
 mod op;
 mod sample;
+mod shared;
 mod tape;
 
 pub(crate) use sample::secret;
@@ -32,6 +33,7 @@ pub use describe::{MAX_DESCRIBED_PARAMS, Unprobed, check_description, show_key};
 pub use error::{Fault, LoadCause, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;
+pub use shared::SharedShard;
 pub use tape::{Tape, behaviour};
 
 /// Calls and bytes across the plugin boundary.
@@ -113,6 +115,27 @@ pub trait ShardRuntime: MemtableRuntime + AllocatorRuntime + Send {
     /// Linear memory of the memtable's or the allocator's instance alone;
     /// `None` where the runtime cannot tell (native twins share the heap).
     fn memory_of(&self, kind: Kind) -> Option<u64>;
+    /// The same shard taking concurrent writers, where both its
+    /// strategies say they do; else itself back.
+    fn into_shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<dyn ShardRuntime>>;
+}
+
+/// A shard whose memtable and allocator both take calls from many
+/// threads at once: the write path calls it without the shard's lock.
+pub trait SharedShardRuntime: Send + Sync {
+    /// As `AllocatorRuntime::store_rows`; sets `refused` when the pool
+    /// refused a reservation during this call.
+    fn store_rows(&self, rows: &mut Packed, refused: &mut bool) -> Result<Vec<u64>, Fault>;
+    /// As `MemtableRuntime::insert`.
+    fn insert(&self, entries: &mut Packed) -> Result<(), Fault>;
+    /// As `MemtableRuntime::get`.
+    fn get(&self, keys: Packed) -> Result<Packed, Fault>;
+    /// As `MemtableRuntime::scan`.
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault>;
+    /// Bytes reserved from the pool and not released, by every writer.
+    fn reserved_bytes(&self) -> u64;
+    /// The shard for one thread again (the flush's), once no writer is in.
+    fn exclusive(self: Box<Self>) -> Box<dyn ShardRuntime>;
 }
 
 /// One segment's serializer as a runtime runs it.

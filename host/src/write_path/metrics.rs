@@ -76,6 +76,9 @@ write_metrics! {
     /// Shards whose memtable or allocator trapped, replayed from the
     /// commit log into fresh instances.
     recoveries,
+    /// The most writers the host saw inside one memtable's `insert` at
+    /// once, when the shards take concurrent writers (0: under the lock).
+    most_inside,
 }
 
 /// The write path's plugin calls, timed for the time breakdown. Each

@@ -13,6 +13,7 @@ mod coalesce;
 mod generation;
 mod logging;
 mod metrics;
+mod shared;
 
 pub use coalesce::{Coalescing, MAX_FIXED_WINDOW_US};
 pub use generation::{NextGeneration, ShardFactory};
@@ -103,6 +104,10 @@ pub struct PathSettings {
     pub coalescing: Coalescing,
     /// Client threads: a group never waits for more than this many.
     pub clients: usize,
+    /// Whether writers call the shards at once, without the shard lock:
+    /// `Some(true)` must (both strategies concurrent, native), `None` does
+    /// where the shards can, `Some(false)` never does.
+    pub concurrent: Option<bool>,
 }
 
 /// The live generation of every shard, and the machinery to switch it.
@@ -124,17 +129,23 @@ pub struct WritePath {
     ledgered: bool,
     /// The host's commit log, when the variant keeps one (`with_log`).
     log: Option<Arc<crate::commitlog::CommitLog>>,
+    /// The live generations of concurrent shards, when the variant's are
+    /// (then `shards` hold none).
+    shared: Option<shared::SharedSlots>,
 }
 
 impl WritePath {
     /// Creates generation 0 of every shard.
     pub fn new(router: Router, factory: Box<ShardFactory>, pool: Arc<MemoryPool>, settings: PathSettings, jobs: Sender<FlushJob>) -> Result<Self, SeamError> {
-        let PathSettings { cleanup_threshold, flush_writers, coalescing, clients } = settings;
-        let shards = (0..router.shards())
-            .map(|i| factory(i).map(|shard| Mutex::new(ShardSlot { live: Some(shard), calls: CallTimes::default(), format: None, logged: Vec::new() })))
-            .collect::<Result<Vec<_>, _>>()?;
+        let PathSettings { cleanup_threshold, flush_writers, coalescing, clients, concurrent } = settings;
+        let first: Vec<Shard> = (0..router.shards()).map(&factory).collect::<Result<_, _>>()?;
+        let ledgered = first.first().is_some_and(Shard::has_ledger);
+        let (first, shared) = match shared::SharedSlots::new(first, clients.max(1), concurrent)? {
+            Ok(shared) => ((0..router.shards()).map(|_| None).collect(), Some(shared)),
+            Err(locked) => (locked.into_iter().map(Some).collect::<Vec<_>>(), None),
+        };
+        let shards = first.into_iter().map(|live| Mutex::new(ShardSlot { live, calls: CallTimes::default(), format: None, logged: Vec::new() })).collect();
         let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
-        let ledgered = shards.first().is_some_and(|s| s.lock().unwrap_or_else(|p| p.into_inner()).live.as_ref().is_some_and(Shard::has_ledger));
         let groups = (0..router.shards()).map(|_| coalesce::Group::default()).collect();
         let metrics = Arc::new(WriteMetrics::default());
         Ok(WritePath {
@@ -152,6 +163,7 @@ impl WritePath {
             groups,
             ledgered,
             log: None,
+            shared,
         })
     }
 
@@ -206,9 +218,10 @@ impl WritePath {
             }
             WriteMetrics::add(&self.metrics.backpressure_ns, started.elapsed().as_nanos() as u64);
         }
-        let logged = match self.coalescing {
-            Coalescing::None => self.write_alone(batch)?,
-            mode => self.write_grouped(batch, mode)?,
+        let logged = match (&self.shared, self.coalescing) {
+            (Some(shared), _) => shared.write(batch, self.ledgered).map(|()| None)?,
+            (None, Coalescing::None) => self.write_alone(batch)?,
+            (None, mode) => self.write_grouped(batch, mode)?,
         };
         if self.pool.live() >= self.threshold {
             self.maybe_switch()?;
@@ -222,7 +235,7 @@ impl WritePath {
         let (shard, key) = self.key_of(partition, clustering);
         let mut keys = Packed::new();
         keys.push(&key);
-        let found = self.lock(shard).live()?.get(keys)?;
+        let found = self.get_at(shard, keys)?;
         Ok(found.get(0).filter(|entry| !entry.is_empty()).map(<[u8]>::to_vec))
     }
 
@@ -244,7 +257,7 @@ impl WritePath {
                 let mut batch = Packed::with_capacity(chunk.len(), chunk.iter().map(|(_, k)| k.len()).sum());
                 chunk.iter().for_each(|(_, k)| batch.push(k));
                 let started = Instant::now();
-                let found = self.lock(shard).live()?.get(batch)?;
+                let found = self.get_at(shard, batch)?;
                 in_calls += started.elapsed();
                 for ((i, _), entry) in chunk.iter().zip(found.iter()) {
                     answers[*i] = entry.to_vec();
@@ -257,7 +270,17 @@ impl WritePath {
     /// A scan of one partition from its first row, at most `limit` entries.
     pub fn scan(&self, partition: &[u8], limit: u32) -> Result<Packed, SeamError> {
         let (shard, start) = self.key_of(partition, &[]);
-        self.lock(shard).live()?.scan(&start, None, limit)
+        match &self.shared {
+            Some(shared) => shared.with(shard, |live| live.scan(&start, None, limit)),
+            None => self.lock(shard).live()?.scan(&start, None, limit),
+        }
+    }
+
+    fn get_at(&self, shard: usize, keys: Packed) -> Result<Packed, SeamError> {
+        match &self.shared {
+            Some(shared) => shared.with(shard, |live| live.get(keys)),
+            None => self.lock(shard).live()?.get(keys),
+        }
     }
 
     fn key_of(&self, partition: &[u8], clustering: &[u8]) -> (usize, Vec<u8>) {
@@ -286,6 +309,10 @@ impl WritePath {
         let next_from = self.log.as_ref().map(|log| log.end());
         let mut frozen = Vec::with_capacity(self.shards.len());
         for (i, new) in fresh.into_iter().enumerate() {
+            if let Some(shared) = &self.shared {
+                frozen.extend(shared.swap(i, new)?);
+                continue;
+            }
             let mut slot = self.lock(i);
             slot.logged.clear();
             if let Some(old) = std::mem::replace(&mut slot.live, new) {
@@ -343,13 +370,15 @@ impl WritePath {
 
     /// The counters so far.
     pub fn counters(&self) -> WriteCounters {
-        self.metrics.snapshot(&self.pool)
+        let mut counters = self.metrics.snapshot(&self.pool);
+        counters.most_inside = self.shared.as_ref().map_or(0, shared::SharedSlots::most_inside);
+        counters
     }
 
     /// The write calls' times so far, summed over the shards (each shard's
     /// lock taken once: call it after the run, not on the hot path).
     pub fn call_times(&self) -> CallTimes {
-        let mut sum = CallTimes::default();
+        let mut sum = self.shared.as_ref().map(shared::SharedSlots::call_times).unwrap_or_default();
         for slot in &self.shards {
             sum.add(&slot.lock().unwrap_or_else(|p| p.into_inner()).calls);
         }

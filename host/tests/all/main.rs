@@ -6,6 +6,7 @@ mod bad_input;
 mod c_plugin;
 mod check;
 mod commitlog;
+mod concurrent;
 mod config;
 mod differential;
 mod fuzz;

@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use memlab::native::Strategy;
 use memlab::pool::{MemoryPool, PoolMode};
-use memlab_sdk::native::{Answer, Hosted, Input, MemtableOf, NativeTable, SerializerOf, table};
+use memlab_sdk::native::{Answer, Hosted, Input, Made, MemtableOf, NativeTable, SerializerOf, table};
 use memlab_sdk::twin::{ArenaInstance, LogInstance};
 use memlab_sdk::{Cell, Entry, Error, Kind, Op, Packed, encode_flush_record, encode_row};
 
 /// `H`, but its operation numbered `OP` panics.
 struct PanicsAt<H, const OP: u32>(H);
 
-impl<H: Hosted, const OP: u32> Hosted for PanicsAt<H, OP> {
+impl<H: Hosted, const OP: u32> Made for PanicsAt<H, OP> {
     const KIND: Kind = H::KIND;
     const NAME: &'static str = H::NAME;
     const VERSION: &'static str = H::VERSION;
@@ -26,7 +26,9 @@ impl<H: Hosted, const OP: u32> Hosted for PanicsAt<H, OP> {
         assert_ne!(op.code(), OP, "a strategy that panics in {op}");
         H::create(op, params, a, b).map(PanicsAt)
     }
+}
 
+impl<H: Hosted, const OP: u32> Hosted for PanicsAt<H, OP> {
     fn call(&mut self, op: Op, input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         assert_ne!(op.code(), OP, "a strategy that panics in {op}");
         self.0.call(op, input, answer)

@@ -85,6 +85,7 @@ mod allocator;
 mod chunks;
 mod commitlog;
 mod compare;
+mod concurrent;
 mod contract;
 mod error;
 mod heap;
@@ -101,6 +102,8 @@ mod serializer;
 pub mod twin {
     pub use crate::allocator::twin::ArenaInstance;
     pub use crate::commitlog::twin::{LogInstance, Replayed};
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use crate::concurrent::native::{SharedArena, SharedMemtable};
     pub use crate::memtable::twin::MemtableInstance;
     pub use crate::serializer::twin::{ReaderInstance, WriterInstance};
 }
@@ -109,6 +112,7 @@ pub use allocator::{Allocator, Pool, reserve_rows};
 pub use chunks::ChunkStore;
 pub use commitlog::{CommitLog, Decoded, Tail};
 pub use compare::compare_keys;
+pub use concurrent::{ConcurrentAllocator, ConcurrentMemtable, Serialized, Version};
 /// The contract's kinds and operations, named once for plugin and host.
 /// Plugin authors do not need them.
 #[doc(hidden)]
@@ -144,6 +148,12 @@ macro_rules! __native_table {
         pub static MEMLAB_NATIVE: $crate::native::NativeTable = $crate::native::table::<$hosted>();
         $crate::__native_entry!();
     };
+    (shared $hosted:ty) => {
+        /// The strategy's native table, flagged concurrent: memlab calls
+        /// it from every writer at once.
+        pub static MEMLAB_NATIVE: $crate::native::NativeTable = $crate::native::shared_table::<$hosted>();
+        $crate::__native_entry!();
+    };
 }
 
 /// In wasm the component is the entry: no native table.
@@ -151,7 +161,7 @@ macro_rules! __native_table {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __native_table {
-    ($hosted:ty) => {};
+    ($($hosted:tt)*) => {};
 }
 
 /// The exported entry, for a crate built for the host.
@@ -162,7 +172,7 @@ macro_rules! __native_entry {
     () => {
         /// memlab's entry into this crate built for the host.
         #[unsafe(no_mangle)]
-        pub extern "C" fn memlab_native_entry_v2() -> *const $crate::native::NativeTable {
+        pub extern "C" fn memlab_native_entry_v3() -> *const $crate::native::NativeTable {
             &MEMLAB_NATIVE
         }
     };
@@ -201,7 +211,9 @@ pub mod __kinds {
 /// Exports a strategy type as the component's implementation.
 ///
 /// `export!(memtable: T)`, `export!(allocator: T)`,
-/// `export!(serializer: T)` or `export!(commitlog: T)`. Outside wasm32 it
+/// `export!(serializer: T)` or `export!(commitlog: T)`; a
+/// [`ConcurrentMemtable`] or [`ConcurrentAllocator`] as
+/// `export!(concurrent memtable: T)` or `export!(concurrent allocator: T)`. Outside wasm32 it
 /// names the type (`MemlabStrategy`) and emits its native table
 /// (`MEMLAB_NATIVE`), which memlab links for a bundled plugin; with the
 /// `native-entry` feature (memlab's `--build --native`) it also exports
@@ -209,6 +221,30 @@ pub mod __kinds {
 /// library.
 #[macro_export]
 macro_rules! export {
+    (concurrent memtable: $t:ty) => {
+        /// The strategy this crate exports; the memlab host links it as the native twin.
+        pub type MemlabStrategy = $crate::Serialized<$t>;
+        $crate::__native_table!(shared $crate::twin::SharedMemtable<$t>);
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type MemlabExport = $crate::__export::memtable::Export<$crate::Serialized<$t>>;
+            $crate::__export::memtable::__memlab_export_memtable_world!(
+                MemlabExport with_types_in $crate::__export::memtable
+            );
+        };
+    };
+    (concurrent allocator: $t:ty) => {
+        /// The strategy this crate exports; the memlab host links it as the native twin.
+        pub type MemlabStrategy = $crate::Serialized<$t>;
+        $crate::__native_table!(shared $crate::twin::SharedArena<$t>);
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type MemlabExport = $crate::__export::allocator::Export<$crate::Serialized<$t>>;
+            $crate::__export::allocator::__memlab_export_allocator_world!(
+                MemlabExport with_types_in $crate::__export::allocator
+            );
+        };
+    };
     (memtable: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;

@@ -3,12 +3,12 @@
 
 use crate::contract::{Kind, Op};
 use crate::native::entry::unknown;
-use crate::native::{Answer, Hosted, Input, PoolTable, encode_description, encode_stats, status};
+use crate::native::{Answer, Hosted, Input, Made, PoolTable, encode_description, encode_stats, status};
 use crate::twin::ArenaInstance;
 use crate::{Allocator, Error, Pool};
 
 /// The host's pool as the allocator sees it, for one call.
-struct HostPool<'a>(&'a PoolTable);
+pub(crate) struct HostPool<'a>(pub(crate) &'a PoolTable);
 
 fn pool_result(code: u32) -> Result<(), Error> {
     match code {
@@ -34,7 +34,7 @@ impl Pool for HostPool<'_> {
     }
 }
 
-impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
+impl<A: Allocator + Send> Made for ArenaInstance<A> {
     const KIND: Kind = Kind::Allocator;
     const NAME: &'static str = A::NAME;
     const VERSION: &'static str = A::VERSION;
@@ -42,7 +42,9 @@ impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
     fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
         ArenaInstance::create(params)
     }
+}
 
+impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
     fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match op {
             Op::AllocatorStoreRows => {

@@ -3,11 +3,11 @@
 
 use crate::contract::{Kind, Op};
 use crate::native::entry::{limit, unknown};
-use crate::native::{Answer, Hosted, Input, encode_description, encode_replayed, encode_stats};
+use crate::native::{Answer, Hosted, Input, Made, encode_description, encode_replayed, encode_stats};
 use crate::twin::LogInstance;
 use crate::{CommitLog, Error};
 
-impl<L: CommitLog + Send> Hosted for LogInstance<L> {
+impl<L: CommitLog + Send> Made for LogInstance<L> {
     const KIND: Kind = Kind::CommitLog;
     const NAME: &'static str = L::NAME;
     const VERSION: &'static str = L::VERSION;
@@ -15,7 +15,9 @@ impl<L: CommitLog + Send> Hosted for LogInstance<L> {
     fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
         LogInstance::create(params)
     }
+}
 
+impl<L: CommitLog + Send> Hosted for LogInstance<L> {
     fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match op {
             Op::CommitLogEncode => self.encode(input.packed()?, &mut answer.bytes)?,

@@ -3,7 +3,7 @@
 
 use crate::contract::{Kind, Op};
 use crate::native::entry::{limit, unknown};
-use crate::native::{Answer, Hosted, Input};
+use crate::native::{Answer, Hosted, Input, Made};
 use crate::native::{encode_description, encode_stats};
 use crate::twin::MemtableInstance;
 use crate::{Error, Memtable};
@@ -14,7 +14,7 @@ pub struct MemtableOf<M: Memtable> {
     position: Option<M::Position>,
 }
 
-impl<M: Memtable + Send> Hosted for MemtableOf<M>
+impl<M: Memtable + Send> Made for MemtableOf<M>
 where
     M::Position: Send,
 {
@@ -25,7 +25,12 @@ where
     fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
         Ok(MemtableOf { instance: MemtableInstance::create(params)?, position: None })
     }
+}
 
+impl<M: Memtable + Send> Hosted for MemtableOf<M>
+where
+    M::Position: Send,
+{
     fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match op {
             Op::MemtableInsert => self.instance.insert(input.packed()?)?,

@@ -65,7 +65,7 @@ impl Remote {
     /// Calls `op`, lending the pool for `store-rows`, and hands its answer
     /// to `take`, which must copy it out: it stays valid only until the
     /// thread's next call into the table, so it never leaves this call.
-    fn raw<R>(&mut self, op: Op, (a, b, n): (&[u8], Option<&[u8]>, u64), pool: Option<&mut dyn Pool>, take: impl FnOnce(&[u8]) -> R) -> Result<R, Called> {
+    fn raw<R>(&self, op: Op, (a, b, n): (&[u8], Option<&[u8]>, u64), pool: Option<&mut dyn Pool>, take: impl FnOnce(&[u8]) -> R) -> Result<R, Called> {
         let b = b.map_or(Slice::NONE, Slice::of);
         let mut out = Slice::NONE;
         let code = match pool {
@@ -101,6 +101,47 @@ impl Remote {
     /// Calls `op`; its packed answer into `out`, checked.
     pub fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called> {
         self.raw(op, (a, b, n), None, |wire| out.copy_from_wire(wire))?.map_err(Called::Error)
+    }
+}
+
+/// An instance of a concurrent strategy, which any thread may call
+/// while others do.
+pub struct SharedRemote(Remote);
+
+// SAFETY: made only from a table flagged `CONCURRENT`, whose instances
+// are `Sync` and take calls through a shared reference (`shared_table`);
+// each call's answer lives in the calling thread's buffers.
+unsafe impl Sync for SharedRemote {}
+
+impl SharedRemote {
+    /// `remote`, when its table says its instances take concurrent calls.
+    pub fn of(remote: Remote) -> Result<SharedRemote, Remote> {
+        match remote.table.flags & super::CONCURRENT {
+            0 => Err(remote),
+            _ => Ok(SharedRemote(remote)),
+        }
+    }
+
+    /// The instance for one thread again (the flush's).
+    pub fn into_inner(self) -> Remote {
+        self.0
+    }
+
+    /// As [`Remote::call_bytes`], beside other threads' calls.
+    pub fn call_bytes(&self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called> {
+        out.clear();
+        self.0.raw(op, (a, b, n), None, |answer| out.extend_from_slice(answer))
+    }
+
+    /// As [`Remote::call_with_pool`], beside other threads' calls.
+    pub fn call_with_pool(&self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called> {
+        out.clear();
+        self.0.raw(op, (a, None, 0), Some(pool), |answer| out.extend_from_slice(answer))
+    }
+
+    /// As [`Remote::call_packed`], beside other threads' calls.
+    pub fn call_packed(&self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called> {
+        self.0.raw(op, (a, b, n), None, |wire| out.copy_from_wire(wire))?.map_err(Called::Error)
     }
 }
 

@@ -8,13 +8,14 @@
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{ABI_VERSION, NativeTable, PoolTable, SDK_VERSION, Slice, decode_pairs, error_status, status};
+use super::{ABI_VERSION, CONCURRENT, NativeTable, PoolTable, SDK_VERSION, Slice, decode_pairs, error_status, status};
 use crate::contract::{Kind, Op};
 use crate::{Error, Packed};
 
-/// One kind's instance as the native table drives it.
-pub trait Hosted: Sized + Send + 'static {
+/// One kind's instance, as the native table creates it.
+pub trait Made: Sized + Send + 'static {
     /// The table's kind.
     const KIND: Kind;
     /// The strategy's name.
@@ -24,8 +25,19 @@ pub trait Hosted: Sized + Send + 'static {
     /// Creates the instance `op` creates (the kind's `create`, or
     /// `reader.open` over data `a` and index `b`).
     fn create(op: Op, params: Vec<(String, String)>, a: &[u8], b: &[u8]) -> Result<Self, Error>;
+}
+
+/// An instance the host calls one call at a time.
+pub trait Hosted: Made {
     /// Runs `op`, its answer in `answer`.
     fn call(&mut self, op: Op, input: Input<'_>, answer: &mut Answer) -> Result<(), Error>;
+}
+
+/// An instance the host may call from many threads at once (a
+/// concurrent strategy's): its table says so ([`CONCURRENT`]).
+pub trait SharedHosted: Made + Sync {
+    /// Runs `op`, its answer in `answer`, beside other calls.
+    fn call(&self, op: Op, input: Input<'_>, answer: &mut Answer) -> Result<(), Error>;
 }
 
 /// A call's inputs.
@@ -125,10 +137,11 @@ pub(crate) fn unknown(op: Op, kind: &str) -> Error {
     Error::InvalidState(format!("`{op}` is not a {kind} operation"))
 }
 
-/// An instance, and whether a panic poisoned it.
+/// An instance, and whether a panic poisoned it (atomic: a concurrent
+/// instance's calls may panic on two threads at once).
 struct Slot<H> {
     inner: H,
-    poisoned: bool,
+    poisoned: AtomicBool,
 }
 
 thread_local! {
@@ -174,7 +187,7 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, Vec<u8>> {
     result.map_err(|_| PANIC.with(|p| std::mem::take(&mut *p.borrow_mut())).into_bytes())
 }
 
-unsafe extern "C" fn create<H: Hosted>(op: u32, params: Slice, a: Slice, b: Slice, instance: *mut *mut c_void, out: *mut Slice) -> u32 {
+unsafe extern "C" fn create<H: Made>(op: u32, params: Slice, a: Slice, b: Slice, instance: *mut *mut c_void, out: *mut Slice) -> u32 {
     install_panic_hook();
     // SAFETY: the host lends each slice for the call (ABI contract).
     let (params, a, b) = unsafe { (params.get().unwrap_or_default(), a.get().unwrap_or_default(), b.get().unwrap_or_default()) };
@@ -184,7 +197,7 @@ unsafe extern "C" fn create<H: Hosted>(op: u32, params: Slice, a: Slice, b: Slic
     };
     let (code, message) = match made {
         Ok(Ok(inner)) => {
-            let slot = Box::new(Slot { inner, poisoned: false });
+            let slot = Box::new(Slot { inner, poisoned: AtomicBool::new(false) });
             // SAFETY: the host hands a place for the instance.
             unsafe { *instance = Box::into_raw(slot).cast() };
             return status::OK;
@@ -205,10 +218,17 @@ unsafe extern "C" fn create<H: Hosted>(op: u32, params: Slice, a: Slice, b: Slic
     code
 }
 
-/// Runs one call on a slot with the thread's buffers; its status.
-fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64, Option<&PoolTable>), (read, answer): &mut (Read, Answer)) -> u32 {
+/// Runs one call with the thread's buffers; its status. `call` runs the
+/// instance; a panic in it poisons `poisoned`.
+fn run<H: Made>(
+    poisoned: &AtomicBool,
+    op: u32,
+    input: (&[u8], Option<&[u8]>, u64, Option<&PoolTable>),
+    (read, answer): &mut (Read, Answer),
+    call: impl FnOnce(Op, Input<'_>, &mut Answer) -> Result<(), Error>,
+) -> u32 {
     answer.clear();
-    if slot.poisoned {
+    if poisoned.load(Ordering::Acquire) {
         answer.bytes.extend_from_slice(b"an earlier panic poisoned this instance");
         return status::PANICKED;
     }
@@ -217,7 +237,7 @@ fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64
         return status::INVALID_STATE;
     };
     let (a, b, n, pool) = input;
-    match guarded(|| slot.inner.call(op, Input { a, b, n, pool, read }, answer)) {
+    match guarded(|| call(op, Input { a, b, n, pool, read }, answer)) {
         Ok(Ok(())) => status::OK,
         Ok(Err(e)) => {
             let (code, m) = error_status(&e);
@@ -226,7 +246,7 @@ fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64
             code
         }
         Err(message) => {
-            slot.poisoned = true;
+            poisoned.store(true, Ordering::Release);
             answer.clear();
             answer.put(message);
             status::PANICKED
@@ -234,10 +254,18 @@ fn run<H: Hosted>(slot: &mut Slot<H>, op: u32, input: (&[u8], Option<&[u8]>, u64
     }
 }
 
-unsafe extern "C" fn call<H: Hosted>(instance: *mut c_void, op: u32, a: Slice, b: Slice, n: u64, pool: *const PoolTable, out: *mut Slice) -> u32 {
-    // SAFETY: `instance` is what `create::<H>` made and `drop` has not
-    // freed; the host makes one call at a time on it (ABI contract).
-    let slot = unsafe { &mut *instance.cast::<Slot<H>>() };
+/// Runs `call` with the thread's buffers and lends the answer in `out`.
+///
+/// # Safety
+/// The host hands a place for the answer in `out`, and lends the slices
+/// and the pool for the call (ABI contract).
+unsafe fn answered<H: Made>(
+    poisoned: &AtomicBool,
+    op: u32,
+    (a, b, n, pool): (Slice, Slice, u64, *const PoolTable),
+    out: *mut Slice,
+    call: impl FnOnce(Op, Input<'_>, &mut Answer) -> Result<(), Error>,
+) -> u32 {
     // SAFETY: the host lends the slices and the pool for the call.
     let input = unsafe { (a.get().unwrap_or_default(), b.get(), n, pool.as_ref()) };
     BUFFERS.with(|buffers| {
@@ -246,7 +274,7 @@ unsafe extern "C" fn call<H: Hosted>(instance: *mut c_void, op: u32, a: Slice, b
         let Ok(mut buffers) = buffers.try_borrow_mut() else {
             return status::INVALID_STATE;
         };
-        let code = run(slot, op, input, &mut buffers);
+        let code = run::<H>(poisoned, op, input, &mut buffers, call);
         // SAFETY: the host hands a place for the answer, which the
         // thread's buffers keep until its next call into the table.
         unsafe { *out = Slice::of(buffers.1.wire()) };
@@ -254,7 +282,26 @@ unsafe extern "C" fn call<H: Hosted>(instance: *mut c_void, op: u32, a: Slice, b
     })
 }
 
-unsafe extern "C" fn drop<H: Hosted>(instance: *mut c_void) {
+unsafe extern "C" fn call<H: Hosted>(instance: *mut c_void, op: u32, a: Slice, b: Slice, n: u64, pool: *const PoolTable, out: *mut Slice) -> u32 {
+    // SAFETY: `instance` is what `create::<H>` made and `drop` has not
+    // freed; the host makes one call at a time on it (ABI contract).
+    let slot = unsafe { &mut *instance.cast::<Slot<H>>() };
+    let Slot { inner, poisoned } = slot;
+    // SAFETY: the host's lends, as `answered` asks.
+    unsafe { answered::<H>(poisoned, op, (a, b, n, pool), out, |op, input, answer| inner.call(op, input, answer)) }
+}
+
+unsafe extern "C" fn call_shared<H: SharedHosted>(instance: *mut c_void, op: u32, a: Slice, b: Slice, n: u64, pool: *const PoolTable, out: *mut Slice) -> u32 {
+    // SAFETY: `instance` is what `create::<H>` made and `drop` has not
+    // freed; the host may call it from many threads at once, which a
+    // shared reference to a `Sync` instance allows (ABI contract: only a
+    // table flagged `CONCURRENT` is called so).
+    let slot = unsafe { &*instance.cast::<Slot<H>>() };
+    // SAFETY: the host's lends, as `answered` asks.
+    unsafe { answered::<H>(&slot.poisoned, op, (a, b, n, pool), out, |op, input, answer| slot.inner.call(op, input, answer)) }
+}
+
+unsafe extern "C" fn drop<H: Made>(instance: *mut c_void) {
     // SAFETY: `instance` came from `create::<H>` and is freed once.
     let slot = unsafe { Box::from_raw(instance.cast::<Slot<H>>()) };
     // A panic in a strategy's `Drop` must not unwind into the host.
@@ -270,11 +317,28 @@ pub const fn table<H: Hosted>() -> NativeTable {
     NativeTable {
         abi: ABI_VERSION,
         kind: H::KIND as u32,
+        flags: 0,
         sdk: text(SDK_VERSION),
         name: text(H::NAME),
         version: text(H::VERSION),
         create: create::<H>,
         call: call::<H>,
+        drop: drop::<H>,
+    }
+}
+
+/// The table of a concurrent `H`: flagged [`CONCURRENT`], its calls
+/// made through a shared reference.
+pub const fn shared_table<H: SharedHosted>() -> NativeTable {
+    NativeTable {
+        abi: ABI_VERSION,
+        kind: H::KIND as u32,
+        flags: CONCURRENT,
+        sdk: text(SDK_VERSION),
+        name: text(H::NAME),
+        version: text(H::VERSION),
+        create: create::<H>,
+        call: call_shared::<H>,
         drop: drop::<H>,
     }
 }

@@ -14,8 +14,8 @@ pub(crate) mod entry;
 
 pub use crate::memtable::native::MemtableOf;
 pub use crate::serializer::native::SerializerOf;
-pub use client::{Called, Remote};
-pub use entry::{Answer, Hosted, Input, table};
+pub use client::{Called, Remote, SharedRemote};
+pub use entry::{Answer, Hosted, Input, Made, SharedHosted, shared_table, table};
 
 use std::ffi::c_void;
 
@@ -24,10 +24,14 @@ use crate::{Description, Error, Finished, Packed, SegmentMeta, Stats, Tail};
 
 /// Bumped whenever the table, an op or an encoding changes. 2 numbers the
 /// operations by the contract's one table (`Op::code`), and `create`
-/// takes the operation that creates (`reader.open` for a reader).
-pub const ABI_VERSION: u32 = 2;
+/// takes the operation that creates (`reader.open` for a reader); 3 adds
+/// the table's `flags`.
+pub const ABI_VERSION: u32 = 3;
 /// The symbol a native plugin exports: `extern "C" fn() -> *const NativeTable`.
-pub const ENTRY_SYMBOL: &[u8] = b"memlab_native_entry_v2";
+pub const ENTRY_SYMBOL: &[u8] = b"memlab_native_entry_v3";
+/// A table's flag: its instances take calls from many threads at once (a
+/// concurrent strategy), so the host may call them without a lock.
+pub const CONCURRENT: u32 = 1;
 /// The SDK version a plugin was built with; the host refuses another.
 pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -93,6 +97,8 @@ pub struct NativeTable {
     pub abi: u32,
     /// Its kind, as `Kind as u32`.
     pub kind: u32,
+    /// [`CONCURRENT`], or 0.
+    pub flags: u32,
     /// [`SDK_VERSION`] as the plugin was built.
     pub sdk: Slice,
     /// The strategy's name.

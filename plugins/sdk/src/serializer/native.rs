@@ -3,7 +3,7 @@
 
 use crate::contract::{Kind, Op};
 use crate::native::entry::{limit, unknown};
-use crate::native::{Answer, Hosted, Input, encode_description, encode_finished, encode_stats};
+use crate::native::{Answer, Hosted, Input, Made, encode_description, encode_finished, encode_stats};
 use crate::twin::{ReaderInstance, WriterInstance};
 use crate::{Error, Serializer};
 
@@ -15,7 +15,7 @@ pub enum SerializerOf<S: Serializer> {
     Reader(ReaderInstance<S::Reader>),
 }
 
-impl<S: Serializer + Send> Hosted for SerializerOf<S>
+impl<S: Serializer + Send> Made for SerializerOf<S>
 where
     S::Reader: Send,
 {
@@ -29,7 +29,12 @@ where
             _ => Ok(SerializerOf::Writer(WriterInstance::create(params)?)),
         }
     }
+}
 
+impl<S: Serializer + Send> Hosted for SerializerOf<S>
+where
+    S::Reader: Send,
+{
     fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match (self, op) {
             (SerializerOf::Writer(w), Op::WriterWrite) => w.write_each(input.records()?, &mut answer.bytes)?,

@@ -1,0 +1,122 @@
+//! The write path of a concurrent shard: its live generation behind a
+//! read-write lock whose read side is sharded by thread (crossbeam's
+//! `ShardedLock`), so writers take no shared line and no lock between
+//! them; they call the memtable and the allocator at once. A switch takes
+//! the write side, which waits for the writers inside to leave: then the
+//! generation is the flush's alone (Cassandra's `OpOrder` barrier does
+//! the same job).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crossbeam::sync::ShardedLock;
+use crossbeam::utils::CachePadded;
+
+use super::metrics::{CallClock, CallTimes};
+use crate::router::RoutedBatch;
+use crate::seam::ledger::Noted;
+use crate::seam::{SeamError, Shard, SharedShard};
+
+/// Every shard's live generation, and what writers measured of it.
+pub(super) struct SharedSlots {
+    live: Vec<ShardedLock<Option<SharedShard>>>,
+    /// Call times, a stripe a thread (a writer's own line, so timing its
+    /// calls moves no shared counter).
+    calls: Vec<CachePadded<Mutex<CallTimes>>>,
+    /// The most writers the host saw inside one memtable at once.
+    most_inside: AtomicU64,
+}
+
+fn drained() -> SeamError {
+    SeamError::Host { operation: "write", detail: "the write path was drained".into() }
+}
+
+/// `shard` taking concurrent writers, or an error naming what is not.
+pub(super) fn share(shard: Shard) -> Result<SharedShard, SeamError> {
+    shard.share().map_err(|s| SeamError::Host {
+        operation: "write",
+        detail: format!(
+            "`{}` and `{}` must both take concurrent writers to run without the shard lock (native, `export!(concurrent ...)`)",
+            s.memtable_plugin(),
+            s.allocator_plugin()
+        ),
+    })
+}
+
+impl SharedSlots {
+    /// Generation 0 of every shard, taking concurrent writers as `want`
+    /// says (`PathSettings::concurrent`); the shards back where they stay
+    /// under the lock.
+    pub(super) fn new(shards: Vec<Shard>, clients: usize, want: Option<bool>) -> Result<Result<Self, Vec<Shard>>, SeamError> {
+        if want == Some(false) {
+            return Ok(Err(shards));
+        }
+        let mut live = Vec::with_capacity(shards.len());
+        let mut rest = shards.into_iter();
+        for shard in rest.by_ref() {
+            match (shard.share(), want) {
+                (Ok(shared), _) => live.push(ShardedLock::new(Some(shared))),
+                (Err(shard), Some(true)) => return Err(share(*shard).err().unwrap_or_else(drained)),
+                // The first shard tells: every shard of a variant runs the same strategies.
+                (Err(shard), _) => return Ok(Err(std::iter::once(*shard).chain(rest).collect())),
+            }
+        }
+        let calls = (0..(clients * 2).next_power_of_two()).map(|_| CachePadded::new(Mutex::default())).collect();
+        Ok(Ok(SharedSlots { live, calls, most_inside: AtomicU64::new(0) }))
+    }
+
+    /// Runs `f` on shard `i`'s live generation, beside other writers.
+    pub(super) fn with<R>(&self, i: usize, f: impl FnOnce(&SharedShard) -> Result<R, SeamError>) -> Result<R, SeamError> {
+        let live = self.live[i].read().unwrap_or_else(PoisonError::into_inner);
+        f(live.as_ref().ok_or_else(drained)?)
+    }
+
+    /// One client batch: its rows stored and its entries inserted, while
+    /// other writers do the same in the same shard.
+    pub(super) fn write(&self, batch: &mut RoutedBatch, ledgered: bool) -> Result<(), SeamError> {
+        let RoutedBatch { rows, entries, noted: ahead, shard } = batch;
+        let hashed = (ledgered && ahead.is_none()).then(|| Noted::of(rows, entries));
+        let noted = if ledgered { hashed.as_ref().or(ahead.as_ref()) } else { None };
+        let mut times = CallTimes::default();
+        self.with(*shard, |live| {
+            let mut clock = CallClock::start();
+            let refs = live.store_rows(rows)?;
+            clock.stored(&mut times, rows.data_len());
+            crate::router::set_refs(entries, &refs);
+            live.insert_noted(entries, noted)?;
+            clock.inserted(&mut times, entries.data_len());
+            Ok(())
+        })?;
+        let stripe = crate::pool::thread_stripe() & (self.calls.len() - 1);
+        self.calls[stripe].lock().unwrap_or_else(PoisonError::into_inner).add(&times);
+        Ok(())
+    }
+
+    /// Swaps shard `i`'s generation for `fresh` once every writer inside
+    /// left; the old one, for the flush.
+    pub(super) fn swap(&self, i: usize, fresh: Option<Shard>) -> Result<Option<Shard>, SeamError> {
+        let fresh = fresh.map(share).transpose()?;
+        let old = std::mem::replace(&mut *self.live[i].write().unwrap_or_else(PoisonError::into_inner), fresh);
+        Ok(old.map(|old| {
+            let (shard, most) = old.into_shard();
+            self.most_inside.fetch_max(most, Ordering::Relaxed);
+            shard
+        }))
+    }
+
+    /// The writers' call times, summed.
+    pub(super) fn call_times(&self) -> CallTimes {
+        let mut sum = CallTimes::default();
+        for stripe in &self.calls {
+            sum.add(&stripe.lock().unwrap_or_else(PoisonError::into_inner));
+        }
+        sum
+    }
+
+    /// The most writers seen inside one memtable at once, over the
+    /// generations switched so far and the live one.
+    pub(super) fn most_inside(&self) -> u64 {
+        let live = self.live.iter().filter_map(|s| s.read().ok().and_then(|s| s.as_ref().map(SharedShard::most_inside))).max();
+        self.most_inside.load(Ordering::Relaxed).max(live.unwrap_or(0))
+    }
+}

@@ -1,0 +1,83 @@
+//! Concurrent strategies: a memtable and an allocator that take every
+//! writer at once run natively without the shard lock, held to the same
+//! checks, and end in the same state as the locked ones (a metamorphic
+//! test); where they cannot run so, the config says why.
+
+use memlab::bench;
+use memlab::config::BenchConfig;
+
+use crate::support::{host, memlab, options, scratch};
+
+fn variant(name: &str, memtable: &str, allocator: &str, extra: &str) -> String {
+    format!(
+        "\n[[variant]]\nname = \"{name}\"\nmemtable = \"{memtable}\"\nallocator = \"{allocator}\"\nserializer = \"lean\"\nmemtable_space = \"1MiB\"\n{extra}\n"
+    )
+}
+
+fn workload(seed: u64, threads: usize) -> String {
+    format!("[workload]\nseed = {seed}\nops = 2000\nthreads = {threads}\npartitions = {{ count = 300 }}\nrows_per_batch = 10\ntombstone_ratio = 0.1\n")
+}
+
+/// Locked and concurrent, one shard and several, each way of reserving,
+/// and the same crate serialized in wasm: one final state.
+#[test]
+fn concurrent_and_locked_strategies_end_in_the_same_state() {
+    for seed in [5, crate::support::drawn_seed("concurrent_and_locked_strategies_end_in_the_same_state")] {
+        let mut config = workload(seed, 4);
+        config += &variant("btree locked", "btree", "per-row", "runtime = \"native\"");
+        for (name, params) in [("cell", "reserve = \"cell\""), ("row", ""), ("region", "reserve = \"region\", region_size = 8192")] {
+            config += &variant(&format!("lockfree {name}"), "lockfree", "cas-region", &format!("runtime = \"native\"\nallocator_params = {{ {params} }}"));
+        }
+        config += &variant("lockfree x3", "lockfree", "cas-region", "runtime = \"native\"\nshards = 3");
+        config += &variant("lockfree under the lock", "lockfree", "cas-region", "runtime = \"native\"\nshard_lock = true");
+        config += &variant("lockfree wasm", "lockfree", "cas-region", "");
+        let config = BenchConfig::parse("concurrent", &config).expect("config");
+        let result = bench::run(&host(), &config, &options(scratch(&format!("concurrent-{seed}"))), |_| {}).expect("bench");
+        let digest = result.variants[0].verified.expect("verified").digest;
+        for v in &result.variants {
+            assert_eq!(v.failure(), None, "seed {seed}: {}", v.variant.name);
+            assert!(v.counters.switches >= 3, "seed {seed}: {}: a 1 MiB budget switches often", v.variant.name);
+            assert_eq!(v.verified.expect("verified").digest, digest, "seed {seed}: {}", v.variant.name);
+            let concurrent = ["lockfree cell", "lockfree row", "lockfree region", "lockfree x3"].contains(&v.variant.name.as_str());
+            assert_eq!(v.counters.most_inside > 0, concurrent, "seed {seed}: {}: {:?}", v.variant.name, v.counters);
+        }
+    }
+}
+
+/// Through the binary: four writers, one shard, and the host sees more
+/// than one of them inside the memtable's `insert` at once.
+#[test]
+fn several_writers_are_inside_one_memtable_at_once() {
+    let dir = scratch("concurrent-binary");
+    let path = dir.join("bench.toml");
+    let config = format!("{}{}", workload(9, 4).replace("ops = 2000", "ops = 20000"), variant("lockfree", "lockfree", "cas-region", "runtime = \"native\""));
+    std::fs::write(&path, config).expect("config");
+    let runs = dir.join("runs");
+    let (ok, out) = memlab(&["bench", path.to_str().expect("utf-8"), "--out", runs.to_str().expect("utf-8"), "--quiet", "--no-intervals"]);
+    assert!(ok, "{out}");
+    let seen = out.lines().find(|l| l.starts_with("Contended puts")).expect("a contention line");
+    let most: u64 = seen.split("up to ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).expect(seen);
+    assert!((2..=4).contains(&most), "{seen}");
+    assert!(out.contains("Verified"), "{out}");
+}
+
+/// `shard_lock = false` where it cannot hold: a clear error that names
+/// the variant, the key and what to do.
+#[test]
+fn a_variant_that_cannot_run_without_the_lock_says_why() {
+    for (extra, says) in [
+        ("", "runtime = \"native\""),
+        ("runtime = \"native\"\ncoalescing = \"group\"", "coalescing"),
+        ("runtime = \"native\"\ncommitlog = \"plain\"", "commit log"),
+    ] {
+        let config = format!("{}{}", workload(1, 2), variant("v", "lockfree", "cas-region", &format!("shard_lock = false\n{extra}")));
+        let err = BenchConfig::parse("unlocked", &config).expect_err(extra).to_string();
+        assert!(err.contains("shard_lock") && err.contains("variant `v`") && err.contains(says), "{extra}: {err}");
+    }
+    // A strategy that does not take concurrent writers fails its variant, named.
+    let config = format!("{}{}", workload(1, 2), variant("v", "btree", "cas-region", "runtime = \"native\"\nshard_lock = false"));
+    let config = BenchConfig::parse("unlocked", &config).expect("config");
+    let result = bench::run(&host(), &config, &options(scratch("unlocked")), |_| {}).expect("bench");
+    let failure = result.variants[0].failure().expect("btree takes one writer at a time");
+    assert!(failure.message.contains("`btree`") && failure.message.contains("concurrent"), "{failure}");
+}
