@@ -6,7 +6,7 @@
 use memlab::bench;
 use memlab::config::BenchConfig;
 
-use crate::support::{host, memlab, options, scratch};
+use crate::support::{command, host, memlab, options, scratch};
 
 fn variant(name: &str, memtable: &str, allocator: &str, extra: &str) -> String {
     format!(
@@ -80,4 +80,25 @@ fn a_variant_that_cannot_run_without_the_lock_says_why() {
     let result = bench::run(&host(), &config, &options(scratch("unlocked")), |_| {}).expect("bench");
     let failure = result.variants[0].failure().expect("btree takes one writer at a time");
     assert!(failure.message.contains("`btree`") && failure.message.contains("concurrent"), "{failure}");
+}
+
+/// A memtable that drops a row only when two writers' batches overlap
+/// (`plugins/test-liar-race`), built for this machine: honest under the
+/// lock, caught by the ledger without it.
+#[test]
+fn a_memtable_that_lies_only_under_contention_fails_its_variant() {
+    let dir = scratch("concurrent-liar");
+    let liar = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/test-liar-race");
+    let extra = "runtime = \"native\"";
+    let config = format!("{}{}", workload(3, 4).replace("ops = 2000", "ops = 4000"), variant("race", liar.to_str().expect("utf-8"), "cas-region", extra));
+    std::fs::write(dir.join("race.toml"), config).expect("config");
+    let mut memlab = command(&["bench", "race.toml", "--quiet", "--no-intervals", "--out", "runs", "--build", "--native"]);
+    memlab.current_dir(&dir).env_remove("CARGO_TARGET_DIR");
+    for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_MAKEFLAGS", "MAKEFLAGS"] {
+        memlab.env_remove(var);
+    }
+    let out = memlab.output().expect("memlab runs");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let failed = said.lines().find(|l| l.starts_with("FAILED")).unwrap_or_else(|| panic!("the race went unseen:\n{said}"));
+    assert!(failed.contains("ledger") && failed.contains("newest rows missing") && failed.contains("liar-race"), "{failed}");
 }
