@@ -121,7 +121,7 @@ fn write_path_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
 /// The shard lock's contention, or that there was no lock.
 fn contended_line(c: &crate::record::WriteFigures) -> String {
     if c.most_inside > 0 {
-        return format!("no shard lock: concurrent strategies, up to {} writers seen inside one memtable at once", c.most_inside);
+        return format!("no shard lock: concurrent strategies; the most writers seen inside one memtable at once: {}", c.most_inside);
     }
     format!("{} of {} (lock wait {:.1} ms)", thousands(c.contended as f64), thousands((c.contended + c.uncontended) as f64), c.lock_wait_ns as f64 / 1e6)
 }

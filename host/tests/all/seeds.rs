@@ -37,21 +37,21 @@ fn every_seed_config_loads_and_quotes_its_ticket() {
     }
     tickets.sort_by(|a, b| a.0.cmp(&b.0));
     let names: Vec<&str> = tickets.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(names, ["19429-lock", "20226-allocator", "21083-flush", "8457-coalescing", "8457-coalescing-sync"]);
-    let config = |t: &str| &tickets.iter().find(|(n, _)| n.split('-').next() == Some(t)).expect("ticket").1;
+    assert_eq!(names, ["19429-concurrent", "19429-lock", "20226-allocator", "20226-concurrent", "21083-flush", "8457-coalescing", "8457-coalescing-sync"]);
+    let config = |t: &str| &tickets.iter().find(|(n, _)| n == t).expect("ticket").1;
     // 20226's chain, in the ticket's order.
-    let chain: Vec<String> = config("20226").variants.iter().map(|v| format!("{} {}", v.pool, v.plugin(Kind::Allocator))).collect();
+    let chain: Vec<String> = config("20226-allocator").variants.iter().map(|v| format!("{} {}", v.pool, v.plugin(Kind::Allocator))).collect();
     assert_eq!(chain, ["cas-loop per-cell", "fetch-add per-cell", "striped-packed per-cell", "striped per-cell", "striped per-row"]);
-    assert!(config("20226").variants.iter().all(|v| v.shards == 32 && v.flush_writers == 4));
-    assert_eq!(config("20226").workload.threads, 100);
+    assert!(config("20226-allocator").variants.iter().all(|v| v.shards == 32 && v.flush_writers == 4));
+    assert_eq!(config("20226-allocator").workload.threads, 100);
     // The thread sweeps reach far past the cores.
-    for t in ["20226", "8457"] {
+    for t in ["20226-allocator", "8457-coalescing", "20226-concurrent"] {
         let sweep = config(t).sweep.as_ref().expect("a thread sweep");
         assert_eq!(sweep.knob, Knob::Threads);
         let values: Vec<String> = sweep.values.iter().map(ToString::to_string).collect();
         assert_eq!(values, ["1", "2", "8", "32", "100"], "{t}");
     }
-    let modes: Vec<String> = config("8457").variants.iter().map(|v| v.coalescing.to_string()).collect();
+    let modes: Vec<String> = config("8457-coalescing").variants.iter().map(|v| v.coalescing.to_string()).collect();
     assert_eq!(modes, ["none", "window 20 µs", "adaptive"]);
     // 8457 again once writes wait for a sync: every variant logs, paired
     // against `batch` without coalescing.
@@ -61,10 +61,16 @@ fn every_seed_config_loads_and_quotes_its_ticket() {
     assert!(synced.variants.iter().all(|v| v.plugin(Kind::CommitLog) == "plain" && v.shards == 1));
     let values: Vec<String> = synced.sweep.as_ref().expect("a thread sweep").values.iter().map(ToString::to_string).collect();
     assert_eq!(values, ["1", "8", "32", "100"]);
-    let serializers: Vec<&str> = config("21083").variants.iter().map(|v| v.plugin(Kind::Serializer)).collect();
+    let serializers: Vec<&str> = config("21083-flush").variants.iter().map(|v| v.plugin(Kind::Serializer)).collect();
     assert_eq!(serializers, ["naive", "lean", "naive", "lean"]);
-    let shards: Vec<usize> = config("19429").variants.iter().map(|v| v.shards).collect();
+    let shards: Vec<usize> = config("19429-lock").variants.iter().map(|v| v.shards).collect();
     assert_eq!(shards, [1, 32]);
+    // The concurrent baselines: natively, with the shard lock and without.
+    let unlocked: Vec<Option<bool>> = config("19429-concurrent").variants.iter().map(|v| v.unlocked()).collect();
+    assert_eq!(unlocked, [Some(false), None]);
+    let unlocked: Vec<Option<bool>> = config("20226-concurrent").variants.iter().map(|v| v.unlocked()).collect();
+    assert_eq!(unlocked, [None, None, Some(false), None]);
+    assert!(config("20226-concurrent").variants.iter().all(|v| v.runtime == memlab::config::Runtime::Native));
 }
 
 const SMALL: &str = r#"
