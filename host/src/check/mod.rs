@@ -12,6 +12,7 @@ pub(crate) use defaults::described as described_params;
 pub(crate) use defaults::holds as defaults_hold;
 pub(crate) use defaults::{Probe, changed as changed_values, probe_budget, without_effect_within};
 mod memtable;
+mod race;
 mod serializer;
 mod suite;
 mod twin;
@@ -163,7 +164,7 @@ pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Res
     let in_wasm = CheckOptions { native: None, ..options.clone() };
     let mut properties = (suite.properties)(host, &loaded, &in_wasm);
     let mut native = options.native.as_ref().map_or_else(Vec::new, |n| (suite.natively)(host, &loaded, n, &options));
-    let args: String = std::iter::once(plugin.to_string()).chain(options.params.iter().map(|(k, v)| format!("--param {k}={v}"))).collect::<Vec<_>>().join(" ");
+    let args = replay_args(plugin, &options);
     for p in properties.iter_mut().chain(&mut native) {
         p.failure = p.failure.take().map(|f| f.replace(PLUGIN_ARGS, &args));
     }
@@ -175,6 +176,24 @@ pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Res
         native,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// What a replay line gives `memlab check` before its seed: the plugin,
+/// `--build` for a crate folder (and `--native` where it was checked so),
+/// the parameters, shell-quoted, and a small `--size` so the replay does
+/// not grow the one big instance again.
+fn replay_args(plugin: &str, options: &CheckOptions) -> String {
+    let quoted = |s: String| shlex::try_quote(&s).map_or(s.clone(), |q| q.into_owned());
+    let mut args = vec![quoted(plugin.to_string())];
+    if std::path::Path::new(plugin).is_dir() {
+        args.push("--build".into());
+    }
+    if options.native.is_some() {
+        args.push("--native".into());
+    }
+    args.extend(options.params.iter().map(|(k, v)| format!("--param {}={}", quoted(k.clone()), quoted(v.clone()))));
+    args.push("--size 1000".into());
+    args.join(" ")
 }
 
 /// A key for checks: a small space of short keys (overwrites), keys over
@@ -279,6 +298,19 @@ impl<'a> ShardSubject<'a> {
             (Some((memtable, allocator)), _) => memtable.shard(params, allocator, &[], pool, 0),
             (None, _) => self.shard_in_wasm(params, pool),
         }
+    }
+
+    /// A fresh shard of the native build under check and the bundled
+    /// concurrent partner, taking concurrent writers; `None` where the
+    /// build's calls are serialized, or no native build is checked.
+    pub(crate) fn shared(&self, params: &[(String, String)]) -> Result<Option<crate::seam::SharedShard>, SeamError> {
+        let Some((under_check, _)) = &self.native else { return Ok(None) };
+        let pool = Arc::new(self.pool());
+        let shard = match self.plugin.kind {
+            Kind::Allocator => crate::native::Strategy::bundled("lockfree", Kind::Memtable)?.shard(&[], under_check, params, pool, 0)?,
+            _ => under_check.shard(params, &crate::native::Strategy::bundled("cas-region", Kind::Allocator)?, &[], pool, 0)?,
+        };
+        Ok(shard.share().ok())
     }
 
     /// Shards made from now on draw their pool from `seed` and hold up to

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use memlab_sdk::Description;
 
-use super::{CheckOptions, Property, ShardSubject, allocator, commitlog, defaults, memtable, serializer};
+use super::{CheckOptions, Property, ShardSubject, allocator, commitlog, defaults, memtable, race, serializer};
 use crate::native::Strategy;
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::{Kind, SeamError};
@@ -76,9 +76,14 @@ fn shard_trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: Params<'_>)
 }
 
 /// A memtable's or allocator's native build runs the whole suite again,
-/// through native shards (`options.native` is set).
+/// through native shards (`options.native` is set), and a concurrent one
+/// races writers against a reader as well.
 fn whole_suite(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, _: &Strategy, options: &CheckOptions) -> Vec<Property> {
-    (of(plugin.kind).properties)(host, plugin, options)
+    let mut properties = (of(plugin.kind).properties)(host, plugin, options);
+    if let Ok(subject) = ShardSubject::new(host, plugin, options) {
+        properties.extend(race::property(&subject, options));
+    }
+    properties
 }
 
 /// A serializer's or log format's native build must write the wasm

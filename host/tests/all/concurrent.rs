@@ -4,7 +4,10 @@
 //! test); where they cannot run so, the config says why.
 
 use memlab::bench;
+use memlab::check::{CheckOptions, check};
 use memlab::config::BenchConfig;
+use memlab::native::Strategy;
+use memlab::seam::Kind;
 
 use crate::support::{command, host, memlab, options, scratch};
 
@@ -82,25 +85,59 @@ fn a_variant_that_cannot_run_without_the_lock_says_why() {
     assert!(failure.message.contains("`btree`") && failure.message.contains("concurrent"), "{failure}");
 }
 
-/// A memtable that drops a row only when two writers' batches overlap
-/// (`plugins/test-liar-race`), built for this machine: honest under the
-/// lock, caught by the ledger without it.
+/// The bundled concurrent memtable and allocator, checked natively:
+/// writers race a reader, every answer held to the concurrent semantics.
 #[test]
-fn a_memtable_that_lies_only_under_contention_fails_its_variant() {
-    let dir = scratch("concurrent-liar");
-    let liar = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/test-liar-race");
-    let extra = "runtime = \"native\"";
-    let config = format!("{}{}", workload(3, 4).replace("ops = 2000", "ops = 4000"), variant("race", liar.to_str().expect("utf-8"), "cas-region", extra));
-    std::fs::write(dir.join("race.toml"), config).expect("config");
-    let mut memlab = command(&["bench", "race.toml", "--quiet", "--no-intervals", "--out", "runs", "--build", "--native"]);
-    // A cache of its own: the scaffold test holds the shared one to one
-    // build of wit-bindgen, and this workspace crate builds its own.
-    memlab.current_dir(&dir).env_remove("CARGO_TARGET_DIR").env("MEMLAB_CACHE_DIR", dir.join("cache"));
+fn the_bundled_concurrent_strategies_pass_check_racing_writers() {
+    let seed = crate::support::drawn_seed("the_bundled_concurrent_strategies_pass_check_racing_writers");
+    for (name, kind) in [("lockfree", Kind::Memtable), ("cas-region", Kind::Allocator)] {
+        let native = Strategy::bundled(name, kind).expect(name);
+        let options = CheckOptions { ops: 60_000, size: 5_000, flips: 2, native: Some(native), ..CheckOptions::new(Vec::new(), seed) };
+        let report = check(&crate::support::strict_host(), name, options).expect("check");
+        assert!(report.passed(), "seed {seed}: {}", report.render());
+        let raced = report.native.iter().find(|p| p.name == "races").expect("a races property");
+        assert!(raced.detail.contains("60000 ops in 3 rounds"), "{}", raced.detail);
+    }
+}
+
+/// `memlab` at the contention liar (`plugins/test-liar-race`), built for
+/// this machine in `dir`, with a cache of its own: the scaffold test
+/// holds the shared one to one build of wit-bindgen, and this workspace
+/// crate builds its own.
+fn at_the_liar(dir: &std::path::Path, args: &[&str]) -> String {
+    let mut memlab = command(args);
+    memlab.current_dir(dir).env_remove("CARGO_TARGET_DIR").env("MEMLAB_CACHE_DIR", dir.join("cache"));
     for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_MAKEFLAGS", "MAKEFLAGS"] {
         memlab.env_remove(var);
     }
     let out = memlab.output().expect("memlab runs");
-    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// A memtable that drops a row only when two writers' batches overlap,
+/// or answers a stale get only while a writer is inside: honest under
+/// the lock; a bench without it fails the drop by its ledger, and
+/// `check --native` races writers against a reader and fails both, with
+/// a replay line that can be pasted.
+#[test]
+fn a_memtable_that_lies_only_under_contention_is_caught() {
+    let dir = scratch("concurrent-liar");
+    let liar = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/test-liar-race");
+    let liar = liar.to_str().expect("utf-8");
+    let config = format!("{}{}", workload(3, 4).replace("ops = 2000", "ops = 4000"), variant("race", liar, "cas-region", "runtime = \"native\""));
+    std::fs::write(dir.join("race.toml"), config).expect("config");
+    let said = at_the_liar(&dir, &["bench", "race.toml", "--quiet", "--no-intervals", "--out", "runs", "--build", "--native"]);
     let failed = said.lines().find(|l| l.starts_with("FAILED")).unwrap_or_else(|| panic!("the race went unseen:\n{said}"));
     assert!(failed.contains("ledger") && failed.contains("newest rows missing") && failed.contains("liar-race"), "{failed}");
+    for (lie, says) in [("drop", "after the race|left out|stale"), ("stale", "stale")] {
+        let param = format!("lie={lie}");
+        let said = at_the_liar(&dir, &["check", liar, "--build", "--native", "--ops", "40000", "--size", "1000", "--param", &param]);
+        let raced = said.lines().find(|l| l.contains("races")).unwrap_or_else(|| panic!("{lie}: no races property:\n{said}"));
+        assert!(raced.contains("FAIL") && says.split('|').any(|s| raced.contains(s)), "{lie}: {raced}");
+        // Honest alone: every property but the races passes.
+        assert!(said.lines().any(|l| l.contains(": 1 of ") && l.ends_with("properties failed")), "{lie}: only the races fail:\n{said}");
+        let replay = said.lines().find_map(|l| l.trim().strip_prefix("replay: memlab ")).expect("a replay line");
+        let expected = format!("--build --native --param {param} --size 1000 --seed ");
+        assert!(replay.starts_with(&format!("check {liar} ")) && replay.contains(&expected), "{replay}");
+    }
 }

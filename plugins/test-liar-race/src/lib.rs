@@ -1,8 +1,10 @@
 //! A concurrent memtable that lies only under contention: honest while
-//! it has one writer at a time, it drops the last entry of a batch that
-//! another writer's batch overlaps. Serialized (under the shard lock, or
-//! in wasm) it never lies; the host's ledger must catch it when run
-//! without the lock.
+//! it has one writer at a time. With `lie = "drop"` (the default) it
+//! drops the last entry of a batch that another writer's batch overlaps;
+//! with `lie = "stale"` a get answers a key's previous version while a
+//! writer is inside. Serialized (under the shard lock, or in wasm) it
+//! never lies; the host's ledger must catch the drop when run without
+//! the lock, and `memlab check --native`'s races property both.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -11,15 +13,20 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use memlab_sdk::{ConcurrentMemtable, Entry, Error, Packed, Params, Stat, Stats, Version};
 
+/// A key's newest version and the one it replaced (the newest again
+/// until it replaced one).
+type Versions = [(u64, u64); 2];
+
 /// The liar: a map behind its own lock, and its writers in flight.
 #[derive(Debug, Default)]
 pub struct Racy {
-    map: Mutex<BTreeMap<Vec<u8>, (u64, u64)>>,
+    map: Mutex<BTreeMap<Vec<u8>, Versions>>,
     inside: AtomicUsize,
+    stale: bool,
 }
 
 impl Racy {
-    fn map(&self) -> MutexGuard<'_, BTreeMap<Vec<u8>, (u64, u64)>> {
+    fn map(&self) -> MutexGuard<'_, BTreeMap<Vec<u8>, Versions>> {
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -33,15 +40,21 @@ impl ConcurrentMemtable for Racy {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     type Position = Option<Vec<u8>>;
 
-    fn create(_params: &mut Params) -> Result<Self, Error> {
-        Ok(Racy::default())
+    fn create(params: &mut Params) -> Result<Self, Error> {
+        let stale = match params.get("lie", "drop".to_string())?.as_str() {
+            "drop" => false,
+            "stale" => true,
+            other => return Err(Error::BadParam(format!("`lie` = {other:?}: expected \"drop\" or \"stale\""))),
+        };
+        Ok(Racy { stale, ..Racy::default() })
     }
 
     fn insert(&self, entry: Entry<'_>) -> Result<(), Error> {
         let mut map = self.map();
-        let slot = map.entry(entry.key.to_vec()).or_insert((entry.timestamp, entry.reference));
-        if entry.timestamp >= slot.0 {
-            *slot = (entry.timestamp, entry.reference);
+        let version = (entry.timestamp, entry.reference);
+        let slot = map.entry(entry.key.to_vec()).or_insert([version; 2]);
+        if entry.timestamp >= slot[0].0 {
+            *slot = [version, slot[0]];
         }
         Ok(())
     }
@@ -51,21 +64,22 @@ impl ConcurrentMemtable for Racy {
         // Checked again at the end of the window: one that another writer
         // entered since overlapped too.
         let overlapped = overlapped || self.inside.load(Ordering::SeqCst) > 1;
-        let keep = if overlapped { entries.len().saturating_sub(1) } else { entries.len() };
+        let keep = if overlapped && !self.stale { entries.len().saturating_sub(1) } else { entries.len() };
         let result = entries.iter().take(keep).try_for_each(|record| self.insert(Entry::decode(record)?));
         self.inside.fetch_sub(1, Ordering::SeqCst);
         result
     }
 
     fn get(&self, key: &[u8]) -> Option<Version> {
-        self.map().get(key).map(|&(timestamp, reference)| Version { timestamp, reference })
+        let lying = self.stale && self.inside.load(Ordering::SeqCst) > 0;
+        self.map().get(key).map(|v| v[usize::from(lying)]).map(|(timestamp, reference)| Version { timestamp, reference })
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize, out: &mut Packed) {
         let map = self.map();
         let upper = end.map_or(Bound::Unbounded, Bound::Excluded);
         for (k, v) in map.range::<[u8], _>((Bound::Included(start), upper)).take(limit) {
-            push(out, k, v);
+            push(out, k, &v[0]);
         }
     }
 
@@ -77,7 +91,7 @@ impl ConcurrentMemtable for Racy {
         let map = self.map();
         let lower = position.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
         for (k, v) in map.range::<[u8], _>((lower, Bound::Unbounded)) {
-            push(out, k, v);
+            push(out, k, &v[0]);
             *position = Some(k.clone());
             if out.data_len() >= max_bytes {
                 break;

@@ -10,7 +10,10 @@
 //!
 //! What the host holds a concurrent memtable to: a `get` or `scan` sees
 //! every insert that completed before it started, and may or may not see
-//! one that races it. The cursor opens only once every writer is out.
+//! one that races it, and never answers a version no insert begun
+//! before it ended wrote. The cursor opens only once every writer is
+//! out. `memlab check --native` holds a concurrent build to this with
+//! writers racing a reader.
 
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod native;
