@@ -2,7 +2,7 @@
 //! shard's allocator. How it counts is the subject of CASSANDRA-20226, so
 //! the counting is a config choice (`pool` in a variant).
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -88,7 +88,7 @@ impl MemoryPool {
     /// A pool of `budget` bytes. Writers block at the budget; a single
     /// reservation fails only past twice the budget.
     pub fn new(budget: u64, mode: PoolMode) -> Self {
-        let stripes = std::thread::available_parallelism().map_or(4, |n| n.get() * 4).next_power_of_two();
+        let stripes = crate::util::stripe::stripes_for_this_machine();
         let (padded, packed) = match mode {
             PoolMode::Striped => (stripes, 0),
             PoolMode::StripedPacked => (0, stripes),
@@ -281,22 +281,12 @@ impl MemoryPool {
     }
 
     fn my_cell(&self) -> &Cell {
-        let stripe = thread_stripe();
+        let stripe = crate::util::stripe::thread_stripe();
         match self.cells.len() {
             0 => &self.packed[stripe & (self.packed.len() - 1)],
             n => &self.cells[stripe & (n - 1)],
         }
     }
-}
-
-/// This thread's stripe: numbered as threads first ask, so the first
-/// threads of a run each have their own (LongAdder's probe, made once).
-pub(crate) fn thread_stripe() -> usize {
-    thread_local! {
-        static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed);
-    }
-    static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
-    STRIPE.with(|s| *s)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! imports none of the crate's others but `input`.
 
 pub mod heap;
+pub mod stripe;
 pub mod text;
 
 use std::path::Path;

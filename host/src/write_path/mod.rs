@@ -140,7 +140,7 @@ impl WritePath {
         let PathSettings { cleanup_threshold, flush_writers, coalescing, clients, concurrent } = settings;
         let first: Vec<Shard> = (0..router.shards()).map(&factory).collect::<Result<_, _>>()?;
         let ledgered = first.first().is_some_and(Shard::has_ledger);
-        let (first, shared) = match shared::SharedSlots::new(first, clients.max(1), concurrent)? {
+        let (first, shared) = match shared::SharedSlots::new(first, concurrent)? {
             Ok(shared) => ((0..router.shards()).map(|_| None).collect(), Some(shared)),
             Err(locked) => (locked.into_iter().map(Some).collect::<Vec<_>>(), None),
         };

@@ -9,8 +9,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use crate::util::stripe::Striped;
 use crossbeam::sync::ShardedLock;
-use crossbeam::utils::CachePadded;
 
 use super::metrics::{CallClock, CallTimes};
 use crate::router::RoutedBatch;
@@ -22,7 +22,7 @@ pub(super) struct SharedSlots {
     live: Vec<ShardedLock<Option<SharedShard>>>,
     /// Call times, a stripe a thread (a writer's own line, so timing its
     /// calls moves no shared counter).
-    calls: Vec<CachePadded<Mutex<CallTimes>>>,
+    calls: Striped<Mutex<CallTimes>>,
     /// The most writers the host saw inside one memtable at once.
     most_inside: AtomicU64,
 }
@@ -47,7 +47,7 @@ impl SharedSlots {
     /// Generation 0 of every shard, taking concurrent writers as `want`
     /// says (`PathSettings::concurrent`); the shards back where they stay
     /// under the lock.
-    pub(super) fn new(shards: Vec<Shard>, clients: usize, want: Option<bool>) -> Result<Result<Self, Vec<Shard>>, SeamError> {
+    pub(super) fn new(shards: Vec<Shard>, want: Option<bool>) -> Result<Result<Self, Vec<Shard>>, SeamError> {
         if want == Some(false) {
             return Ok(Err(shards));
         }
@@ -61,7 +61,7 @@ impl SharedSlots {
                 (Err(shard), _) => return Ok(Err(std::iter::once(*shard).chain(rest).collect())),
             }
         }
-        let calls = (0..(clients * 2).next_power_of_two()).map(|_| CachePadded::new(Mutex::default())).collect();
+        let calls = Striped::new(Mutex::default);
         Ok(Ok(SharedSlots { live, calls, most_inside: AtomicU64::new(0) }))
     }
 
@@ -87,8 +87,7 @@ impl SharedSlots {
             clock.inserted(&mut times, entries.data_len());
             Ok(())
         })?;
-        let stripe = crate::pool::thread_stripe() & (self.calls.len() - 1);
-        self.calls[stripe].lock().unwrap_or_else(PoisonError::into_inner).add(&times);
+        self.calls.mine().lock().unwrap_or_else(PoisonError::into_inner).add(&times);
         Ok(())
     }
 
@@ -107,7 +106,7 @@ impl SharedSlots {
     /// The writers' call times, summed.
     pub(super) fn call_times(&self) -> CallTimes {
         let mut sum = CallTimes::default();
-        for stripe in &self.calls {
+        for stripe in self.calls.iter() {
             sum.add(&stripe.lock().unwrap_or_else(PoisonError::into_inner));
         }
         sum
