@@ -69,3 +69,9 @@ pub(super) fn seed(text: &str) -> Result<u64, String> {
 pub(super) fn key_value(text: &str) -> Result<(String, String), String> {
     text.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("`{text}` is not key=value"))
 }
+
+/// A kind of strategy by name; `--help` lists the table of kinds'.
+pub(super) fn kind() -> impl clap::builder::TypedValueParser<Value = crate::seam::Kind> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(crate::seam::Kind::ALL.map(crate::seam::Kind::name)).try_map(|s| s.parse::<crate::seam::Kind>())
+}

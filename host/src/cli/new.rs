@@ -8,7 +8,8 @@ use super::CliError;
 /// `memlab new`'s arguments.
 #[derive(Debug, clap::Args)]
 pub(super) struct NewArgs {
-    /// `memtable`, `allocator` or `serializer`.
+    /// The kind of strategy.
+    #[arg(value_parser = super::flags::kind())]
     kind: crate::seam::Kind,
     /// The plugin's name (lowercase, digits, `-`).
     name: String,
@@ -23,7 +24,8 @@ pub(super) struct BindingsArgs {
     /// The language: only `c` for now.
     #[arg(value_parser = ["c"])]
     language: String,
-    /// `memtable`, `allocator` or `serializer`.
+    /// The kind of strategy.
+    #[arg(value_parser = super::flags::kind())]
     kind: crate::seam::Kind,
     /// Where to write them.
     dir: PathBuf,

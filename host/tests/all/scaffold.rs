@@ -222,3 +222,13 @@ fn same_name_in_two_folders(dir: &Path, cache: &Path) {
         }
     }
 }
+
+/// `memlab new --help` lists every kind, from the table of kinds.
+#[test]
+fn new_lists_every_kind_in_its_help() {
+    let (ok, text) = crate::support::memlab(&["new", "--help"]);
+    assert!(ok, "{text}");
+    for kind in memlab::seam::Kind::ALL {
+        assert!(text.contains(kind.name()), "`{kind}` missing from:\n{text}");
+    }
+}
