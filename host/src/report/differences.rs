@@ -109,21 +109,26 @@ pub fn of_variants(baseline: &[&VariantResult], run: &[&VariantResult]) -> Vec<D
                     fields.insert(kind, s.get_mut("plugin").map(Value::take).unwrap_or(Value::Null));
                 }
             }
+            // A plugin is what ran, its bytes, however its path was spelled
+            // ("." or "../my-table"): its name and sha256 where recorded.
+            for p in &v.plugins {
+                fields.insert(p.kind.name().to_string(), Value::String(format!("{} {}", p.name, short(&p.sha256))));
+            }
         }
         value
     };
-    let mut out = settings("", &spec(a), &spec(b));
-    let plugin = |v: &VariantResult, kind: Kind| v.plugins.iter().find(|p| p.kind == kind).map(|p| format!("{} {}", p.name, short(&p.sha256)));
-    for kind in Kind::ALL {
-        let (x, y) = (plugin(a, kind), plugin(b, kind));
-        // Plugins the config names apart differ as a setting already;
-        // here, one name with other bytes.
-        // Another runtime runs other bytes by design (`runtime` differs).
-        let named = |v: &VariantResult| v.variant.plugin(kind).to_string();
-        if x != y && named(a) == named(b) && a.variant.runtime == b.variant.runtime {
-            let shown = |p: Option<String>| p.unwrap_or_else(|| "(none)".into());
-            out.push(Difference::Plugin { kind, baseline: shown(x), run: shown(y) });
-        }
+    let plugin = |d: Difference| match d {
+        Difference::Setting { key, baseline, run } => match Kind::ALL.into_iter().find(|k| k.name() == key) {
+            Some(kind) => Difference::Plugin { kind, baseline, run },
+            None => Difference::Setting { key, baseline, run },
+        },
+        other => other,
+    };
+    let mut out: Vec<Difference> = settings("", &spec(a), &spec(b)).into_iter().map(plugin).collect();
+    // Another runtime runs other bytes of one plugin by design: `runtime`
+    // differs, the plugin named alike does not.
+    if a.variant.runtime != b.variant.runtime {
+        out.retain(|d| !matches!(d, Difference::Plugin { kind, .. } if a.variant.plugin(*kind) == b.variant.plugin(*kind)));
     }
     if let (Some(x), Some(y)) = (machine(baseline), machine(run))
         && ((x.cores - y.cores).abs() > DIFFERENT_BY || (x.others() - y.others()).abs() > DIFFERENT_BY)
@@ -199,11 +204,22 @@ mod tests {
         let (a, b) = (run(16384, "aa", 1.8), run(32768, "bb", 0.9));
         let found = of_variants(&[&a], &[&b]);
         let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
-        assert_eq!(shown[0], "`memtable_params.capacity` 16384 vs 32768", "{shown:?}");
-        assert_eq!(shown[1], "the memtable plugin: skiplist aa vs skiplist bb", "{shown:?}");
+        assert_eq!(shown[0], "the memtable plugin: skiplist aa vs skiplist bb", "{shown:?}");
+        assert_eq!(shown[1], "`memtable_params.capacity` 16384 vs 32768", "{shown:?}");
         assert!(matches!(found[2], Difference::Machine { .. }) && !found[2].of_what_ran(), "{found:?}");
         assert_eq!(found.len(), 3, "the variants' names are not a difference: {shown:?}");
         // The same variant on a like machine: nothing to say.
         assert!(of_variants(&[&a], &[&run(16384, "aa", 1.6)]).is_empty());
+    }
+
+    /// One plugin's bytes, its folder spelled two ways: the same plugin.
+    #[test]
+    fn a_plugin_is_matched_by_its_bytes_not_its_path() {
+        let (mut a, mut b) = (run(16384, "aa", 1.8), run(16384, "aa", 1.8));
+        a.variant.strategies.get_mut(&Kind::Memtable).expect("memtable").plugin = ".".into();
+        b.variant.strategies.get_mut(&Kind::Memtable).expect("memtable").plugin = "../cb-skipmap".into();
+        assert!(of_variants(&[&a], &[&b]).is_empty(), "{:?}", of_variants(&[&a], &[&b]));
+        b.plugins[0].sha256 = "bb".into();
+        assert!(of_variants(&[&a], &[&b]).iter().any(|d| matches!(d, Difference::Plugin { .. })));
     }
 }

@@ -93,9 +93,11 @@ pub const FIGURES: [Figure; 23] = [
     figure("contended puts", Lower, Count, |v| Some(v.counters.contended as f64)),
     figure("backpressure (ms)", Lower, Plain, |v| Some(v.counters.backpressure_ns as f64 / 1e6)),
     figure("memtable switches", Neither, Count, |v| Some(v.counters.switches as f64)),
-    figure("boundary calls", Lower, Count, |v| Some(v.boundary.calls as f64)),
+    // Neither: the count moves with coalescing's groups, not the strategy.
+    figure("boundary calls", Neither, Count, |v| Some(v.boundary.calls as f64)),
     figure("peak RSS (MiB)", Lower, Quantity, |v| positive(mib(v.resources.peak_rss))),
-    figure("RSS beyond budget (MiB)", Lower, Plain, |v| Some(beyond_budget_mib(v))),
+    // Within the budget is none beyond it, never a negative "best".
+    figure("RSS beyond budget (MiB)", Lower, Plain, |v| Some(beyond_budget_mib(v).max(0.0))),
 ];
 
 /// The commit log's rows, shown where some variant kept a log.

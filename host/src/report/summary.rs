@@ -9,6 +9,28 @@ fn stat(map: &std::collections::BTreeMap<String, u64>, stat: Stat) -> u64 {
     map.get(stat.name()).copied().unwrap_or(0)
 }
 
+/// Every strategy a variant ran, with its parameters, and how its log
+/// was synced: what a header must name for two variants to be told apart.
+fn strategies(c: &crate::record::VariantSpec) -> String {
+    let mut named: Vec<String> = c
+        .strategies
+        .iter()
+        .map(|(kind, s)| {
+            // A crate's folder as one path, however the config spelled it.
+            let plugin = path_clean::clean(&s.plugin).display().to_string();
+            match s.params.is_empty() {
+                true => format!("{kind} {plugin}"),
+                false => format!("{kind} {plugin} ({})", s.params.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")),
+            }
+        })
+        .collect();
+    if let Some(log) = &c.log {
+        let every = log.sync_ms.map_or(String::new(), |ms| format!(" {ms} ms"));
+        named.push(format!("log sync {}{every}, {} writes", log.sync, log.access));
+    }
+    named.join(", ")
+}
+
 /// One variant's summary.
 pub fn summary(v: &VariantResult) -> String {
     let mut s = String::new();
@@ -18,7 +40,7 @@ pub fn summary(v: &VariantResult) -> String {
     let _ = writeln!(
         s,
         "  {}; {:?} runtime; {} shard(s); pool {}; coalescing {}; memtable_space {:.0} MiB, switch at {:.0}%; {} flush writer(s)",
-        c.strategies.iter().map(|(kind, s)| format!("{kind} {}", s.plugin)).collect::<Vec<_>>().join(", "),
+        strategies(c),
         c.runtime,
         c.shards,
         c.pool,
@@ -327,12 +349,11 @@ fn run_lines(v: &VariantResult) -> Vec<(&'static str, String)> {
     // Runs saved before the start was recorded have none.
     if r.start_rss > 0 {
         let added = mib(r.peak_rss.saturating_sub(r.start_rss));
-        let _ = write!(
-            resources,
-            ", {added:.1} MiB above the run's start, {:.1} MiB beyond the {:.0} MiB memtable budget",
-            beyond_budget_mib(v),
-            mib(v.variant.memtable_space)
-        );
+        let (beyond, budget) = (beyond_budget_mib(v), mib(v.variant.memtable_space));
+        let _ = match beyond > 0.0 {
+            true => write!(resources, ", {added:.1} MiB above the run's start, {beyond:.1} MiB beyond the {budget:.0} MiB memtable budget"),
+            false => write!(resources, ", {added:.1} MiB above the run's start, within the {budget:.0} MiB memtable budget"),
+        };
     }
     rows.push(("Resources", resources));
     rows

@@ -231,7 +231,7 @@ mod tests {
         other.variant.strategies.insert(Kind::Memtable, StrategySpec { plugin: "btree".into(), params: [("order".into(), Param::Integer(8))].into() });
         let groups = vec![("per-row", vec![&per_row]), ("slab", vec![&other])];
         let text = why(&groups, "per-row", &["slab"]).expect("a why");
-        assert!(text.contains("No one strategy is credited") && text.contains("`memtable` vector vs btree"), "{text}");
+        assert!(text.contains("No one strategy is credited") && text.contains("the memtable plugin: vector vs btree"), "{text}");
         // The runner-up differs in two, the baseline in one: the baseline is used.
         let base = run("base", "slab", 26, 7, 700_000, 1_500_000, 3_400_000);
         let groups = vec![("base", vec![&base]), ("per-row", vec![&per_row]), ("slab", vec![&other])];
