@@ -85,6 +85,10 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
 /// The verdict and the comparison first: the first screen says who won;
 /// each run's summary follows.
 fn print_run(result: &BenchResult) {
+    let cut = report::cut_short(result);
+    if let Some(cut) = &cut {
+        sayln!("{cut}\n");
+    }
     let comparison = report::comparison(result);
     say!("{comparison}");
     for v in &result.variants {
@@ -95,6 +99,9 @@ fn print_run(result: &BenchResult) {
         sayln!("\n{again}");
     }
     say!("{}", report::fidelity(result));
+    if let Some(cut) = &cut {
+        sayln!("\n{cut}");
+    }
 }
 
 /// `--pair RUN=BASE`, split where the run's variant and the baseline's

@@ -23,11 +23,14 @@ pub(super) fn shown(text: &str) -> String {
 }
 
 /// A data series: its label, colour and points; later repeats dashed.
+/// `apart` are points drawn hollow and joined to nothing: values the
+/// series holds but did not decide.
 pub(super) struct Series {
     pub label: String,
     pub color: &'static str,
     pub points: Vec<(f64, f64)>,
     pub dashed: bool,
+    pub apart: Vec<(f64, f64)>,
 }
 
 /// How an axis maps values; `Log` plots log10 and labels powers of ten.
@@ -104,8 +107,16 @@ fn legend(top: f64, entries: &[(&str, &str, bool)]) -> Markup {
         @for (i, (label, color, dashed)) in entries.iter().enumerate() {
             @let (x, y) = (LEFT + (i % columns) as f64 * LEGEND_COLUMN, top + (i / columns) as f64 * LEGEND_ROW);
             line x1=(x) x2=(x + 24.0) y1=(y) y2=(y) stroke=(color) stroke-width="3" stroke-dasharray=[dashed.then_some("5 3")] {}
-            text x=(x + 30.0) y=(y + 4.0) { (shown(&label.chars().take(38).collect::<String>())) }
+            text x=(x + 30.0) y=(y + 4.0) { title { (shown(label)) } (shown(&clipped(label, 38))) }
         }
+    }
+}
+
+/// `label` in at most `chars` characters, an ellipsis marking a cut.
+fn clipped(label: &str, chars: usize) -> String {
+    match label.char_indices().nth(chars) {
+        Some(_) => label.chars().take(chars - 1).chain(std::iter::once('…')).collect(),
+        None => label.to_string(),
     }
 }
 
@@ -194,7 +205,7 @@ impl Scale {
     fn of(series: &[Series], axis: Axis, whiskers: &[Whisker], reference: Option<f64>) -> Option<Scale> {
         let ty = |y: f64| axis.of(y);
         let pts: Vec<(f64, f64)> =
-            series.iter().flat_map(|s| s.points.iter().map(|&(x, y)| (x, ty(y)))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+            series.iter().flat_map(|s| s.points.iter().chain(&s.apart).map(|&(x, y)| (x, ty(y)))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
         if pts.is_empty() {
             return None;
         }
@@ -265,6 +276,9 @@ impl Scale {
                     @for (x, y) in &points {
                         circle cx=(at(*x)) cy=(at(*y)) r="2.5" fill=(s.color) {}
                     }
+                }
+                @for (x, y) in s.apart.iter().map(|&(x, y)| (self.x(x), self.y(y))).filter(|p| p.0.is_finite() && p.1.is_finite()) {
+                    circle cx=(at(x)) cy=(at(y)) r="3.5" fill="white" stroke=(s.color) stroke-width="1.5" {}
                 }
             }
         }

@@ -22,7 +22,8 @@ td:first-child,th:first-child{text-align:left}.r{color:#666}td.best{background:#
 td.better{color:#666;text-align:center}.charts{display:flex;flex-wrap:wrap;gap:16px}\
 section.verdict{border:2px solid #2a7;background:#f3fbf5;padding:10px 16px;margin:12px 0}\
 section.verdict.undecided{border-color:#c90;background:#fff9ec}.headline{font-size:20px;font-weight:bold}\
-.advice{font-size:15px}pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}\
+.advice{font-size:15px}.cut{border:2px solid #c33;background:#fdf0f0;padding:8px 12px;font-weight:bold}\
+section.verdict pre{white-space:pre-wrap}pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}\
 .flames{display:flex;gap:12px;margin-bottom:12px}.flames figure{margin:0;width:760px}.flames img{width:100%;border:1px solid #ccc}";
 
 /// A page: its title, the style, and `body`.
@@ -66,6 +67,7 @@ pub fn render_in(result: &BenchResult, dir: Option<&Path>) -> String {
     let body = html! {
         h1 { "memlab bench: " (shown(&b.name)) }
         p { (shown(&b.description)) }
+        @if let Some(cut) = super::cut_short(result) { p class="cut" { (shown(&cut)) } }
         (verdict_section(result))
         h2 { "Comparison" }
         (comparison_table(result))
@@ -318,7 +320,7 @@ fn drawn(result: &BenchResult) -> Vec<(&VariantResult, &'static str, String, boo
 
 /// The drawn runs as series.
 fn series(result: &BenchResult, points: impl Fn(&VariantResult) -> Vec<(f64, f64)>) -> Vec<Series> {
-    drawn(result).into_iter().map(|(run, color, label, dashed)| Series { label, color, points: points(run), dashed }).collect()
+    drawn(result).into_iter().map(|(run, color, label, dashed)| Series { label, color, points: points(run), dashed, apart: Vec::new() }).collect()
 }
 
 fn timeline(result: &BenchResult) -> Vec<Timeline> {

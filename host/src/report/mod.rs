@@ -27,7 +27,7 @@ pub use fidelity::fidelity;
 pub use summary::summary;
 use summary::{HEAP_STAT, beyond_budget_mib};
 pub(crate) use summary::{heap_per_row_flushed, reported_heap_per_flush, serializer_heap_per_row_flushed};
-pub use verdict::{Headline, headline, verdict_block};
+pub use verdict::{Headline, cut_short, headline, verdict_block};
 
 pub use crate::record::verdict::by_variant;
 use crate::record::verdict::verdicts;

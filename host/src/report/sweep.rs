@@ -55,9 +55,15 @@ impl Gap {
 
     fn text(self) -> String {
         match self {
+            Gap::Verdict(v) if !v.decision.decided() => format!("{:.2}x [{:.2}, {:.2}] undecided", v.ratio, v.low, v.high),
             Gap::Verdict(v) => format!("{:.2}x [{:.2}, {:.2}]", v.ratio, v.low, v.high),
             Gap::OneRound(r) => format!("{r:.2}x (1 round)"),
         }
+    }
+
+    /// Whether the point decided it: a paired verdict, decided.
+    fn decided(self) -> bool {
+        matches!(self, Gap::Verdict(v) if v.decision.decided())
     }
 }
 
@@ -130,39 +136,40 @@ impl<'a> Grid<'a> {
         self.sweep.points.iter().map(|p| p.value.as_str()).collect()
     }
 
-    /// How each variant's gap to the first moved from the first point to
-    /// the last.
+    /// How each variant's gap to the first moved from its first decided
+    /// point to its last; undecided points are named, never a trend's end.
     fn trend(&self) -> Vec<String> {
-        let (Some(first), Some(last)) = (self.gaps.first(), self.gaps.last()) else { return Vec::new() };
-        if self.gaps.len() < 2 {
+        let labels = self.labels();
+        if labels.len() < 2 {
             return Vec::new();
         }
-        let labels = self.labels();
-        let (a, b) = (labels[0], labels[labels.len() - 1]);
-        (1..self.variants.len())
-            .filter_map(|v| {
-                let (from, to) = (first[v]?, last[v]?);
-                // The gap is the distance from 1, whichever side it is on;
-                // a flip must be decided at both ends.
-                let (was, is) = (from.ratio().ln(), to.ratio().ln());
-                let moved = match (from.side(), to.side(), is.abs() - was.abs()) {
-                    (None, None, _) => "within the noise at both ends",
-                    (Some(a), Some(b), _) if a != b => "the order flips",
-                    (_, _, d) if d > 0.05 => "the gap widens",
-                    (_, _, d) if d < -0.05 => "the gap narrows",
-                    _ => "the gap holds",
-                };
-                Some(format!(
-                    "`{}` over `{}`: {:.2}x at {} = {a}, {:.2}x at {} = {b}; {moved}",
-                    self.variants[v],
-                    self.variants[0],
-                    from.ratio(),
-                    self.sweep.over,
-                    to.ratio(),
-                    self.sweep.over
-                ))
-            })
-            .collect()
+        (1..self.variants.len()).map(|v| self.trend_of(v, &labels)).collect()
+    }
+
+    fn trend_of(&self, v: usize, labels: &[&str]) -> String {
+        let over = &self.sweep.over;
+        let decided: Vec<(usize, Gap)> = self.gaps.iter().enumerate().filter_map(|(p, row)| row[v].filter(|g| g.decided()).map(|g| (p, g))).collect();
+        let undecided: Vec<&str> = (0..labels.len()).filter(|p| !decided.iter().any(|(d, _)| d == p)).map(|p| labels[p]).collect();
+        let apart = match undecided.as_slice() {
+            [] => String::new(),
+            some => format!("; undecided, left out: {over} = {}", some.join(", ")),
+        };
+        let who = format!("`{}` over `{}`", self.variants[v], self.variants[0]);
+        let (Some(&(a, from)), Some(&(b, to))) = (decided.first(), decided.last()) else {
+            return format!("{who}: no point decided{apart}");
+        };
+        if a == b {
+            return format!("{who}: {:.2}x at {over} = {}, the only point decided; no trend{apart}", from.ratio(), labels[a]);
+        }
+        // The gap is the distance from 1, whichever side it is on.
+        let (was, is) = (from.ratio().ln(), to.ratio().ln());
+        let moved = match (from.side(), to.side(), is.abs() - was.abs()) {
+            (Some(x), Some(y), _) if x != y => "the order flips",
+            (_, _, d) if d > 0.05 => "the gap widens",
+            (_, _, d) if d < -0.05 => "the gap narrows",
+            _ => "the gap holds",
+        };
+        format!("{who}: {:.2}x at {over} = {}, {:.2}x at {over} = {}; {moved}{apart}", from.ratio(), labels[a], to.ratio(), labels[b])
     }
 }
 
@@ -280,18 +287,24 @@ pub fn html(sweep: &Sweep) -> String {
 fn charts(sweep: &Sweep, grid: &Grid<'_>) -> Markup {
     let labels = grid.labels();
     let ticks: Vec<(f64, String)> = labels.iter().enumerate().map(|(i, l)| (i as f64, (*l).to_string())).collect();
-    let series = |at: &dyn Fn(usize, usize) -> Option<f64>, from: usize| -> Vec<Series> {
+    let series = |at: &dyn Fn(usize, usize) -> Option<f64>, apart: &dyn Fn(usize, usize) -> bool, from: usize| -> Vec<Series> {
         (from..grid.variants.len())
-            .map(|v| Series {
-                label: grid.variants[v].clone(),
-                color: PALETTE[v % PALETTE.len()],
-                points: (0..labels.len()).filter_map(|p| at(p, v).map(|y| (p as f64, y))).collect(),
-                dashed: false,
+            .map(|v| {
+                let all = (0..labels.len()).filter_map(|p| at(p, v).map(|y| (p, (p as f64, y))));
+                let (off, on): (Vec<_>, Vec<_>) = all.partition(|(p, _)| apart(*p, v));
+                Series {
+                    label: grid.variants[v].clone(),
+                    color: PALETTE[v % PALETTE.len()],
+                    points: on.into_iter().map(|(_, xy)| xy).collect(),
+                    dashed: false,
+                    apart: off.into_iter().map(|(_, xy)| xy).collect(),
+                }
             })
             .collect()
     };
     let gaps = (grid.variants.len() > 1).then(|| {
-        let gaps = series(&|p, v| grid.gaps[p][v].map(Gap::ratio), 1);
+        // Only decided points make the line; the rest stand apart, hollow.
+        let gaps = series(&|p, v| grid.gaps[p][v].map(Gap::ratio), &|p, v| grid.gaps[p][v].is_some_and(|g| !g.decided()), 1);
         // Each ratio's 95% interval as a whisker; the dashed line is 1.
         let gaps_at = &grid.gaps;
         let whiskers: Vec<Whisker> = (0..labels.len())
@@ -302,13 +315,13 @@ fn charts(sweep: &Sweep, grid: &Grid<'_>) -> Markup {
                 })
             })
             .collect();
-        let title = format!("steady row rate over `{}`'s (95% intervals; dashed: the same), against {}", grid.variants[0], sweep.over);
+        let title = format!("steady row rate over `{}`'s (95% intervals; hollow: undecided; dashed: the same), against {}", grid.variants[0], sweep.over);
         line_chart_with(&title, &sweep.over, "ratio", &gaps, Axis::Linear, Some(ticks.clone()), &whiskers, Some(1.0))
     });
     html! {
         @if let Some(chart) = gaps { section class="chart" { (chart) } }
         @for (f, at) in &grid.values {
-            @let lines = series(&|p, v| at[p][v], 0);
+            @let lines = series(&|p, v| at[p][v], &|_, _| false, 0);
             section class="chart" { (line_chart(&format!("{} against {}", f.name, sweep.over), &sweep.over, f.name, &lines, Axis::Linear, Some(ticks.clone()))) }
         }
     }

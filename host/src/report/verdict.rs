@@ -162,6 +162,41 @@ fn won(result: &BenchResult, (name, v): (&str, Option<Verdict>), all: &[(&str, O
     Headline { winner: Some(name.to_string()), text, advice: None, why }
 }
 
+/// Why a record is not a whole run, where it ended before its rounds
+/// rule stopped it (killed, or crashed): which configured variants never
+/// ran, or which ran a round fewer. `None` for a whole run.
+pub fn cut_short(result: &BenchResult) -> Option<String> {
+    if result.stop.is_some() {
+        return None;
+    }
+    let configured: Vec<&str> = result.config.variants.iter().map(|v| v.name.as_str()).collect();
+    let ran = |name: &str| result.variants.iter().filter(|v| v.variant.name == name).map(|v| v.repeat).max();
+    let never: Vec<String> = configured.iter().filter(|n| ran(n).is_none()).map(|n| format!("`{n}`")).collect();
+    if !never.is_empty() {
+        return Some(format!(
+            "This run was cut short: its record ends after {} of its {} variants ({} never ran); what is shown is what finished, not the whole run.",
+            configured.len() - never.len(),
+            configured.len(),
+            never.join(", ")
+        ));
+    }
+    // Variants skipped after a failure stop at their failed round.
+    let rounds = |n: &&str| (ran(n), result.variants.iter().any(|v| v.variant.name == **n && v.failure().is_some()));
+    let counts: Vec<usize> = configured
+        .iter()
+        .filter_map(|n| match rounds(n) {
+            (Some(r), false) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let (least, most) = (counts.iter().min()?, counts.iter().max()?);
+    (least < most).then(|| {
+        format!(
+            "This run was cut short in round {most}: some variants ran {most} rounds and others {least}; what is shown is what finished, not the whole run."
+        )
+    })
+}
+
 /// The block, headline first, or nothing for a single variant.
 pub fn verdict_block(result: &BenchResult) -> String {
     let Some(headline) = headline(result) else { return String::new() };

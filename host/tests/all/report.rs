@@ -336,9 +336,32 @@ fn a_recorded_sweeps_report_charts_every_figure_against_the_swept_value() {
         assert!(first <= 2, "{name}: how the gap moves comes first");
         let trends = body.children[first].find(|n| n.name == "li");
         let trend = |li: &&&Node| {
-            ["the gap widens", "the gap narrows", "the gap holds", "the order flips", "within the noise"].iter().any(|t| li.full_text().contains(t))
+            ["the gap widens", "the gap narrows", "the gap holds", "the order flips", "no trend", "no point decided"].iter().any(|t| li.full_text().contains(t))
         };
         assert_eq!(trends.iter().filter(trend).count(), variants - 1, "{name}: a trend per variant past the first");
+        // A point that did not decide is named apart, never a trend's end,
+        // and drawn hollow, joined to nothing.
+        let (mut undecided, names) = (0, sweep.variants());
+        for (li, v) in trends.iter().filter(trend).zip(1..) {
+            let left_out: Vec<&str> = sweep
+                .points
+                .iter()
+                .filter(|p| {
+                    let all = memlab::record::verdict::verdicts(&p.result);
+                    let named = all.iter().find(|(n, _)| *n == names[v]).and_then(|(_, verdict)| *verdict);
+                    !named.is_some_and(|verdict| verdict.decision.decided())
+                })
+                .map(|p| p.value.as_str())
+                .collect();
+            undecided += left_out.len();
+            let said = li.full_text();
+            match left_out.is_empty() {
+                true => assert!(!said.contains("undecided"), "{name}: {said}"),
+                false => assert!(said.contains(&format!("undecided, left out: threads = {}", left_out.join(", "))), "{name}: {said}"),
+            }
+        }
+        let gaps_chart = page.find(|n| n.name == "svg").into_iter().next().expect("the gaps' chart");
+        assert_eq!(gaps_chart.find(|n| n.name == "circle" && n.attr("fill") == Some("white")).len(), undecided, "{name}: hollow where undecided");
         let charts = page.find(|n| n.name == "svg");
         assert_eq!(charts.len(), 5, "{name}: the gaps, and one chart per figure");
         for (i, chart) in charts.iter().enumerate() {
