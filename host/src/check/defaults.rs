@@ -190,27 +190,38 @@ pub(crate) fn without_effect_within(
 pub(crate) struct Probe {
     pub idle: Vec<(String, String)>,
     pub unprobed: Vec<(String, Unprobed)>,
+    /// Changes the plugin accepted when created, then failed on: each
+    /// parameter, the value tried and the failure. `check` fails them.
+    pub broke: Vec<(String, String, String)>,
+    /// How many parameters it described.
+    pub described: usize,
 }
 
 fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(String, String)]) -> Probe {
     let trace = |params: &[(String, String)]| super::trace(host, loaded, params).ok();
     let described = super::describe(host, loaded, params).ok();
     let (Some(described), Some(base)) = (described.map(|d| self::described(&d)), trace(params)) else { return Probe::default() };
-    let mut probe = Probe::default();
+    let mut probe = Probe { described: described.len(), ..Probe::default() };
     for (i, (name, value)) in described.iter().enumerate() {
         let changes = changed(value);
         if changes.is_empty() {
             probe.unprobed.push((name.clone(), Unprobed::Text));
             continue;
         }
-        // The first change the plugin accepts decides.
+        // The first change the plugin accepts decides. One it takes when
+        // created and then fails on is no refusal: the plugin broke.
         let accepted = changes.into_iter().find_map(|other| {
             let mut tried = described.clone();
             tried[i].1.clone_from(&other);
-            trace(&tried).map(|now| (other, now))
+            match super::trace(host, loaded, &tried) {
+                Ok(now) => Some((other, Ok(now))),
+                Err(e) if super::describe(host, loaded, &tried).is_ok() => Some((other, Err(e))),
+                Err(_) => None,
+            }
         });
         match accepted {
-            Some((other, now)) if behaviour_of(&now) == behaviour_of(&base) => probe.idle.push((name.clone(), other)),
+            Some((other, Ok(now))) if behaviour_of(&now) == behaviour_of(&base) => probe.idle.push((name.clone(), other)),
+            Some((other, Err(e))) => probe.broke.push((name.clone(), other, e)),
             Some(_) => {}
             None => probe.unprobed.push((name.clone(), Unprobed::Refused)),
         }
@@ -220,11 +231,20 @@ fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(St
 
 /// `without_effect` as check shows it: a property that always holds.
 pub(super) fn effect_property(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Property {
-    let Probe { idle, unprobed } = without_effect_of(host, plugin, params);
+    let Probe { idle, unprobed, broke, described } = without_effect_of(host, plugin, params);
+    if let Some((name, value, failure)) = broke.first() {
+        return Property::fail("params-effect", format!("created with `{name}` = {value}, it accepted the value, then failed: {failure}"));
+    }
+    let probed = described - unprobed.len();
     let unprobed: Vec<String> = unprobed.iter().map(|(k, why)| format!("`{k}` ({})", why.reason())).collect();
     let unprobed = if unprobed.is_empty() { String::new() } else { format!("; not probed: {}", unprobed.join(", ")) };
     if idle.is_empty() {
-        return Property::pass("params-effect", format!("every probed number or boolean it describes changes what it does on generator rows{unprobed}"));
+        let detail = match probed {
+            0 if described == 0 => "it describes no parameters: nothing to probe".to_string(),
+            0 => format!("no number or boolean to probe{unprobed}"),
+            n => format!("each of the {n} numbers and booleans it describes changes what it does on generator rows{unprobed}"),
+        };
+        return Property::pass("params-effect", detail);
     }
     let shown: Vec<String> = idle.iter().map(|(k, v)| format!("`{k}` (tried {v})")).collect();
     Property::pass(

@@ -64,3 +64,21 @@ fn a_check_past_its_budget_fails_every_later_call_and_says_why() {
     let (ok, text) = crate::support::memlab(&["check", "btree", "--budget-s", "1e9"]);
     assert!(!ok && text.contains("outside 0..=604800"), "{text}");
 }
+
+/// `params-effect` through the binary: a parameter change the plugin
+/// accepts when created and then panics on fails the property, naming
+/// the value; a plugin that describes no parameters is told so, not
+/// that "every" one of them has an effect.
+#[test]
+fn params_effect_fails_a_change_that_breaks_the_plugin_and_says_when_there_is_none() {
+    let plugin = hostile_plugin();
+    let args = ["check", &plugin, "--param", "mode=param-panic", "--param", "after=1", "--ops", "2000", "--size", "1000"];
+    // The plugin's own panic is in the output: not `memlab()`, which fails on one.
+    let out = crate::support::command(&args).output().expect("memlab runs");
+    let (ok, text) = (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned());
+    let effect = text.lines().find(|l| l.contains("params-effect")).unwrap_or_else(|| panic!("{text}"));
+    assert!(!ok && effect.contains("FAIL") && effect.contains("`after` = 2") && effect.contains("then failed"), "{effect}");
+    let (ok, text) = crate::support::memlab(&["check", "lockfree", "--ops", "2000", "--size", "1000"]);
+    let effect = text.lines().find(|l| l.contains("params-effect")).unwrap_or_else(|| panic!("{text}"));
+    assert!(ok && effect.contains("PASS") && effect.contains("describes no parameters"), "{effect}");
+}

@@ -83,6 +83,11 @@ enum Mode {
     /// what one shard of 3-6 or 12-20 owns: a lie gated on the shard count.
     SpanDrop,
     TrapCall,
+    /// Panics in its first insert unless `after` = 1: a parameter change
+    /// it accepts when created and then fails on.
+    ParamPanic,
+    /// Panics in get call `after` (the log must recover a read, too).
+    TrapGet,
 }
 
 /// Whether `key` looks like a router sort key, as only a bench sends.
@@ -122,6 +127,8 @@ pub struct Hostile {
     lying: bool,
     /// Insert calls so far (`trap-call`).
     calls: u64,
+    /// Gets so far (`trap-get`), counted behind `&self`.
+    gets: std::sync::atomic::AtomicU64,
 }
 
 /// Recursion that only wasm's own stack can stop: `limit` is not known at
@@ -192,6 +199,8 @@ impl Memtable for Hostile {
             "partition-scan" => Mode::PartitionScan,
             "span-drop" => Mode::SpanDrop,
             "trap-call" => Mode::TrapCall,
+            "param-panic" => Mode::ParamPanic,
+            "trap-get" => Mode::TrapGet,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         if mode == Mode::CreateLoop {
@@ -201,11 +210,25 @@ impl Memtable for Hostile {
             }
         }
         let after = if mode == Mode::ClampAfter { params.get("after", Clamped(0))?.0 } else { params.get("after", 0)? };
-        Ok(Hostile { mode, after, inserts: 0, entries: BTreeMap::new(), frozen: Vec::new(), first: None, newest: 0, lying: false, calls: 0 })
+        Ok(Hostile {
+            mode,
+            after,
+            inserts: 0,
+            entries: BTreeMap::new(),
+            frozen: Vec::new(),
+            first: None,
+            newest: 0,
+            lying: false,
+            calls: 0,
+            gets: Default::default(),
+        })
     }
 
     fn insert_batch(&mut self, entries: &Packed) -> Result<(), Error> {
         self.calls += 1;
+        if self.mode == Mode::ParamPanic && self.after != 1 {
+            panic!("hostile plugin: `after` = {} is not 1", self.after);
+        }
         if self.mode == Mode::TrapCall && self.calls == self.after {
             panic!("hostile plugin: a trap in insert call {}", self.calls);
         }
@@ -265,6 +288,9 @@ impl Memtable for Hostile {
     }
 
     fn get<'a>(&'a self, key: &'a [u8]) -> Option<Entry<'a>> {
+        if self.mode == Mode::TrapGet && self.gets.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == self.after {
+            panic!("hostile plugin: a trap in get {}", self.after);
+        }
         if self.mode == Mode::GetMiss {
             return None;
         }
