@@ -107,6 +107,20 @@ impl WritePath {
         Ok(record.map(|(end, _)| end))
     }
 
+    /// A read of the shard's live generation, recovering the shard once
+    /// from the log if the read trapped (as `logged_apply` recovers a
+    /// write), then reading again.
+    pub(super) fn read_recovering<R>(&self, slot: &mut ShardSlot, mut read: impl FnMut(&mut Shard) -> Result<R, SeamError>) -> Result<R, SeamError> {
+        match read(slot.live()?) {
+            Err(e) if self.log.is_some() && recoverable(&e) && self.metrics.recoveries.load(std::sync::atomic::Ordering::Relaxed) < MAX_RECOVERIES => {
+                self.recover(slot)?;
+                WriteMetrics::add(&self.metrics.recoveries, 1);
+                read(slot.live()?)
+            }
+            other => other,
+        }
+    }
+
     /// Replays the shard's live generation from the log into fresh
     /// instances, in place of the ones that trapped.
     fn recover(&self, slot: &mut ShardSlot) -> Result<(), SeamError> {

@@ -272,14 +272,16 @@ impl WritePath {
         let (shard, start) = self.key_of(partition, &[]);
         match &self.shared {
             Some(shared) => shared.with(shard, |live| live.scan(&start, None, limit)),
-            None => self.lock(shard).live()?.scan(&start, None, limit),
+            None => self.read_recovering(&mut self.lock(shard), |live| live.scan(&start, None, limit)),
         }
     }
 
     fn get_at(&self, shard: usize, keys: Packed) -> Result<Packed, SeamError> {
-        match &self.shared {
-            Some(shared) => shared.with(shard, |live| live.get(keys)),
-            None => self.lock(shard).live()?.get(keys),
+        match (&self.shared, &self.log) {
+            (Some(shared), _) => shared.with(shard, |live| live.get(keys)),
+            (None, None) => self.lock(shard).live()?.get(keys),
+            // Kept for a second read after a recovery.
+            (None, Some(_)) => self.read_recovering(&mut self.lock(shard), |live| live.get(keys.clone())),
         }
     }
 

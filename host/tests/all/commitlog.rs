@@ -117,6 +117,31 @@ fn a_memtable_that_traps_mid_run_is_recovered_from_the_log_with_nothing_lost() {
     assert_eq!(no_log.failure().map(|f| f.class), Some(FailureClass::Trap), "without a log the trap fails the variant");
 }
 
+/// A trap in a read is recovered as one in a write: the shard replayed
+/// from the log into fresh instances, the read made again.
+#[test]
+fn a_memtable_that_traps_in_a_get_is_recovered_from_the_log_too() {
+    let hostile = hostile_plugin();
+    let variant = |name: &str, log: &str| {
+        format!(
+            "\n[[variant]]\nname = \"{name}\"\nmemtable = \"{hostile}\"\nmemtable_params = {{ mode = \"trap-get\", after = 300 }}\nallocator = \"per-row\"\nserializer = \"lean\"\nshards = 2\n{log}\n"
+        )
+    };
+    let config = format!(
+        "[workload]\nseed = 36\nops = 3000\nthreads = 2\npartitions = {{ count = 300 }}\nrows_per_batch = 10\nmix = {{ insert = 70, read = 30 }}\n{}{}",
+        variant("recovered", "commitlog = \"plain\"\ncommitlog_sync = \"group\""),
+        variant("no-log", "")
+    );
+    let config = BenchConfig::parse("read-recovery", &config).expect("config");
+    let result = bench::run(&host(), &config, &options(scratch("read-recovery")), |_| {}).expect("bench");
+    let (recovered, no_log) = (&result.variants[0], &result.variants[1]);
+    assert_eq!(recovered.failure(), None);
+    assert!(recovered.counters.recoveries >= 1, "the get's trap was recovered from: {:?}", recovered.counters);
+    assert!(recovered.verified.is_some(), "and verified");
+    let failed = no_log.failure().expect("without a log the trap fails the variant");
+    assert!(failed.class == FailureClass::Trap && failed.message.contains("memtable.get"), "{failed}");
+}
+
 #[test]
 fn every_lying_log_format_fails_check_and_a_bench_publishes_nothing_of_it() {
     let liar = liar_plugin("liar-log");
