@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use memlab_sdk::{Cell, Packed, Stat, encode_row};
 
-use super::{CheckOptions, Property, ShardSubject, key, rounds};
+use super::{CheckOptions, Properties, Property, ShardSubject, key, rounds};
 use crate::plugin::{Plugin, PluginHost};
 use crate::workload::SplitMix;
 
@@ -88,16 +88,27 @@ fn batches(seed: u64, rows: u64) -> Vec<Vec<Vec<u8>>> {
     out
 }
 
-pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
+pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Properties {
+    let properties = Properties::new(options.only.as_deref());
     let subject = match ShardSubject::new(host, plugin, options) {
         Ok(s) => s,
-        Err(failed) => return vec![failed],
+        Err(failed) => return properties.stopped(failed),
     };
     if let Err(e) = subject.shard(subject.params) {
-        return vec![Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)"))];
+        return properties.stopped(Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)")));
     }
-    let mut properties = subject.common_properties();
-    let round_trip = rounds(options, PER_ROUND, |seed, ops| {
+    let mut properties = properties;
+    subject.common_properties(&mut properties);
+    properties.holds("round-trip", || round_trip(&subject, options));
+    properties.holds("stats", || stats(&subject, options.seed));
+    properties.holds(super::AT_SIZE, || super::at_size::allocator(&subject, options.size, options.seed));
+    properties
+}
+
+/// Seeded rounds of stored rows loaded back, each as it was given; a
+/// failure shrunk to its batch, then its row.
+fn round_trip(subject: &ShardSubject<'_>, options: &CheckOptions) -> Result<String, String> {
+    rounds(options, PER_ROUND, |seed, ops| {
         subject.draw_from(seed, super::ROUND_NEED);
         let all = batches(seed, ops);
         let Err((at, what)) = subject.replay_rows(&all, seed) else { return Ok(()) };
@@ -111,11 +122,7 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
         }
         let rows: Vec<String> = case.iter().flatten().take(10).map(|r| format!("  store a row of {}", describe_row(r))).collect();
         Err(format!("{what}\nshrunk to {} batches on a fresh instance, first rows:\n{}", case.len(), rows.join("\n")))
-    });
-    properties.push(Property::of("round-trip", round_trip));
-    properties.push(Property::of("stats", stats(&subject, options.seed)));
-    properties.push(Property::of("at-size", super::at_size::allocator(&subject, options.size, options.seed)));
-    properties
+    })
 }
 
 /// `bytes-reserved` is what the host's pool saw reserved, `reservations`

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use memlab_sdk::Packed;
 
-use super::{CheckOptions, Property, defaults, describe_result, rounds, unknown_param_result, unknown_params};
+use super::{CheckOptions, DESCRIBE, Properties, Property, UNKNOWN_PARAMS, defaults, describe_result, rounds, unknown_param_result, unknown_params};
 use crate::commitlog::Appended;
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::ledger::hash;
@@ -19,21 +19,20 @@ use crate::workload::SplitMix;
 
 const PER_ROUND: u64 = 5_000;
 
-pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
-    let params = &options.params;
+pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Properties {
+    let (mut properties, params) = (Properties::new(options.only.as_deref()), &options.params);
     if let Err(e) = host.log_format(plugin, params, 0) {
-        return vec![Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)"))];
+        return properties.stopped(Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)")));
     }
     let fresh = || host.log_format(plugin, params, 0).map_err(|e| e.to_string());
-    vec![
-        describe_result(plugin, params, host.log_format(plugin, params, 0).and_then(|mut l| l.describe())),
-        defaults::property(host, plugin, params),
-        defaults::effect_property(host, plugin, params),
-        unknown_param_result(host.log_format(plugin, &unknown_params(params), 0).map(|_| ())),
-        Property::of("round-trip", rounds(options, PER_ROUND, |seed, rows| round_trip(&fresh, seed, rows))),
-        Property::of("damaged-tail", rounds(options, PER_ROUND, |seed, rows| damaged(&fresh, seed, rows, 8))),
-        Property::of("at-size", at_size(&fresh, options.size.min(2_000_000), options.seed)),
-    ]
+    properties.run(DESCRIBE, || describe_result(plugin, params, host.log_format(plugin, params, 0).and_then(|mut l| l.describe())));
+    properties.run(defaults::DEFAULTS, || defaults::property(host, plugin, params));
+    properties.run(defaults::EFFECT, || defaults::effect_property(host, plugin, params));
+    properties.run(UNKNOWN_PARAMS, || unknown_param_result(host.log_format(plugin, &unknown_params(params), 0).map(|_| ())));
+    properties.holds("round-trip", || rounds(options, PER_ROUND, |seed, rows| round_trip(&fresh, seed, rows)));
+    properties.holds("damaged-tail", || rounds(options, PER_ROUND, |seed, rows| damaged(&fresh, seed, rows, 8)));
+    properties.holds(super::AT_SIZE, || at_size(&fresh, options.size.min(2_000_000), options.seed));
+    properties
 }
 
 /// A row: the generator's (odd rounds, as a bench sends them) or any bytes,

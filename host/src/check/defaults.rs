@@ -14,7 +14,10 @@ use super::{Property, ShardSubject};
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::{Kind, KindSpecs, Unprobed};
 
-const NAME: &str = "defaults";
+/// The property that a plugin created with what it described behaves the same.
+pub(crate) const DEFAULTS: &str = "defaults";
+/// The property that each described number or boolean changes what it does.
+pub(crate) const EFFECT: &str = "params-effect";
 
 /// The parameters a description lists, sorted, as a plugin receives them.
 pub(crate) fn described(d: &Description) -> Vec<(String, String)> {
@@ -79,7 +82,7 @@ fn behaviour_of(trace: &str) -> &str {
 pub(super) fn property(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, configured: &[(String, String)]) -> Property {
     let params = match super::describe(host, plugin, configured) {
         Ok(d) => described(&d),
-        Err(e) => return Property::fail(NAME, e.to_string()),
+        Err(e) => return Property::fail(DEFAULTS, e.to_string()),
     };
     compare(&params, super::trace(host, plugin, configured), super::trace(host, plugin, &params))
 }
@@ -100,14 +103,14 @@ fn compare(params: &[(String, String)], configured: Result<String, String>, expl
     let shown: Vec<String> = params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     match (configured, explicit) {
         (Ok(a), Ok(b)) if a == b => {
-            Property::pass(NAME, format!("created again with what it described ({}), it describes and behaves the same", shown.join(", ")))
+            Property::pass(DEFAULTS, format!("created again with what it described ({}), it describes and behaves the same", shown.join(", ")))
         }
         (Ok(a), Ok(b)) => Property::fail(
-            NAME,
+            DEFAULTS,
             format!("created with what it described ({}), it differs: as configured it {a}; with its description it {b}", shown.join(", ")),
         ),
-        (Err(e), _) => Property::fail(NAME, e),
-        (_, Err(e)) => Property::fail(NAME, format!("refused what it described ({}): {e}", shown.join(", "))),
+        (Err(e), _) => Property::fail(DEFAULTS, e),
+        (_, Err(e)) => Property::fail(DEFAULTS, format!("refused what it described ({}): {e}", shown.join(", "))),
     }
 }
 
@@ -233,7 +236,7 @@ fn without_effect_of(host: &Arc<PluginHost>, loaded: &Arc<Plugin>, params: &[(St
 pub(super) fn effect_property(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Property {
     let Probe { idle, unprobed, broke, described } = without_effect_of(host, plugin, params);
     if let Some((name, value, failure)) = broke.first() {
-        return Property::fail("params-effect", format!("created with `{name}` = {value}, it accepted the value, then failed: {failure}"));
+        return Property::fail(EFFECT, format!("created with `{name}` = {value}, it accepted the value, then failed: {failure}"));
     }
     let probed = described - unprobed.len();
     let unprobed: Vec<String> = unprobed.iter().map(|(k, why)| format!("`{k}` ({})", why.reason())).collect();
@@ -244,11 +247,11 @@ pub(super) fn effect_property(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, para
             0 => format!("no number or boolean to probe{unprobed}"),
             n => format!("each of the {n} numbers and booleans it describes changes what it does on generator rows{unprobed}"),
         };
-        return Property::pass("params-effect", detail);
+        return Property::pass(EFFECT, detail);
     }
     let shown: Vec<String> = idle.iter().map(|(k, v)| format!("`{k}` (tried {v})")).collect();
     Property::pass(
-        "params-effect",
+        EFFECT,
         format!(
             "has no effect here: {}: changing it changed nothing on the bench-shaped workload (not a failure: it may matter only at a bench's size){unprobed}",
             shown.join(", ")

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use memlab_sdk::{Entry, Packed, Stat};
 
-use super::{CheckOptions, Property, ShardSubject, key, rounds};
+use super::{CheckOptions, Properties, Property, ShardSubject, key, rounds};
 use crate::model::ReferenceMemtable;
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::show_key;
@@ -270,32 +270,39 @@ fn shrink(subject: &ShardSubject<'_>, mut steps: Vec<Step>, cursor: bool, mut bu
     steps
 }
 
-pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
+pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Properties {
+    let properties = Properties::new(options.only.as_deref());
     let subject = match ShardSubject::new(host, plugin, options) {
         Ok(s) => s,
-        Err(failed) => return vec![failed],
+        Err(failed) => return properties.stopped(failed),
     };
     if let Err(e) = subject.shard(subject.params) {
-        return vec![Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)"))];
+        return properties.stopped(Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)")));
     }
-    let mut properties = subject.common_properties();
-    let differential = rounds(options, PER_ROUND, |seed, ops| {
+    let mut properties = properties;
+    subject.common_properties(&mut properties);
+    properties.holds("differential+cursor", || differential(&subject, options));
+    properties.holds("stats", || stats(&subject, options.seed));
+    properties.holds(super::AT_SIZE, || super::at_size::memtable(&subject, options.size, options.seed));
+    properties
+}
+
+/// Seeded rounds of inserts, gets and scans against the reference, each
+/// round's cursor read whole; a failure shrunk to a few steps.
+fn differential(subject: &ShardSubject<'_>, options: &CheckOptions) -> Result<String, String> {
+    rounds(options, PER_ROUND, |seed, ops| {
         subject.draw_from(seed, super::ROUND_NEED);
         let steps = steps(seed, ops);
         let Err((at, what)) = subject.replay_steps(&steps, true) else { return Ok(()) };
         let cursor_failure = at == steps.len();
-        let shrunk = shrink(&subject, steps[..at.min(steps.len() - 1) + 1].to_vec(), cursor_failure, 2_000);
+        let shrunk = shrink(subject, steps[..at.min(steps.len() - 1) + 1].to_vec(), cursor_failure, 2_000);
         let mut case: Vec<String> = shrunk.iter().take(12).map(|s| format!("  {}", clip(&s.to_string()))).collect();
         if shrunk.len() > 12 {
             case.push(format!("  ... and {} more steps", shrunk.len() - 12));
         }
         let end = if cursor_failure { "\n  then open the cursor and read it all" } else { "" };
         Err(format!("{what}\nshrunk to {} steps on a fresh instance:\n{}{end}", shrunk.len(), case.join("\n")))
-    });
-    properties.push(Property::of("differential+cursor", differential));
-    properties.push(Property::of("stats", stats(&subject, options.seed)));
-    properties.push(Property::of("at-size", super::at_size::memtable(&subject, options.size, options.seed)));
-    properties
+    })
 }
 
 /// `entries` counts at least the distinct keys and at most the inserts;

@@ -12,6 +12,7 @@ pub(crate) use defaults::described as described_params;
 pub(crate) use defaults::holds as defaults_hold;
 pub(crate) use defaults::{Probe, changed as changed_values, probe_budget, without_effect_within};
 mod memtable;
+mod property;
 mod race;
 mod serializer;
 mod suite;
@@ -23,6 +24,8 @@ use std::time::Instant;
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::{Kind, SeamError};
 use crate::workload::SplitMix;
+
+pub use property::{Properties, Property};
 
 /// What to check and how hard.
 #[derive(Debug, Clone)]
@@ -41,42 +44,15 @@ pub struct CheckOptions {
     /// The same plugin built for this machine (`--native`): checked again
     /// through the native twins' side of the seam.
     pub native: Option<crate::native::Strategy>,
+    /// Run only this property (a replay line's `--only`), not every one.
+    pub only: Option<String>,
 }
 
 impl CheckOptions {
     /// The defaults `memlab check` runs with: 1M ops in rounds, one
     /// instance grown to 1M, 100 flips.
     pub fn new(params: Vec<(String, String)>, seed: u64) -> Self {
-        CheckOptions { params, ops: 1_000_000, seed, size: 1_000_000, flips: 100, native: None }
-    }
-}
-
-/// One property's outcome.
-#[derive(Debug, Clone)]
-pub struct Property {
-    /// Its name.
-    pub name: &'static str,
-    /// `None` when it held; otherwise what went wrong, the seed, and the
-    /// shrunk case.
-    pub failure: Option<String>,
-    /// What was exercised.
-    pub detail: String,
-}
-
-impl Property {
-    fn pass(name: &'static str, detail: impl Into<String>) -> Self {
-        Property { name, failure: None, detail: detail.into() }
-    }
-
-    fn fail(name: &'static str, failure: impl Into<String>) -> Self {
-        Property { name, failure: Some(failure.into()), detail: String::new() }
-    }
-
-    fn of(name: &'static str, result: Result<String, String>) -> Self {
-        match result {
-            Ok(detail) => Property::pass(name, detail),
-            Err(failure) => Property::fail(name, failure),
-        }
+        CheckOptions { params, ops: 1_000_000, seed, size: 1_000_000, flips: 100, native: None, only: None }
     }
 }
 
@@ -93,6 +69,8 @@ pub struct CheckReport {
     pub properties: Vec<Property>,
     /// Those run again on the crate built for this machine (`--native`).
     pub native: Vec<Property>,
+    /// Every property the kind offered, run or not.
+    pub offered: Vec<&'static str>,
     /// Wall time.
     pub seconds: f64,
 }
@@ -162,27 +140,42 @@ pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Res
     let loaded = host.load(plugin)?;
     let suite = suite::of(loaded.kind);
     let in_wasm = CheckOptions { native: None, ..options.clone() };
-    let mut properties = (suite.properties)(host, &loaded, &in_wasm);
-    let mut native = options.native.as_ref().map_or_else(Vec::new, |n| (suite.natively)(host, &loaded, n, &options));
-    let args = replay_args(plugin, &options);
-    for p in properties.iter_mut().chain(&mut native) {
-        p.failure = p.failure.take().map(|f| f.replace(PLUGIN_ARGS, &args));
+    let wasm = (suite.properties)(host, &loaded, &in_wasm);
+    let native = options.native.as_ref().map_or_else(Properties::default, |n| (suite.natively)(host, &loaded, n, &options));
+    let (mut properties, mut native_ran) = (wasm.ran, native.ran);
+    for p in properties.iter_mut().chain(&mut native_ran) {
+        let args = replay_args(plugin, &options, p.name);
+        p.failure = p.failure.take().map(|f| with_replay(f, &args, &options));
     }
+    let mut offered = wasm.offered;
+    offered.extend(native.offered.into_iter().filter(|n| !offered.contains(n)).collect::<Vec<_>>());
     Ok(CheckReport {
         plugin: loaded.name.clone(),
         kind: loaded.kind,
         sha256: loaded.sha256.clone(),
         properties,
-        native,
+        native: native_ran,
+        offered,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
 
+/// A failure with its replay line: a round's names its own seed and ops;
+/// any other failure replays the whole property with check's seed.
+fn with_replay(failure: String, args: &str, options: &CheckOptions) -> String {
+    if failure.contains(PLUGIN_ARGS) {
+        return failure.replace(PLUGIN_ARGS, args);
+    }
+    let (first, rest) = failure.split_once('\n').map_or((failure.as_str(), String::new()), |(f, r)| (f, format!("\n{r}")));
+    format!("{first}\nreplay: memlab check {args} --seed {:#x} --ops {}{rest}", options.seed, options.ops)
+}
+
 /// What a replay line gives `memlab check` before its seed: the plugin,
 /// `--build` for a crate folder (and `--native` where it was checked so),
-/// the parameters, shell-quoted, and a small `--size` so the replay does
-/// not grow the one big instance again.
-fn replay_args(plugin: &str, options: &CheckOptions) -> String {
+/// the parameters, shell-quoted, a small `--size` so the replay does not
+/// grow the one big instance again (at-size's own size, where that
+/// failed), and the property that failed.
+fn replay_args(plugin: &str, options: &CheckOptions, property: &str) -> String {
     let quoted = |s: String| shlex::try_quote(&s).map_or(s.clone(), |q| q.into_owned());
     let mut args = vec![quoted(plugin.to_string())];
     if std::path::Path::new(plugin).is_dir() {
@@ -192,7 +185,8 @@ fn replay_args(plugin: &str, options: &CheckOptions) -> String {
         args.push("--native".into());
     }
     args.extend(options.params.iter().map(|(k, v)| format!("--param {}={}", quoted(k.clone()), quoted(v.clone()))));
-    args.push("--size 1000".into());
+    args.push(format!("--size {}", if property == AT_SIZE { options.size } else { 1000 }));
+    args.push(format!("--only {}", quoted(property.to_string())));
     args.join(" ")
 }
 
@@ -212,10 +206,17 @@ pub(crate) fn key(rng: &mut SplitMix) -> Vec<u8> {
     }
 }
 
+/// The property that `create` refuses an unknown parameter by name.
+pub(crate) const UNKNOWN_PARAMS: &str = "rejects-unknown-params";
+/// The property that one instance grown to `--size` still holds.
+pub(crate) const AT_SIZE: &str = "at-size";
+/// The property that a plugin describes itself truly.
+pub(crate) const DESCRIBE: &str = "describe";
+
 /// Whether `Params` rejection works: `create` with an unknown parameter
 /// must fail with a message naming it.
 pub(crate) fn unknown_param_result(result: Result<(), SeamError>) -> Property {
-    const NAME: &str = "rejects-unknown-params";
+    const NAME: &str = UNKNOWN_PARAMS;
     match result {
         Err(e) if matches!(e.guest_error(), Some(memlab_sdk::Error::BadParam(m)) if m.contains("memlab_check_unknown")) => {
             Property::pass(NAME, "`memlab_check_unknown = 1` refused by name")
@@ -234,7 +235,7 @@ pub(crate) fn unknown_params(params: &[(String, String)]) -> Vec<(String, String
 
 /// A description must name the plugin and its version.
 pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], d: Result<memlab_sdk::Description, SeamError>) -> Property {
-    const NAME: &str = "describe";
+    const NAME: &str = DESCRIBE;
     match d {
         Ok(d) if !d.name.is_empty() && !d.version.is_empty() => match crate::seam::check_description(plugin.kind, &plugin.name, configured, &d)
             .and_then(|()| crate::plugin::check_identity(plugin.kind, &plugin.name, &d))
@@ -250,7 +251,7 @@ pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], 
 /// The budgets (`memtable_space`) the shipped configs give a bench's
 /// pool, held to them by a test: check's shards reserve from one of these,
 /// in a drawn counting mode, so no pool tells a check from a bench.
-pub const BENCH_POOLS: [u64; 5] = [16 << 20, 32 << 20, 64 << 20, 256 << 20, 1 << 30];
+pub const BENCH_POOLS: [u64; 6] = [4 << 20, 16 << 20, 32 << 20, 64 << 20, 256 << 20, 1 << 30];
 
 /// What a check round's shard may hold: its rows, its index and its
 /// 1 MiB values (about 15 in a round of 5,000 rows), with room.
@@ -351,13 +352,11 @@ impl<'a> ShardSubject<'a> {
     }
 
     /// `describe`, its defaults, and the refusal of unknown parameters.
-    pub(crate) fn common_properties(&self) -> Vec<Property> {
-        vec![
-            describe_result(self.plugin, self.params, self.described(self.params)),
-            defaults::property(self.host, self.plugin, self.params),
-            defaults::effect_property(self.host, self.plugin, self.params),
-            unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ())),
-        ]
+    pub(crate) fn common_properties(&self, properties: &mut Properties) {
+        properties.run(DESCRIBE, || describe_result(self.plugin, self.params, self.described(self.params)));
+        properties.run(defaults::DEFAULTS, || defaults::property(self.host, self.plugin, self.params));
+        properties.run(defaults::EFFECT, || defaults::effect_property(self.host, self.plugin, self.params));
+        properties.run(UNKNOWN_PARAMS, || unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ())));
     }
 }
 

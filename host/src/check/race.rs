@@ -51,6 +51,9 @@ struct Read {
     ended: u64,
 }
 
+/// The property's name.
+pub(super) const RACES: &str = "races";
+
 /// The property, where the strategy under check takes concurrent calls
 /// natively; `None` for one whose calls are serialized.
 pub(super) fn property(subject: &ShardSubject<'_>, options: &CheckOptions) -> Option<Property> {
@@ -58,7 +61,7 @@ pub(super) fn property(subject: &ShardSubject<'_>, options: &CheckOptions) -> Op
     match subject.shared(subject.params) {
         Ok(Some(_)) => {}
         Ok(None) => return None,
-        Err(e) => return Some(Property::fail("races", e.to_string())),
+        Err(e) => return Some(Property::fail(RACES, e.to_string())),
     }
     let most = AtomicU64::new(0);
     let raced = rounds(options, PER_ROUND, |seed, ops| {
@@ -67,7 +70,7 @@ pub(super) fn property(subject: &ShardSubject<'_>, options: &CheckOptions) -> Op
         round(shared, seed, ops, &most)
     });
     let raced = raced.map(|done| format!("{done}, writers racing a reader; at most {} writers inside the memtable at once", most.into_inner()));
-    Some(Property::of("races", raced))
+    Some(Property::of(RACES, raced))
 }
 
 /// Each writer's batches: keys from a pool small enough that writers

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use memlab_sdk::{Cell, FlushRecord, Packed, encode_flush_record, encode_row};
 
-use super::{CheckOptions, Property, defaults, describe_result, key, rounds, unknown_param_result, unknown_params};
+use super::{CheckOptions, DESCRIBE, Properties, Property, UNKNOWN_PARAMS, defaults, describe_result, key, rounds, unknown_param_result, unknown_params};
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::{self, Fault, Op, SeamError, show_key};
 use crate::workload::SplitMix;
@@ -136,19 +136,19 @@ fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
     Ok(format!("{flips} single-bit flips in data and index, each reported as corrupt"))
 }
 
-pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Vec<Property> {
-    if let Err(e) = host.serializer(plugin, &options.params, 0) {
-        return vec![Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)"))];
+pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Properties {
+    let (mut properties, params) = (Properties::new(options.only.as_deref()), &options.params);
+    if let Err(e) = host.serializer(plugin, params, 0) {
+        return properties.stopped(Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)")));
     }
-    vec![
-        describe_result(plugin, &options.params, host.serializer(plugin, &options.params, 0).and_then(|mut w| w.describe())),
-        defaults::property(host, plugin, &options.params),
-        defaults::effect_property(host, plugin, &options.params),
-        unknown_param_result(host.serializer(plugin, &unknown_params(&options.params), 0).map(|_| ())),
-        Property::of("round-trip", rounds(options, PER_ROUND, |seed, ops| round_trip(host, plugin, &options.params, seed, ops))),
-        Property::of("corruption", corruption(host, plugin, &options.params, options.seed)),
-        Property::of("at-size", super::at_size::serializer(host, plugin, &options.params, options.size, options.seed, options.flips)),
-    ]
+    properties.run(DESCRIBE, || describe_result(plugin, params, host.serializer(plugin, params, 0).and_then(|mut w| w.describe())));
+    properties.run(defaults::DEFAULTS, || defaults::property(host, plugin, params));
+    properties.run(defaults::EFFECT, || defaults::effect_property(host, plugin, params));
+    properties.run(UNKNOWN_PARAMS, || unknown_param_result(host.serializer(plugin, &unknown_params(params), 0).map(|_| ())));
+    properties.holds("round-trip", || rounds(options, PER_ROUND, |seed, ops| round_trip(host, plugin, params, seed, ops)));
+    properties.holds("corruption", || corruption(host, plugin, params, options.seed));
+    properties.holds(super::AT_SIZE, || super::at_size::serializer(host, plugin, params, options.size, options.seed, options.flips));
+    properties
 }
 
 /// For `defaults` and `params-effect`: what a serializer writes for the fixed workload, and what it described.

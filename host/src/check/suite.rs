@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use memlab_sdk::Description;
 
-use super::{CheckOptions, Property, ShardSubject, allocator, commitlog, defaults, memtable, race, serializer};
+use super::{CheckOptions, Properties, Property, ShardSubject, allocator, commitlog, defaults, memtable, race, serializer};
 use crate::native::Strategy;
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::{Kind, SeamError};
@@ -20,13 +20,13 @@ type TraceFn = fn(&Arc<PluginHost>, &Arc<Plugin>, Params<'_>) -> Result<String, 
 pub(super) struct Suite {
     pub kind: Kind,
     /// Every property, in the order they run.
-    pub properties: fn(&Arc<PluginHost>, &Arc<Plugin>, &CheckOptions) -> Vec<Property>,
+    pub properties: fn(&Arc<PluginHost>, &Arc<Plugin>, &CheckOptions) -> Properties,
     /// `describe()` of an instance created with the parameters.
     pub describe: DescribeFn,
     /// What the instance does on `defaults`' fixed workload.
     pub trace: TraceFn,
     /// The crate built for this machine, checked against its wasm build.
-    pub natively: fn(&Arc<PluginHost>, &Arc<Plugin>, &Strategy, &CheckOptions) -> Vec<Property>,
+    pub natively: fn(&Arc<PluginHost>, &Arc<Plugin>, &Strategy, &CheckOptions) -> Properties,
 }
 
 /// Every kind's row, in `Kind::ALL`'s order.
@@ -39,7 +39,7 @@ pub(super) const SUITES: [Suite; Kind::COUNT] = [
         describe: |host, plugin, params| host.serializer(plugin, params, 0)?.describe(),
         trace: |host, plugin, params| serializer::trace(host, plugin, params),
         natively: |host, plugin, native, options| {
-            vec![agree(serializer::trace(host, plugin, &options.params), serializer::trace_of(native.serializer(&options.params, 0)))]
+            agreeing(options, || agree(serializer::trace(host, plugin, &options.params), serializer::trace_of(native.serializer(&options.params, 0))))
         },
     },
     Suite {
@@ -48,7 +48,7 @@ pub(super) const SUITES: [Suite; Kind::COUNT] = [
         describe: |host, plugin, params| host.log_format(plugin, params, 0)?.describe(),
         trace: |host, plugin, params| commitlog::trace(host, plugin, params),
         natively: |host, plugin, native, options| {
-            vec![agree(commitlog::trace(host, plugin, &options.params), commitlog::trace_of(native.log_format(&options.params, 0)))]
+            agreeing(options, || agree(commitlog::trace(host, plugin, &options.params), commitlog::trace_of(native.log_format(&options.params, 0))))
         },
     },
 ];
@@ -78,18 +78,26 @@ fn shard_trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: Params<'_>)
 /// A memtable's or allocator's native build runs the whole suite again,
 /// through native shards (`options.native` is set), and a concurrent one
 /// races writers against a reader as well.
-fn whole_suite(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, _: &Strategy, options: &CheckOptions) -> Vec<Property> {
+fn whole_suite(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, _: &Strategy, options: &CheckOptions) -> Properties {
     let mut properties = (of(plugin.kind).properties)(host, plugin, options);
     if let Ok(subject) = ShardSubject::new(host, plugin, options) {
-        properties.extend(race::property(&subject, options));
+        properties.maybe(race::RACES, || race::property(&subject, options));
     }
+    properties
+}
+
+const AGREES: &str = "native-agrees";
+
+/// The one property of a serializer's or log format's native build.
+fn agreeing(options: &CheckOptions, agree: impl FnOnce() -> Property) -> Properties {
+    let mut properties = Properties::new(options.only.as_deref());
+    properties.run(AGREES, agree);
     properties
 }
 
 /// A serializer's or log format's native build must write the wasm
 /// build's bytes on `defaults`' workload.
 fn agree(wasm: Result<String, String>, native: Result<String, String>) -> Property {
-    const AGREES: &str = "native-agrees";
     match (wasm, native) {
         (Ok(w), Ok(n)) if w == n => Property::pass(AGREES, "the native build describes itself and writes the same bytes as the wasm build"),
         (Ok(w), Ok(n)) => Property::fail(AGREES, format!("the wasm build {w}; the native build {n}")),

@@ -55,10 +55,13 @@ pub(super) struct Args {
     /// your rights (needs `--build`).
     #[arg(long, requires = "build")]
     native: bool,
+    /// Run only this property (a failure's replay line names it).
+    #[arg(long, value_name = "PROPERTY")]
+    only: Option<String>,
 }
 
 pub(super) fn run(args: Args) -> Result<(), CliError> {
-    let Args { plugin, ops, size, seed, deadline_ms, budget_s, params, build, native } = args;
+    let Args { plugin, ops, size, seed, deadline_ms, budget_s, params, build, native, only } = args;
     let deadline = Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3));
     let budget = budget_s.unwrap_or(60.0 + (ops + size) as f64 * 100e-6);
     let until = (budget > 0.0).then(|| std::time::Instant::now() + std::time::Duration::from_secs_f64(budget));
@@ -70,7 +73,12 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
         Some(seed) => seed,
         None => getrandom::u64().map_err(|e| CliError::Usage(format!("the OS gave no randomness for check's seed ({e}): give one with --seed")))?,
     };
-    let result = crate::check::check(&host, &plugin, crate::check::CheckOptions { ops, size, native, ..crate::check::CheckOptions::new(params, seed) })?;
+    let options = crate::check::CheckOptions { ops, size, native, only: only.clone(), ..crate::check::CheckOptions::new(params, seed) };
+    let result = crate::check::check(&host, &plugin, options)?;
+    if let Some(only) = only.filter(|o| !result.offered.iter().any(|p| p == o)) {
+        let offered = result.offered.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+        return Err(CliError::Usage(format!("--only {}: a {} plugin has no such property (it has: {offered})", only, result.kind)));
+    }
     say!("{}", result.render());
     sayln!("seed {seed:#x} (`--seed {seed:#x}` checks with these rows again)");
     if !result.passed() {

@@ -137,7 +137,12 @@ fn a_memtable_that_lies_only_under_contention_is_caught() {
         // Honest alone: every property but the races passes.
         assert!(said.lines().any(|l| l.contains(": 1 of ") && l.ends_with("properties failed")), "{lie}: only the races fail:\n{said}");
         let replay = said.lines().find_map(|l| l.trim().strip_prefix("replay: memlab ")).expect("a replay line");
-        let expected = format!("--build --native --param {param} --size 1000 --seed ");
+        let expected = format!("--build --native --param {param} --size 1000 --only races --seed ");
         assert!(replay.starts_with(&format!("check {liar} ")) && replay.contains(&expected), "{replay}");
+        // Pasted, it fails again, running that property alone.
+        let words = shlex::split(replay).expect("the replay line splits as a shell would");
+        let again = at_the_liar(&dir, &words.iter().map(String::as_str).collect::<Vec<_>>());
+        let ran: Vec<&str> = again.lines().filter(|l| l.starts_with("  PASS") || l.starts_with("  FAIL")).collect();
+        assert!(ran.len() == 1 && ran[0].starts_with("  FAIL  races"), "{lie}: the replay ran {ran:?}:\n{again}");
     }
 }
