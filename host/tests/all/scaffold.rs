@@ -228,7 +228,17 @@ fn same_name_in_two_folders(dir: &Path, cache: &Path) {
 fn new_lists_every_kind_in_its_help() {
     let (ok, text) = crate::support::memlab(&["new", "--help"]);
     assert!(ok, "{text}");
+    let dir = scratch("new-help");
     for kind in memlab::seam::Kind::ALL {
         assert!(text.contains(kind.name()), "`{kind}` missing from:\n{text}");
+        // Each template says how its calls arrive and what it is given.
+        let (ok, said) = crate::support::memlab(&["new", kind.name(), kind.name(), dir.to_str().expect("utf-8")]);
+        assert!(ok, "{said}");
+        let lib = std::fs::read_to_string(dir.join(kind.name()).join("src/lib.rs")).expect("the template");
+        assert!(lib.contains("How calls arrive:"), "{kind}: the template does not say how calls arrive");
+        assert!(
+            ["What a row is:", "What an entry is:", "What a record is:"].iter().any(|w| lib.contains(w)),
+            "{kind}: the template does not say what it is given"
+        );
     }
 }
