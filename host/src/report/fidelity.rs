@@ -21,10 +21,11 @@ fn setup(v: &VariantSpec) -> String {
     serde_json::to_string(&twin).unwrap_or_default()
 }
 
-/// A label for a twin pair: the strategies.
+/// A label for a twin pair: the strategies, each by its plugin's name
+/// (a path's last part, however the config spelled the path).
 fn label(v: &VariantSpec) -> String {
     let shards = if v.shards > 1 { format!(" x{}", v.shards) } else { String::new() };
-    let plugins: Vec<&str> = v.strategies.values().map(|s| s.plugin.as_str()).collect();
+    let plugins: Vec<String> = v.strategies.values().map(|s| super::plugin_name(&s.plugin)).collect();
     format!("{}{shards}, {}", plugins[0], plugins[1..].join(", "))
 }
 
@@ -66,56 +67,113 @@ pub fn transfers(wasm: f64, native: f64) -> bool {
     (wasm / native - 1.0).abs() <= TRANSFER
 }
 
-/// The Fidelity section, or nothing when no variant has a native twin.
-pub fn fidelity(result: &BenchResult) -> String {
-    let groups = by_variant(result);
-    // (label, wasm rate, native rate), in config order of the wasm side.
-    let mut pairs: Vec<(String, f64, f64)> = Vec::new();
-    let mut flagged: Vec<(String, &str)> = Vec::new();
-    for (_, runs) in &groups {
-        let Some(first) = runs.first() else { continue };
-        if first.variant.runtime != Runtime::Wasm {
-            continue;
-        }
-        let key = setup(&first.variant);
-        let twin = groups.iter().find(|(_, r)| r.first().is_some_and(|t| t.variant.runtime == Runtime::Native && setup(&t.variant) == key));
-        let Some((_, native_runs)) = twin else { continue };
-        if let (Some(wasm), Some(native)) = (median_rate(runs), median_rate(native_runs)) {
-            if let Some(why) = differs(runs, native_runs, wasm / native) {
-                flagged.push((label(&first.variant), why));
+/// A variant and its native twin in one run.
+#[derive(Debug, Clone)]
+pub struct Twin {
+    /// The strategies both builds ran.
+    pub label: String,
+    /// Median steady row rates.
+    pub wasm: f64,
+    /// Median steady row rates.
+    pub native: f64,
+    /// Why the two builds may not do the same work, if they may not.
+    pub flag: Option<&'static str>,
+}
+
+/// Two twins' row-rate ratio under each runtime.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    /// `a / b`.
+    pub label: String,
+    /// The ratio under wasm.
+    pub wasm: f64,
+    /// The ratio natively.
+    pub native: f64,
+}
+
+impl Ranking {
+    /// Whether the faster of the two is the same under both runtimes.
+    pub fn kept(&self) -> bool {
+        (self.wasm >= 1.0) == (self.native >= 1.0)
+    }
+
+    /// Whether the wasm ratio carries over (within [`TRANSFER`]).
+    pub fn close(&self) -> bool {
+        transfers(self.wasm, self.native)
+    }
+}
+
+/// The Fidelity section's figures: every twin pair, and every ranking
+/// between two of them.
+#[derive(Debug, Clone)]
+pub struct Fidelity {
+    /// In config order of the wasm side.
+    pub twins: Vec<Twin>,
+}
+
+impl Fidelity {
+    /// The run's twins, or `None` when no variant has one.
+    pub fn of(result: &BenchResult) -> Option<Self> {
+        let groups = by_variant(result);
+        let mut twins = Vec::new();
+        for (_, runs) in &groups {
+            let Some(first) = runs.first().filter(|f| f.variant.runtime == Runtime::Wasm) else { continue };
+            let key = setup(&first.variant);
+            let twin = groups.iter().find(|(_, r)| r.first().is_some_and(|t| t.variant.runtime == Runtime::Native && setup(&t.variant) == key));
+            let Some((_, native_runs)) = twin else { continue };
+            if let (Some(wasm), Some(native)) = (median_rate(runs), median_rate(native_runs)) {
+                twins.push(Twin { label: label(&first.variant), wasm, native, flag: differs(runs, native_runs, wasm / native) });
             }
-            pairs.push((label(&first.variant), wasm, native));
         }
+        (!twins.is_empty()).then_some(Fidelity { twins })
     }
-    if pairs.is_empty() {
-        return String::new();
+
+    /// Every pair of twins' ratios, the first over the second.
+    pub fn rankings(&self) -> Vec<Ranking> {
+        let mut all = Vec::new();
+        for (i, a) in self.twins.iter().enumerate() {
+            for b in &self.twins[i + 1..] {
+                all.push(Ranking { label: format!("{} / {}", a.label, b.label), wasm: a.wasm / b.wasm, native: a.native / b.native });
+            }
+        }
+        all
     }
-    let width = pairs.iter().map(|p| p.0.len()).max().unwrap_or(0).max(20);
+
+    /// The one line a reader takes away.
+    pub fn tally(&self) -> Option<String> {
+        let rankings = self.rankings();
+        let within = rankings.iter().filter(|r| r.close()).count();
+        (!rankings.is_empty()).then(|| format!("{within} of {} pairs' wasm ratios are within {:.0}% of their native ratios", rankings.len(), TRANSFER * 100.0))
+    }
+}
+
+/// What a ratio assumes, said under every Fidelity table.
+pub const ASSUMES: &str = "These ratios assume both builds do the same work; the host measures the rates and the boundary traffic, not the work inside.";
+
+/// The Fidelity section as text, or nothing when no variant has a native
+/// twin.
+pub fn fidelity(result: &BenchResult) -> String {
+    let Some(f) = Fidelity::of(result) else { return String::new() };
+    let width = f.twins.iter().map(|t| t.label.len()).max().unwrap_or(0).max(20);
     let mut s = String::from("\nFidelity: the same strategies as wasm components and as native twins (median row/s)\n");
     let _ = writeln!(s, "{:<width$} | {:>12} | {:>12} | {:>11}", "strategies", "wasm", "native", "wasm/native");
-    for (name, wasm, native) in &pairs {
-        let mark = if flagged.iter().any(|(f, _)| f == name) { "  (!)" } else { "" };
-        let _ = writeln!(s, "{name:<width$} | {:>12} | {:>12} | {:>11.2}{mark}", thousands(*wasm), thousands(*native), wasm / native);
+    for t in &f.twins {
+        let mark = if t.flag.is_some() { "  (!)" } else { "" };
+        let _ = writeln!(s, "{:<width$} | {:>12} | {:>12} | {:>11.2}{mark}", t.label, thousands(t.wasm), thousands(t.native), t.wasm / t.native);
     }
-    s.push_str("These ratios assume both builds do the same work; the host measures the rates and the boundary traffic, not the work inside.\n");
-    for (name, why) in &flagged {
-        let _ = writeln!(s, "(!) `{name}`: {why}: its ratio, and every ratio of a pair with it, may not carry over");
+    let _ = writeln!(s, "{ASSUMES}");
+    for t in f.twins.iter().filter(|t| t.flag.is_some()) {
+        let _ = writeln!(s, "(!) `{}`: {}: its ratio, and every ratio of a pair with it, may not carry over", t.label, t.flag.unwrap_or_default());
     }
-    if pairs.len() > 1 {
+    let rankings = f.rankings();
+    if !rankings.is_empty() {
         let pw = (2 * width + 3).min(72);
         let _ = writeln!(s, "\n{:<pw$} | {:>8} | {:>8} | {:>10} | within 10% | ranking", "ratio of row rates", "wasm", "native", "wasm/native");
-        let (mut within, mut all) = (0, 0);
-        for (i, a) in pairs.iter().enumerate() {
-            for b in &pairs[i + 1..] {
-                let (wasm, native) = (a.1 / b.1, a.2 / b.2);
-                let kept = if (wasm >= 1.0) == (native >= 1.0) { "kept" } else { "CHANGED" };
-                let close = transfers(wasm, native);
-                (within, all) = (within + usize::from(close), all + 1);
-                let name = format!("{} / {}", a.0, b.0);
-                let _ = writeln!(s, "{name:<pw$} | {wasm:>8.2} | {native:>8.2} | {:>10.2} | {:>10} | {kept}", wasm / native, if close { "yes" } else { "NO" });
-            }
+        for r in &rankings {
+            let (close, kept) = (if r.close() { "yes" } else { "NO" }, if r.kept() { "kept" } else { "CHANGED" });
+            let _ = writeln!(s, "{:<pw$} | {:>8.2} | {:>8.2} | {:>10.2} | {close:>10} | {kept}", r.label, r.wasm, r.native, r.wasm / r.native);
         }
-        let _ = writeln!(s, "{within} of {all} pairs' wasm ratios are within {:.0}% of their native ratios", TRANSFER * 100.0);
+        let _ = writeln!(s, "{}", f.tally().unwrap_or_default());
     }
     s
 }

@@ -62,7 +62,6 @@ pub fn render(result: &BenchResult) -> String {
 /// The whole report; `dir` is the run's folder, where the flame graphs are.
 pub fn render_in(result: &BenchResult, dir: Option<&Path>) -> String {
     let b = &result.config.bench;
-    let fidelity = super::fidelity(result);
     let config = serde_json::to_string_pretty(&result.config).unwrap_or_default();
     let body = html! {
         h1 { "memlab bench: " (shown(&b.name)) }
@@ -75,10 +74,7 @@ pub fn render_in(result: &BenchResult, dir: Option<&Path>) -> String {
         (provenance(result))
         (time_section(result))
         (flames_section(result, dir))
-        @if !fidelity.is_empty() {
-            h2 { "Fidelity" }
-            pre { (shown(fidelity.trim_start())) }
-        }
+        (fidelity_section(result))
         (charts_section(result))
         h2 { "Runs" }
         @for v in &result.variants {
@@ -104,6 +100,39 @@ fn verdict_section(result: &BenchResult) -> Markup {
             @if let Some(why) = &headline.why { p class="advice" { (shown(why)) } }
             @if let Some(advice) = &headline.advice { p class="advice" { "What to run: " (shown(advice)) } }
             pre { (shown(&details.join("\n"))) }
+        }
+    }
+}
+
+/// Each twin pair's rates, then each ranking under both runtimes, as
+/// tables: the text report's Fidelity section, without its padding.
+fn fidelity_section(result: &BenchResult) -> Markup {
+    let Some(f) = super::Fidelity::of(result) else { return html! {} };
+    let rankings = f.rankings();
+    html! {
+        h2 { "Fidelity" }
+        p { "The same strategies as wasm components and as native twins (median steady row/s). " (super::fidelity::ASSUMES) }
+        table {
+            tr { th { "strategies" } th { "wasm" } th { "native" } th { "wasm/native" } th { "note" } }
+            @for t in &f.twins {
+                tr {
+                    td { (shown(&t.label)) } td { (super::thousands(t.wasm)) } td { (super::thousands(t.native)) }
+                    td { (format!("{:.2}", t.wasm / t.native)) }
+                    td { @if let Some(why) = t.flag { (why) ": its ratios may not carry over" } }
+                }
+            }
+        }
+        @if !rankings.is_empty() {
+            table {
+                tr { th { "ratio of row rates" } th { "wasm" } th { "native" } th { "wasm/native" } th { "within 10%" } th { "ranking" } }
+                @for r in &rankings {
+                    tr {
+                        td { (shown(&r.label)) } td { (format!("{:.2}", r.wasm)) } td { (format!("{:.2}", r.native)) }
+                        td { (format!("{:.2}", r.wasm / r.native)) } td { (if r.close() { "yes" } else { "NO" }) } td { (if r.kept() { "kept" } else { "CHANGED" }) }
+                    }
+                }
+            }
+            p { (f.tally().unwrap_or_default()) }
         }
     }
 }

@@ -23,7 +23,7 @@ mod why;
 
 pub use baseline::{Pairing, PairingError, WorkloadsDiffer, against_baseline, against_baseline_paired, pairs};
 pub use differences::Difference;
-pub use fidelity::fidelity;
+pub use fidelity::{Fidelity, Ranking, Twin, fidelity};
 pub use summary::summary;
 use summary::{HEAP_STAT, beyond_budget_mib};
 pub(crate) use summary::{heap_per_row_flushed, reported_heap_per_flush, serializer_heap_per_row_flushed};
@@ -105,6 +105,14 @@ pub(crate) fn total(counts: impl Iterator<Item = u64>) -> u64 {
 /// `total` for durations.
 pub(crate) fn total_time(times: impl Iterator<Item = Duration>) -> Duration {
     times.fold(Duration::ZERO, Duration::saturating_add)
+}
+
+/// A plugin as a reader names it: a bundled name as it is, a path by its
+/// last part (a crate's folder, a `.wasm` file's stem), however the
+/// config spelled the way there.
+pub(crate) fn plugin_name(plugin: &str) -> String {
+    let clean = path_clean::clean(plugin);
+    clean.file_stem().map_or_else(|| clean.display().to_string(), |s| s.to_string_lossy().into_owned())
 }
 
 pub(crate) fn ok<'a>(runs: &[&'a VariantResult]) -> Vec<&'a VariantResult> {

@@ -106,7 +106,22 @@ fn the_fidelity_section_pairs_twins_and_flags_a_changed_ranking() {
     let text = report::fidelity(&result);
     assert!(text.contains("skiplist x8, per-row, lean |      764,019 |    1,473,227 |        0.52"), "{text}");
     assert!(text.contains("CHANGED"), "skiplist vs trie flips between wasm and native: {text}");
-    assert!(report::html::render(&result).contains("<h2>Fidelity</h2>"));
+    let html = report::html::render(&result);
+    assert!(
+        html.contains("<h2>Fidelity</h2>") && html.contains("<td>skiplist x8, per-row, lean</td>") && html.contains("<td>CHANGED</td>"),
+        "the section is tables"
+    );
+    // A crate's folder is named by its name, however the config spelled
+    // the way there.
+    let mut spelled = result.clone();
+    for v in &mut spelled.variants {
+        for s in v.variant.strategies.values_mut().filter(|s| s.plugin == "skiplist") {
+            s.plugin = "cfg/../plugins/cb-skipmap".into();
+        }
+    }
+    let (text, html) = (report::fidelity(&spelled), report::html::render(&spelled));
+    assert!(text.contains("cb-skipmap x8, per-row, lean |") && !text.contains("cfg/"), "{text}");
+    assert!(html.contains("<td>cb-skipmap x8, per-row, lean</td>"), "the page names the plugin too");
     // A run without twins has no section.
     let default = BenchResult::load(&fixture("schema-1.json")).expect("default-4");
     assert!(report::fidelity(&default).is_empty());
@@ -132,4 +147,27 @@ fn variants_saved_one_by_one_are_read_back_with_the_record() {
     let read = BenchResult::load(&path).expect("load");
     let json = |v: &[memlab::record::VariantResult]| serde_json::to_string(v).expect("json");
     assert_eq!(json(&read.variants), json(&all));
+}
+
+/// A record whose run was killed after its first variant says so first,
+/// naming the variants that never ran; a whole run's record does not.
+#[test]
+fn show_says_first_that_a_killed_runs_record_is_partial() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/run.json");
+    let whole = BenchResult::load(&golden).expect("golden record");
+    let first = whole.variants[0].variant.name.clone();
+    let mut killed = whole.clone();
+    killed.stop = None;
+    killed.variants.retain(|v| v.variant.name == first);
+    let dir = scratch("records-killed");
+    killed.save(&dir.join("run.json")).expect("save");
+    let (ok, text) = crate::support::memlab(&["show", dir.join("run.json").to_str().expect("utf-8")]);
+    assert!(ok, "{text}");
+    let opening = text.lines().next().unwrap_or_default();
+    let never: Vec<&str> = whole.config.variants.iter().map(|v| v.name.as_str()).filter(|n| *n != first).collect();
+    assert!(opening.contains("cut short") && never.iter().all(|n| opening.contains(&format!("`{n}`"))), "{opening}");
+    assert!(text.trim_end().ends_with("not the whole run."), "and again last");
+    whole.save(&dir.join("whole.json")).expect("save");
+    let (ok, text) = crate::support::memlab(&["show", dir.join("whole.json").to_str().expect("utf-8")]);
+    assert!(ok && !text.contains("cut short"), "{text}");
 }
