@@ -197,6 +197,27 @@ pub fn cut_short(result: &BenchResult) -> Option<String> {
     })
 }
 
+/// Generations a round's steady window must switch to be a steady state.
+const STEADY_SWITCHES: u64 = 2;
+
+/// Variants with a round whose steady window switched fewer than
+/// `STEADY_SWITCHES` generations (or had none): their rates lean on the
+/// warm-up, so the verdicts on them say less than they seem to.
+pub fn not_steady(result: &BenchResult) -> Option<String> {
+    let mut short: Vec<&str> = Vec::new();
+    for v in result.variants.iter().filter(|v| v.failure().is_none()) {
+        if v.steady.is_none_or(|s| s.switches < STEADY_SWITCHES) && !short.contains(&v.variant.name.as_str()) {
+            short.push(&v.variant.name);
+        }
+    }
+    (!short.is_empty()).then(|| {
+        let names = short.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        format!(
+            "Not a steady state: {names} switched fewer than {STEADY_SWITCHES} memtable generations after the warm-up in some round, so their rates lean on the warm-up; lengthen `ops` (or shrink `memtable_space`) before trusting these verdicts."
+        )
+    })
+}
+
 /// The block, headline first, or nothing for a single variant.
 pub fn verdict_block(result: &BenchResult) -> String {
     let Some(headline) = headline(result) else { return String::new() };
@@ -213,14 +234,22 @@ pub fn verdict_block(result: &BenchResult) -> String {
     let why = result.stop.map_or(String::new(), |stop| format!("; stopped: {}", stop.reason.describe()));
     let _ =
         writeln!(s, "Verdict ({rounds} rounds{why}): steady-state row rate against `{baseline}`, paired round by round, {:.0}% intervals", CONFIDENCE * 100.0);
+    if let Some(warning) = not_steady(result) {
+        let _ = writeln!(s, "{warning}");
+    }
     let width = all.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(24);
     let failed = failed_variants(result);
+    let groups = by_variant(result);
     for (name, v) in &all {
         let text = match failed.iter().find(|(n, _)| n == name) {
             Some((_, run)) => format!("FAILED: {}", failed_text(run)),
             None => v.map_or_else(|| "no verdict (fewer than two paired rounds completed)".to_string(), |v| v.to_string()),
         };
         let _ = writeln!(s, "  {name:<width$}  {text}");
+        // Winner or not, what moved against the baseline, per row.
+        if let Some(why) = failed.iter().all(|(n, _)| n != name).then(|| super::why::why(&groups, name, &[baseline])).flatten() {
+            let _ = writeln!(s, "  {:<width$}  {why}", "");
+        }
     }
     if let Some((_, run)) = failed.iter().find(|(n, _)| *n == baseline) {
         let _ = writeln!(s, "  {baseline:<width$}  FAILED (baseline): {}", failed_text(run));

@@ -87,6 +87,13 @@ impl<'a> Side<'a> {
         self.time.client_wall_ns as f64 / self.rows / 1e3
     }
 
+    /// Microseconds a row on the client threads' own CPU clocks, which a
+    /// busy neighbour inflates far less than their wall time.
+    fn cpu_us(&self) -> f64 {
+        let cpu: f64 = self.runs.iter().filter(|v| !v.time.is_empty()).map(|v| v.client_cpu.as_secs_f64()).sum();
+        cpu * 1e6 / self.rows
+    }
+
     fn switches(&self) -> f64 {
         self.runs.iter().map(|v| v.counters.switches as f64).sum::<f64>() / self.runs.len().max(1) as f64
     }
@@ -132,7 +139,14 @@ pub fn why(groups: &[(&str, Vec<&VariantResult>)], winner: &str, against: &[&str
     };
     let sides: Vec<Side<'_>> = against.iter().filter(|n| **n != winner).filter_map(|n| Side::of(groups, n)).collect();
     let head = |o: &Side<'_>, how: &str| {
-        format!("Why: `{winner}` differs from `{}` in {how}; per row its client threads spent {:.2} µs against {:.2}", o.name, w.total_us(), o.total_us())
+        format!(
+            "Why: `{winner}` differs from `{}` in {how}; per row its client threads used {:.2} µs of CPU against {:.2} ({:.2} µs of wall against {:.2})",
+            o.name,
+            w.cpu_us(),
+            o.cpu_us(),
+            w.total_us(),
+            o.total_us()
+        )
     };
     if let Some((o, owner)) = sides.iter().find_map(|o| match owners(o).as_slice() {
         [one] => Some((o, one.clone())),

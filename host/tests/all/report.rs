@@ -453,3 +453,22 @@ fn a_plugin_caught_at_one_sweep_point_is_tainted_at_every_point() {
     }
     assert!(tainted >= sweep.points.len() - 1, "{tainted} runs tainted over {} points", sweep.points.len());
 }
+
+/// Every variant, winner or not, carries a `Why:` against the baseline,
+/// CPU a row beside wall; a run whose steady windows switched too few
+/// generations says so in the verdict block itself.
+#[test]
+fn the_verdict_block_says_why_for_every_variant_and_when_it_is_not_steady() {
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs");
+    let (ok, text) = crate::support::memlab(&["show", runs.join("2026-12-05-rust-2c24g/default").to_str().expect("utf-8")]);
+    assert!(ok, "{text}");
+    let block: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("Verdict (")).skip(1).take_while(|l| l.starts_with("  ")).collect();
+    let verdicts = block.iter().filter(|l| !l.trim_start().starts_with("Why:")).count();
+    let whys = block.iter().filter(|l| l.trim_start().starts_with("Why:") && l.contains("µs of CPU against") && l.contains("µs of wall")).count();
+    assert!(verdicts == 3 && whys == 3, "{block:#?}");
+    assert!(!text.contains("Not a steady state"), "the default comparison is steady");
+    let short = runs.join("2026-12-02-rust-2c24g/8457-coalescing-sync/threads-1");
+    let (_, text) = crate::support::memlab(&["show", short.to_str().expect("utf-8")]);
+    let warning = text.lines().skip_while(|l| !l.starts_with("Verdict (")).nth(1).unwrap_or_default();
+    assert!(warning.starts_with("Not a steady state: `batch`"), "{warning}");
+}
