@@ -325,7 +325,7 @@ fn recorded_sweep(name: &str) -> memlab::record::sweep::Sweep {
 
 #[test]
 fn a_recorded_sweeps_report_charts_every_figure_against_the_swept_value() {
-    for (name, variants) in [("8457-coalescing", 3), ("../2026-12-05-rust-2c24g/20226-concurrent", 4)] {
+    for (name, variants) in [("8457-coalescing", 3), ("../2026-12-06-rust-2c24g/20226-concurrent", 4)] {
         let sweep = recorded_sweep(name);
         assert_eq!(sweep.over, "threads");
         let values: Vec<&str> = sweep.points.iter().map(|p| p.value.as_str()).collect();
