@@ -34,6 +34,10 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// `more_rounds` where no count of rounds would decide (across runs,
+    /// whose spread from run to run rounds cannot narrow).
+    pub const NO_ROUNDS_SUFFICE: usize = usize::MAX;
+
     /// Whether more rounds are needed.
     pub fn decided(self) -> bool {
         !matches!(self, Decision::Undecided { .. })
@@ -68,26 +72,35 @@ impl Verdict {
         let (mean, var) = moments(&logs);
         let (se, t) = ((var / n).sqrt(), t_quantile(CONFIDENCE, n - 1.0));
         // Rounds for an interval of half-width `target` at this noise.
-        let needed = |target: f64| (t * t * var / (target * target)).ceil() as usize;
+        let needed = |target: f64| (t * t * var / (target * target)).ceil().min(1e12) as usize;
         Some(Verdict::decide(mean, se, t, logs.len(), threshold, needed))
     }
 
     /// The verdict on two records' rounds, which cannot be paired (a run
     /// against a baseline run): the ratio of their geometric mean rates,
-    /// with Welch's interval on the logs. The same rules decide as in a
-    /// bench; the interval is wider, since a shared round's noise no
-    /// longer cancels. `rounds` is the fewer side's count.
-    pub fn unpaired(baseline: &[f64], run: &[f64], threshold: f64) -> Option<Verdict> {
+    /// with Welch's interval on the logs, widened by `between`, the
+    /// spread of one run's mean log rate from run to run that no round
+    /// of either record can show (a run's rounds share its machine's
+    /// state). The same rules decide as in a bench. `rounds` is the fewer
+    /// side's count.
+    pub fn unpaired(baseline: &[f64], run: &[f64], threshold: f64, between: f64) -> Option<Verdict> {
         let (a, b) = (logs(baseline)?, logs(run)?);
         let ((ma, va), (mb, vb)) = (moments(&a), moments(&b));
         let (na, nb) = (a.len() as f64, b.len() as f64);
         let (sa, sb) = (va / na, vb / nb);
-        let se = (sa + sb).sqrt();
-        // Welch-Satterthwaite; identical rounds on both sides leave no noise.
-        let df = if se > 0.0 { (sa + sb).powi(2) / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0)) } else { na + nb - 2.0 };
+        let runs = 2.0 * between * between;
+        let se = (sa + sb + runs).sqrt();
+        // Welch-Satterthwaite, the known run-to-run part with no degrees
+        // of freedom to lose; identical rounds on both sides leave no noise.
+        let rounds = sa * sa / (na - 1.0) + sb * sb / (nb - 1.0);
+        let df = if rounds > 0.0 { ((sa + sb + runs).powi(2) / rounds).min(1e6) } else { na + nb - 2.0 };
         let t = t_quantile(CONFIDENCE, df);
-        // Rounds per side for that half-width, both sides alike.
-        let needed = |target: f64| (t * t * (va + vb) / (target * target)).ceil() as usize;
+        // Rounds per side for that half-width, both sides alike; none
+        // suffice where the spread between runs alone is wider.
+        let needed = |target: f64| match target * target - t * t * runs {
+            room if room > 0.0 => (t * t * (va + vb) / room).ceil() as usize,
+            _ => Decision::NO_ROUNDS_SUFFICE,
+        };
         Some(Verdict::decide(mb - ma, se, t, a.len().min(b.len()), threshold, needed))
     }
 
@@ -108,7 +121,11 @@ impl Verdict {
             // Narrow enough to exclude 1 (|mean|), or to fit in the band
             // (band - |mean|), whichever is nearer.
             let target = mean.abs().max(band - mean.abs()).max(1e-9);
-            Decision::Undecided { more_rounds: needed(target).saturating_sub(rounds).max(1) }
+            let more = match needed(target) {
+                Decision::NO_ROUNDS_SUFFICE => Decision::NO_ROUNDS_SUFFICE,
+                n => n.saturating_sub(rounds).max(1),
+            };
+            Decision::Undecided { more_rounds: more }
         };
         Verdict { ratio: mean.exp(), low, high, rounds, rse: se, threshold, decision }
     }
@@ -136,6 +153,10 @@ impl fmt::Display for Verdict {
             Decision::Slower => write!(f, "{interval} slower"),
             Decision::Same => write!(f, "{interval} same (within ±{pct:.0}%)"),
             Decision::BelowThreshold => write!(f, "{interval} differs by under {pct:.0}%"),
+            Decision::Undecided { more_rounds: Decision::NO_ROUNDS_SUFFICE } => {
+                let noise = (self.high / self.ratio - 1.0) * 100.0;
+                write!(f, "no decision: {interval}, ±{noise:.0}% noise, mostly the spread between runs, which more rounds cannot narrow")
+            }
             Decision::Undecided { more_rounds } => {
                 let noise = (self.high / self.ratio - 1.0) * 100.0;
                 write!(f, "no decision: {interval}, ±{noise:.0}% noise; needs about {more_rounds} more round{}", if more_rounds == 1 { "" } else { "s" })
@@ -319,7 +340,7 @@ mod tests {
         // se = sqrt(2 * 0.0004 / 3), df 4, t 2.776.
         let base = [1.0, 0.02f64.exp(), (-0.02f64).exp()];
         let run: Vec<f64> = base.iter().map(|r| r * 1.3).collect();
-        let v = Verdict::unpaired(&base, &run, 0.02).expect("three a side");
+        let v = Verdict::unpaired(&base, &run, 0.02, 0.0).expect("three a side");
         let half = 2.776 * (2.0 * 0.0004 / 3.0f64).sqrt();
         assert!((v.ratio - 1.3).abs() < 1e-9 && (v.low - (1.3f64.ln() - half).exp()).abs() < 1e-3, "{v:?}");
         assert_eq!(v.decision, Decision::Faster);
@@ -327,14 +348,26 @@ mod tests {
         // fits in the band (±0.2% rounds), undecided while it does not
         // (±2%), never faster.
         let tight = [1.0, 1.002, 0.998];
-        assert_eq!(Verdict::unpaired(&tight, &tight, 0.02).expect("same").decision, Decision::Same);
-        assert!(matches!(Verdict::unpaired(&base, &base, 0.02).expect("same").decision, Decision::Undecided { .. }));
+        assert_eq!(Verdict::unpaired(&tight, &tight, 0.02, 0.0).expect("same").decision, Decision::Same);
+        assert!(matches!(Verdict::unpaired(&base, &base, 0.02, 0.0).expect("same").decision, Decision::Undecided { .. }));
         // Rounds that move by 15-30% between runs: no decision, and how
         // many rounds a side would settle it.
-        let Decision::Undecided { more_rounds } = Verdict::unpaired(&[1.0, 1.3, 0.9], &[1.1, 1.4, 0.95], 0.02).expect("noisy").decision else {
+        let Decision::Undecided { more_rounds } = Verdict::unpaired(&[1.0, 1.3, 0.9], &[1.1, 1.4, 0.95], 0.02, 0.0).expect("noisy").decision else {
             panic!("noise decided")
         };
         assert!(more_rounds > 3, "{more_rounds}");
-        assert!(Verdict::unpaired(&[1.0], &run, 0.02).is_none(), "one round on a side");
+        assert!(Verdict::unpaired(&[1.0], &run, 0.02, 0.0).is_none(), "one round on a side");
+        // A run-to-run spread of 6% widens the interval by it, however
+        // many rounds: tight rounds 8% apart no longer decide, and no
+        // count of rounds would.
+        let many: Vec<f64> = (0..40).map(|i| 1.0 + 0.001 * f64::from(i % 3)).collect();
+        let apart: Vec<f64> = many.iter().map(|r| r * 1.08).collect();
+        assert_eq!(Verdict::unpaired(&many, &apart, 0.02, 0.0).expect("tight").decision, Decision::Faster);
+        let v = Verdict::unpaired(&many, &apart, 0.02, 0.06).expect("tight");
+        assert_eq!(v.decision, Decision::Undecided { more_rounds: Decision::NO_ROUNDS_SUFFICE }, "{v:?}");
+        assert!(v.to_string().contains("more rounds cannot narrow"), "{v}");
+        // A difference far beyond the spread still decides.
+        let far: Vec<f64> = many.iter().map(|r| r * 1.5).collect();
+        assert_eq!(Verdict::unpaired(&many, &far, 0.02, 0.06).expect("far").decision, Decision::Faster);
     }
 }

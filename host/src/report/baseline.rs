@@ -10,8 +10,25 @@ use std::fmt::Write as _;
 
 use super::by_variant;
 use super::differences::{self, Difference};
-use crate::record::verdict::{Verdict, failed_run, round_rate};
+use crate::record::verdict::{Verdict, failed_run, paired_ratios, round_rate};
 use crate::record::{BenchResult, Machine, VariantResult};
+
+/// How far one run's mean log rate strays from another's of the same
+/// config, plugins and machine, beyond what their rounds show: a run's
+/// rounds share its machine's state (neighbours, caches, the host's CPU
+/// frequency), so Welch's interval on the rounds alone is too narrow
+/// across runs. Calibrated by A/A pairs (`benches/aa-runs`, recorded in
+/// `benches/runs/2026-12-06-rust-2c24g/aa-runs/`): 40 runs of one config
+/// drifted by 17-21% (sd of a run's mean, less what its rounds explain)
+/// with no sign in the cores they got. With `ANCHORED_BETWEEN_RUNS`, 2%
+/// of their 780 pairs report a difference (44 at 15% and 4%; 3 of the
+/// first 20 at 0% and the old 0.5-core machine rule).
+pub const BETWEEN_RUNS: f64 = 0.18;
+
+/// The same spread for a variant's rate relative to an anchor, a variant
+/// both records ran alike, paired round by round within each record: the
+/// machine's drift moves both and cancels (4% in the same A/A runs).
+pub const ANCHORED_BETWEEN_RUNS: f64 = 0.05;
 
 /// How a run's variants are matched with a baseline's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,19 +124,26 @@ pub fn against_baseline_paired(baseline: &BenchResult, run: &BenchResult, pairs:
     if !shared.is_empty() {
         let _ = writeln!(s, "The workloads differ, so no figure below compares one change: {}", list(&shared));
     }
+    let anchor = anchor(&old, &new);
     let _ = writeln!(
         s,
-        "Verdicts take the bench's rules (a {:.0}% interval, ±{:.0}% counts as the same) on unpaired rounds: two records share no round's machine, so the interval is wider than in one bench.",
+        "Verdicts take the bench's rules (a {:.0}% interval, ±{:.0}% counts as the same) on unpaired rounds, the interval widened by how far two runs stray apart that ran alike (by A/A pairs): ±{:.0}% for a rate alone, ±{:.0}% for a rate relative to a variant both runs ran alike, paired round by round within each run, which cancels the machine's drift.",
         crate::record::verdict::CONFIDENCE * 100.0,
-        run.config.bench.threshold * 100.0
+        run.config.bench.threshold * 100.0,
+        BETWEEN_RUNS * 100.0,
+        ANCHORED_BETWEEN_RUNS * 100.0
     );
+    let _ = match &anchor {
+        Some(a) => writeln!(s, "Anchor: `{}`, which both runs ran alike; every other variant is judged relative to it.", a.name),
+        None => writeln!(s, "No anchor: no variant ran alike in both runs, so each rate is judged alone, and only a large difference decides."),
+    };
     for (name, runs) in &new {
         let Some((base_name, base)) = pairs.iter().find(|(n, _)| n == name).and_then(|(_, b)| old.iter().find(|(n, _)| n == b)) else {
             let _ = writeln!(s, "\n{name}: not paired with a baseline variant");
             continue;
         };
         let title = if base_name != name { format!("{name} (against the baseline's `{base_name}`)") } else { name.to_string() };
-        pair(&mut s, &title, base, runs, run.config.bench.threshold, across);
+        pair(&mut s, &title, (base, runs), anchor.as_ref().filter(|a| a.name != *name), run.config.bench.threshold, across);
     }
     for (name, _) in &old {
         if !pairs.iter().any(|(_, b)| b == name) {
@@ -129,8 +153,55 @@ pub fn against_baseline_paired(baseline: &BenchResult, run: &BenchResult, pairs:
     Ok(s)
 }
 
+/// A variant both records ran alike (same name, settings and plugins'
+/// bytes, no failed round): each other variant's rounds are taken
+/// relative to it, within its own record.
+struct Anchor<'a> {
+    name: &'a str,
+    base: Vec<&'a VariantResult>,
+    run: Vec<&'a VariantResult>,
+}
+
+/// The first of the run's variants that the baseline ran alike.
+fn anchor<'a>(old: &[(&'a str, Vec<&'a VariantResult>)], new: &[(&'a str, Vec<&'a VariantResult>)]) -> Option<Anchor<'a>> {
+    new.iter().find_map(|(name, run)| {
+        let (_, base) = old.iter().find(|(n, _)| n == name)?;
+        let alike = failed_run(base).is_none() && failed_run(run).is_none() && !differences::of_variants(base, run).iter().any(Difference::of_what_ran);
+        alike.then(|| Anchor { name, base: base.clone(), run: run.clone() })
+    })
+}
+
+/// One pair's verdict: relative to the anchor where there is one, which
+/// no machine difference withholds (each round's ratio shares its
+/// machine); else the rates alone.
+fn judged(sides: (&[&VariantResult], &[&VariantResult]), anchor: Option<&Anchor<'_>>, differ: &[Difference], threshold: f64, across: bool) -> String {
+    let (base, runs) = sides;
+    if !across && differ.iter().any(Difference::of_what_ran) {
+        return "not judged: the variants differ in what ran (above), so a ratio is not a verdict on one of them; --across-differences judges the pair anyway"
+            .into();
+    }
+    let rounds = format!("{} and {} rounds", base.len(), runs.len());
+    let across_note = if differ.is_empty() { "" } else { ", across the differences above" };
+    if let Some(a) = anchor {
+        let (b, r) = (paired_ratios(&a.base, base), paired_ratios(&a.run, runs));
+        return match Verdict::unpaired(&b, &r, threshold, ANCHORED_BETWEEN_RUNS) {
+            None => format!("none: {} and {} rounds paired with `{}` (a verdict needs two a side)", b.len(), r.len(), a.name),
+            Some(v) => format!("relative to `{}` in each run: {v} ({rounds}{across_note})", a.name),
+        };
+    }
+    if !across && !differ.is_empty() {
+        return "not judged: the runs saw different machines (above) and share no anchor; run both as variants of one bench, whose interleaved rounds share the machine".into();
+    }
+    let rates = |runs: &[&VariantResult]| runs.iter().copied().map(round_rate).collect::<Vec<_>>();
+    match Verdict::unpaired(&rates(base), &rates(runs), threshold, BETWEEN_RUNS) {
+        None => format!("none: {rounds} (a verdict needs two a side)"),
+        Some(v) => format!("{v} ({rounds}{across_note})"),
+    }
+}
+
 /// One pair: figures, machines, differences, verdict.
-fn pair(s: &mut String, title: &str, base: &[&VariantResult], runs: &[&VariantResult], threshold: f64, across: bool) {
+fn pair(s: &mut String, title: &str, sides: (&[&VariantResult], &[&VariantResult]), anchor: Option<&Anchor<'_>>, threshold: f64, across: bool) {
+    let (base, runs) = sides;
     // A variant that failed any round publishes nothing.
     for (side, rounds) in [("the baseline's", base), ("the run's", runs)] {
         if let Some(failed) = failed_run(rounds) {
@@ -158,14 +229,6 @@ fn pair(s: &mut String, title: &str, base: &[&VariantResult], runs: &[&VariantRe
     if !differ.is_empty() {
         let _ = writeln!(s, "{:<24} | {}", "differs", list(&differ));
     }
-    let rates = |runs: &[&VariantResult]| runs.iter().copied().map(round_rate).collect::<Vec<_>>();
-    let verdict = match Verdict::unpaired(&rates(base), &rates(runs), threshold) {
-        _ if !across && differ.iter().any(Difference::of_what_ran) => {
-            "not judged: the variants differ in what ran (above), so a ratio is not a verdict on one of them; --across-differences judges the pair anyway".into()
-        }
-        _ if !across && !differ.is_empty() => "not judged: the runs saw different machines (above); for a verdict on the strategies alone, run both as variants of one bench, whose interleaved rounds share the machine".into(),
-        None => format!("none: {} and {} rounds (a verdict needs two a side)", base.len(), runs.len()),
-        Some(v) => format!("{v} ({} and {} rounds{})", base.len(), runs.len(), if differ.is_empty() { "" } else { ", across the differences above" }),
-    };
+    let verdict = judged(sides, anchor, &differ, threshold, across);
     let _ = writeln!(s, "{:<24} | {verdict}", "row rate verdict");
 }

@@ -472,3 +472,31 @@ fn the_verdict_block_says_why_for_every_variant_and_when_it_is_not_steady() {
     let warning = text.lines().skip_while(|l| !l.starts_with("Verdict (")).nth(1).unwrap_or_default();
     assert!(warning.starts_with("Not a steady state: `batch`"), "{warning}");
 }
+
+/// `show -b` on recorded A/A runs (one config run again and again):
+/// the pair the old rule judged 1.14x faster reports no difference, the
+/// variant both runs ran alike anchors the other, and a real 1.5x
+/// difference relative to it still decides.
+#[test]
+fn show_b_judges_recorded_a_a_runs_the_same_and_a_real_change_apart() {
+    let aa = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-12-06-rust-2c24g/aa-runs");
+    let path = |i: u32| aa.join(format!("run-{i}.json.gz")).to_str().expect("utf-8").to_string();
+    let verdicts = |text: &str| text.lines().filter(|l| l.starts_with("row rate verdict")).map(str::to_string).collect::<Vec<_>>();
+    let (ok, text) = crate::support::memlab(&["show", &path(2), "-b", &path(1)]);
+    assert!(ok && text.contains("Anchor: `btree`"), "{text}");
+    let found = verdicts(&text);
+    assert!(found.len() == 2 && found.iter().all(|v| !v.contains("] faster") && !v.contains("] slower") && !v.contains("differs")), "{found:#?}");
+    assert!(found[1].contains("relative to `btree` in each run"), "{found:#?}");
+    // The skiplist's steady rows half again: the machine cannot explain it.
+    let mut record = BenchResult::load(Path::new(&path(2))).expect("an A/A record");
+    for v in record.variants.iter_mut().filter(|v| v.variant.name == "skiplist") {
+        if let Some(steady) = v.steady.as_mut() {
+            steady.rows += steady.rows / 2;
+        }
+    }
+    let changed = scratch("show-b-anchored").join("run.json");
+    record.save(&changed).expect("save");
+    let (ok, text) = crate::support::memlab(&["show", changed.to_str().expect("utf-8"), "-b", &path(1)]);
+    let found = verdicts(&text);
+    assert!(ok && found[1].contains("relative to `btree` in each run: ") && found[1].contains("] faster"), "{found:#?}");
+}
