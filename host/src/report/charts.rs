@@ -229,8 +229,12 @@ impl Scale {
         Some(Scale { axis, x0, x1, y_ticks })
     }
 
+    /// A value's place on the x axis, inset from the frame so the points
+    /// at either end, and the intervals offset beside them, are drawn
+    /// whole inside the clip.
     fn x(&self, x: f64) -> f64 {
-        LEFT + (x - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
+        const INSET: f64 = 16.0;
+        LEFT + INSET + (x - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT - 2.0 * INSET)
     }
 
     /// A value's place on the y axis.
