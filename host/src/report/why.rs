@@ -48,6 +48,9 @@ impl Owner {
             Owner::Setting(s) => match s.as_str() {
                 "shards" => &["lock wait", "routing", "memtable calls", "switching"],
                 "coalescing" => &["coalescing wait", "lock wait", "durability wait", "crossing"],
+                // The commit log's sync mode and access: the host's appends
+                // and syncs, not its format plugin.
+                "log" => &["durability wait", "commit log", "lock wait"],
                 "pool" => &["backpressure", "other write path"],
                 // The checks run as rows are written and at each flush.
                 "verify" | "verify_sample" => &["other write path", "backpressure"],

@@ -467,6 +467,12 @@ fn the_verdict_block_says_why_for_every_variant_and_when_it_is_not_steady() {
     let whys = block.iter().filter(|l| l.trim_start().starts_with("Why:") && l.contains("µs of CPU against") && l.contains("µs of wall")).count();
     assert!(verdicts == 3 && whys == 3, "{block:#?}");
     assert!(!text.contains("Not a steady state"), "the default comparison is steady");
+    // A log's sync mode is credited with the phases it owns.
+    let sync = runs.join("2026-12-06-rust-2c24g/8457-coalescing-sync/threads-8");
+    let (_, text) = crate::support::memlab(&["show", sync.to_str().expect("utf-8")]);
+    let why = text.lines().find(|l| l.contains("Why: `group 1 ms` differs from `batch`")).unwrap_or_else(|| panic!("{text}"));
+    assert!(why.contains("in `log` alone") && why.contains("durability wait") && why.contains("Its own phases"), "{why}");
+    assert!(!text.contains("Not a steady state"), "at 4 MiB each window switches ten generations");
     let short = runs.join("2026-12-02-rust-2c24g/8457-coalescing-sync/threads-1");
     let (_, text) = crate::support::memlab(&["show", short.to_str().expect("utf-8")]);
     let warning = text.lines().skip_while(|l| !l.starts_with("Verdict (")).nth(1).unwrap_or_default();
