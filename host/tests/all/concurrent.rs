@@ -129,7 +129,9 @@ fn a_memtable_that_lies_only_under_contention_is_caught() {
     let said = at_the_liar(&dir, &["bench", "race.toml", "--quiet", "--no-intervals", "--out", "runs", "--build", "--native"]);
     let failed = said.lines().find(|l| l.starts_with("FAILED")).unwrap_or_else(|| panic!("the race went unseen:\n{said}"));
     assert!(failed.contains("ledger") && failed.contains("newest rows missing") && failed.contains("liar-race"), "{failed}");
-    for (lie, says) in [("drop", "after the race|left out|stale"), ("stale", "stale")] {
+    // A dropped row shows as a read that misses a completed insert, or as
+    // a row missing after the race, whichever the timing meets first.
+    for (lie, says) in [("drop", "after the race|left out|stale|answered nothing"), ("stale", "stale")] {
         let param = format!("lie={lie}");
         let said = at_the_liar(&dir, &["check", liar, "--build", "--native", "--ops", "40000", "--size", "1000", "--param", &param]);
         let raced = said.lines().find(|l| l.contains("races")).unwrap_or_else(|| panic!("{lie}: no races property:\n{said}"));
@@ -139,10 +141,15 @@ fn a_memtable_that_lies_only_under_contention_is_caught() {
         let replay = said.lines().find_map(|l| l.trim().strip_prefix("replay: memlab ")).expect("a replay line");
         let expected = format!("--build --native --param {param} --size 1000 --only races --seed ");
         assert!(replay.starts_with(&format!("check {liar} ")) && replay.contains(&expected), "{replay}");
-        // Pasted, it fails again, running that property alone.
+        // Pasted, it runs that property alone and fails again; a race
+        // depends on timing as well as the seed, so up to three tries.
         let words = shlex::split(replay).expect("the replay line splits as a shell would");
-        let again = at_the_liar(&dir, &words.iter().map(String::as_str).collect::<Vec<_>>());
-        let ran: Vec<&str> = again.lines().filter(|l| l.starts_with("  PASS") || l.starts_with("  FAIL")).collect();
-        assert!(ran.len() == 1 && ran[0].starts_with("  FAIL  races"), "{lie}: the replay ran {ran:?}:\n{again}");
+        let failed_again = (0..3).any(|_| {
+            let again = at_the_liar(&dir, &words.iter().map(String::as_str).collect::<Vec<_>>());
+            let ran: Vec<&str> = again.lines().filter(|l| l.starts_with("  PASS") || l.starts_with("  FAIL")).collect();
+            assert!(ran.len() == 1 && ran[0].contains("races"), "{lie}: the replay ran {ran:?}:\n{again}");
+            ran[0].starts_with("  FAIL")
+        });
+        assert!(failed_again, "{lie}: three replays of `{replay}` passed");
     }
 }
