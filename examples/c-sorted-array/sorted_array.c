@@ -5,7 +5,9 @@
 //
 // Ownership follows wit-bindgen's C conventions: arguments to an export
 // belong to the export (it frees them); what it returns is malloc'd and
-// freed by the generated post-return functions.
+// freed by the generated post-return functions. The cursor's chunks are
+// not returned but handed to `output.put` (output contract 1), which the
+// host reads during the call, so the export frees them itself.
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,6 +109,15 @@ static void out_finish(out_t *o, packed_t *ret) {
     free(o->ends);
     ret->ptr = o->data;
     ret->len = o->len;
+}
+
+// Hands a finished batch to the host as the call's answer, then frees it.
+static void out_put(out_t *o) {
+    packed_t answer;
+    out_finish(o, &answer);
+    memtable_plugin_list_u8_t bytes = {answer.ptr, answer.len};
+    memlab_strategy_output_put(&bytes);
+    free(answer.ptr);
 }
 
 static memtable_plugin_string_t string_of(const char *text) {
@@ -389,7 +400,7 @@ exports_memlab_strategy_memtable_own_cursor_t exports_memlab_strategy_memtable_o
     return exports_memlab_strategy_memtable_cursor_new(c);
 }
 
-void exports_memlab_strategy_memtable_method_cursor_next(cursor_t *c, uint32_t max_bytes, packed_t *ret) {
+void exports_memlab_strategy_memtable_method_cursor_next(cursor_t *c, uint32_t max_bytes) {
     out_t o = {0};
     memtable_t *t = c->table;
     // At least one entry while any remain; stop once the batch reaches max_bytes.
@@ -397,7 +408,7 @@ void exports_memlab_strategy_memtable_method_cursor_next(cursor_t *c, uint32_t m
         out_entry(&o, t->sorted[c->next++]);
         if (o.len >= max_bytes) break;
     }
-    out_finish(&o, ret);
+    out_put(&o);
 }
 
 void exports_memlab_strategy_memtable_describe(exports_memlab_strategy_memtable_description_t *ret) {

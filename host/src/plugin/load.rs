@@ -194,7 +194,7 @@ fn check_interfaces(engine: &wasmtime::Engine, name: &str, component: &Component
             LoadCause::WrongVersion(format!("{WIT_NAMESPACE}@{}", item.split_once('@').map_or("(no version)", |(_, v)| v)), WIT_PACKAGE.to_string()),
         )
     };
-    let allowed_imports = [interface_name("pool"), interface_name("types"), interface_name("diagnostics")];
+    let allowed_imports = [interface_name("pool"), interface_name("types"), interface_name("diagnostics"), interface_name("output")];
     for (import, _) in ty.imports(engine) {
         if allowed_imports.iter().any(|a| a == import) {
             continue;

@@ -7,6 +7,7 @@ mod bindings;
 mod cache;
 mod from_crate;
 mod load;
+mod output;
 mod probe;
 pub mod sampler;
 mod store;
@@ -224,6 +225,7 @@ impl PluginHost {
         };
         let mut linker = wasmtime::component::Linker::new(&engine);
         bindings::Host_::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |ctx| ctx)
+            .and_then(|()| output::add_to_linker(&mut linker))
             .map_err(|e| LoadError::engine(format!("defining memlab's interfaces: {e:#}")))?;
         let ticking = settings.epochs();
         let ticker = ticking.then(|| store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings)));

@@ -133,6 +133,8 @@ pub struct StoreCtx {
     /// and the ticks left of the call's deadline.
     pub(super) profiled: Option<Arc<str>>,
     pub(super) ticks_left: Option<u64>,
+    /// Where the call in progress hands its answer (`output`).
+    pub(super) answer: super::output::Answer,
 }
 
 impl StoreCtx {
@@ -151,6 +153,7 @@ impl StoreCtx {
             panic: None,
             profiled: None,
             ticks_left: None,
+            answer: Default::default(),
         }
     }
 }

@@ -87,7 +87,7 @@ impl Caller {
         } else if let Some(ticks) = ticks {
             self.store.set_epoch_deadline(ticks);
         }
-        f(&mut self.store).map_err(|error| {
+        let value = f(&mut self.store).map_err(|error| {
             let kind = classify(&error, self.store.data());
             self.trapped = Some(format!("`{}` trapped in `{operation}`: {kind}", plugin.name));
             // A panic the plugin reported before trapping says what and where.
@@ -97,7 +97,12 @@ impl Caller {
                 None => trap_detail(&error),
             };
             Fault::Trap { sha256: plugin.sha256.clone(), kind, detail }
-        })
+        })?;
+        // A misused `output.put` (output contract 2) breaks this call.
+        match self.store.data_mut().answer.broke.take() {
+            Some(detail) => Err(Fault::Contract(detail)),
+            None => Ok(value),
+        }
     }
 
     /// A call whose WIT result carries an `error`.
@@ -259,10 +264,8 @@ impl MemtableRuntime for WasmShard {
         let Some(cursor) = self.cursor else {
             return Err(Fault::Guest(memlab_sdk::Error::InvalidState("no cursor is open".into())));
         };
-        let api = &self.memtable;
-        // The lifted list is the one copy out of guest memory; it becomes `out`.
-        *out = packed_out(self.caller.call(&self.memtable_plugin, Op::CursorNext, |s| api.cursor().call_next(s, cursor, max_bytes))?)?;
-        Ok(())
+        let (api, plugin) = (&self.memtable, &self.memtable_plugin);
+        self.caller.answer_packed(out, |caller| caller.call(plugin, Op::CursorNext, |s| api.cursor().call_next(s, cursor, max_bytes)))
     }
 
     fn memtable_stats(&mut self) -> Result<Stats, Fault> {
@@ -284,9 +287,8 @@ impl AllocatorRuntime for WasmShard {
     }
 
     fn load(&mut self, refs: &[u64], out: &mut Packed) -> Result<(), Fault> {
-        let api = &self.allocator;
-        *out = packed_out(self.caller.try_call(&self.allocator_plugin, Op::AllocatorLoad, |s| api.call_load(s, refs))?)?;
-        Ok(())
+        let (api, plugin) = (&self.allocator, &self.allocator_plugin);
+        self.caller.answer_packed(out, |caller| caller.try_call(plugin, Op::AllocatorLoad, |s| api.call_load(s, refs)))
     }
 
     fn allocator_stats(&mut self) -> Result<Stats, Fault> {
@@ -372,8 +374,7 @@ pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(Str
 impl SerializerRuntime for WasmSerializer {
     fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
         let (caller, writer, api, plugin) = (&mut self.caller, self.writer, &self.api, &self.plugin);
-        *out = records.with_wire(|wire| caller.try_call(plugin, Op::WriterWrite, |s| api.writer().call_write(s, writer, wire)))?;
-        Ok(())
+        records.with_wire(|wire| caller.answer_bytes(out, |caller| caller.try_call(plugin, Op::WriterWrite, |s| api.writer().call_write(s, writer, wire))))
     }
 
     fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {

@@ -81,6 +81,21 @@ fn a_flood_from_the_cursor_is_a_contract_error() {
     assert!(message.contains("broke its contract") && message.contains("cursor.next") && message.contains("65536"), "{message}");
 }
 
+/// Output contract 2: `put` from a call that does not answer through it,
+/// or a second `put` in one that does, breaks the contract of that call.
+#[test]
+fn a_misused_output_put_breaks_the_contract_of_its_call() {
+    let mut shard = hostile_shard("put-outside");
+    let message = shard.insert(&mut entries(10)).expect_err("a put from insert").to_string();
+    assert!(message.contains("broke its contract in `memtable.insert`") && message.contains("does not answer through it"), "{message}");
+
+    let mut shard = hostile_shard("put-twice");
+    shard.insert(&mut entries(10)).expect("inserts are fine");
+    shard.open_cursor().expect("cursor");
+    let message = shard.next_entries(64 << 10).expect_err("two answers").to_string();
+    assert!(message.contains("broke its contract in `cursor.next`") && message.contains("twice"), "{message}");
+}
+
 /// The seam's checks are written once: the hostile memtable linked as a
 /// native twin breaks the cursor contract and is refused with the same
 /// words as its component.

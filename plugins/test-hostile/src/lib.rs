@@ -28,6 +28,10 @@
 //! same drop, when its keys' tokens span one shard of 3 to 6 or 12 to
 //! 20, counts no shipped config uses: a lie gated on the shard count).
 //!
+//! `put-outside` hands bytes to `output.put` from an insert, and
+//! `put-twice` answers its cursor through `output.put` twice (output
+//! contract 2): only its component does; its native twin is honest.
+//!
 //! `trap-call` panics in its `after`-th insert call (not entry): a fault,
 //! not a lie, which a variant with a commit log recovers from (a fresh
 //! instance, replayed in a few large calls, traps again only `after`
@@ -88,6 +92,8 @@ enum Mode {
     ParamPanic,
     /// Panics in get call `after` (the log must recover a read, too).
     TrapGet,
+    PutOutside,
+    PutTwice,
 }
 
 /// Whether `key` looks like a router sort key, as only a bench sends.
@@ -201,6 +207,8 @@ impl Memtable for Hostile {
             "trap-call" => Mode::TrapCall,
             "param-panic" => Mode::ParamPanic,
             "trap-get" => Mode::TrapGet,
+            "put-outside" => Mode::PutOutside,
+            "put-twice" => Mode::PutTwice,
             other => return Err(Error::BadParam(format!("unknown mode `{other}`"))),
         };
         if mode == Mode::CreateLoop {
@@ -226,6 +234,9 @@ impl Memtable for Hostile {
 
     fn insert_batch(&mut self, entries: &Packed) -> Result<(), Error> {
         self.calls += 1;
+        if self.mode == Mode::PutOutside {
+            raw_output::put(b"not an answer");
+        }
         if self.mode == Mode::ParamPanic && self.after != 1 {
             panic!("hostile plugin: `after` = {} is not 1", self.after);
         }
@@ -347,6 +358,9 @@ impl Memtable for Hostile {
     }
 
     fn next(&self, position: &mut usize, max_bytes: usize, out: &mut Packed) {
+        if self.mode == Mode::PutTwice {
+            raw_output::put(&Packed::new().into_wire());
+        }
         if self.mode == Mode::HugeReturn {
             // 16 MiB of entries, whatever was asked.
             let key = vec![b'h'; 1 << 20];
@@ -380,3 +394,25 @@ impl Memtable for Hostile {
 }
 
 memlab_sdk::export!(memtable: Hostile);
+
+/// `output.put` as the canonical ABI imports it, past the SDK, which puts
+/// once and only where a call answers through it: reaching the import
+/// past it is the point of these modes, hence the one `unsafe` here.
+#[allow(unsafe_code)]
+mod raw_output {
+    #[cfg(target_arch = "wasm32")]
+    pub fn put(bytes: &[u8]) {
+        // The version is the WIT package's (wit/worlds.wit).
+        #[link(wasm_import_module = "memlab:strategy/output@0.8.0")]
+        unsafe extern "C" {
+            #[link_name = "put"]
+            fn put(ptr: *const u8, len: usize);
+        }
+        // SAFETY: the import reads `len` bytes at `ptr` during the call,
+        // and `bytes` lives across it.
+        unsafe { put(bytes.as_ptr(), bytes.len()) }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn put(_: &[u8]) {}
+}

@@ -27,6 +27,8 @@ macro_rules! types_glue {
             }
         }
 
+        // An allocator answers its one batch through `output`.
+        #[allow(dead_code)]
         fn packed_out(p: $crate::Packed) -> wit_types::Packed {
             p.into_wire()
         }
@@ -48,3 +50,40 @@ macro_rules! types_glue {
     };
 }
 pub(crate) use types_glue;
+
+/// The `output` import (output contract 1), for the worlds that answer
+/// through it: `answer_packed` or `answer_bytes` fills a buffer the
+/// instance keeps, so an answer allocates nothing once it has grown, and
+/// hands it to the host, which reads it in place. A macro, as
+/// `types_glue!`, since each world generates its own import.
+macro_rules! output_glue {
+    (packed) => {
+        thread_local! {
+            static ANSWER: std::cell::RefCell<$crate::Packed> = std::cell::RefCell::new($crate::Packed::new());
+        }
+
+        fn answer_packed<E>(fill: impl FnOnce(&mut $crate::Packed) -> Result<(), E>) -> Result<(), E> {
+            ANSWER.with_borrow_mut(|out| {
+                out.clear();
+                fill(out)?;
+                memlab::strategy::output::put(out.seal());
+                Ok(())
+            })
+        }
+    };
+    (bytes) => {
+        thread_local! {
+            static ANSWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+
+        fn answer_bytes<E>(fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>) -> Result<(), E> {
+            ANSWER.with_borrow_mut(|out| {
+                out.clear();
+                fill(out)?;
+                memlab::strategy::output::put(out);
+                Ok(())
+            })
+        }
+    };
+}
+pub(crate) use output_glue;

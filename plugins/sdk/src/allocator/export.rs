@@ -3,7 +3,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 
 use super::twin::ArenaInstance;
-use crate::{Allocator, Error, Packed, Pool};
+use crate::{Allocator, Error, Pool};
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -16,6 +16,7 @@ wit_bindgen::generate!({
 
 use exports::memlab::strategy::allocator as wit;
 crate::__private::types_glue!(memlab::strategy::types);
+crate::__private::output_glue!(packed);
 
 /// The `Guest` implementation for an allocator type `T`.
 pub struct Export<T>(PhantomData<T>);
@@ -74,10 +75,9 @@ impl<T: Allocator + 'static> wit::Guest for Export<T> {
         with_arena::<T, _>(|a| a.borrow_mut().store(&mut HostPool, &rows).map_err(Into::into))
     }
 
-    fn load(refs: Vec<u64>) -> Result<wit_types::Packed, wit_types::Error> {
-        let mut out = Packed::new();
-        with_arena::<T, _>(|a| a.borrow().load(&refs, &mut out))?;
-        Ok(packed_out(out))
+    fn load(refs: Vec<u64>) -> Result<(), wit_types::Error> {
+        answer_packed(|out| with_arena::<T, _>(|a| a.borrow().load(&refs, out)))?;
+        Ok(())
     }
 
     fn describe() -> wit_types::Description {

@@ -17,6 +17,7 @@ wit_bindgen::generate!({
 
 use exports::memlab::strategy::memtable as wit;
 crate::__private::types_glue!(memlab::strategy::types);
+crate::__private::output_glue!(packed);
 
 /// The `Guest` implementation for a memtable type `T`.
 pub struct Export<T>(PhantomData<T>);
@@ -93,9 +94,11 @@ pub struct CursorResource<T: Memtable> {
 }
 
 impl<T: Memtable + 'static> wit::GuestCursor for CursorResource<T> {
-    fn next(&self, max_bytes: u32) -> wit_types::Packed {
-        let mut out = Packed::new();
-        self.instance.borrow().next(&mut self.position.borrow_mut(), max_bytes, &mut out);
-        packed_out(out)
+    fn next(&self, max_bytes: u32) {
+        let answered: Result<(), std::convert::Infallible> = answer_packed(|out| {
+            self.instance.borrow().next(&mut self.position.borrow_mut(), max_bytes, out);
+            Ok(())
+        });
+        let Ok(()) = answered;
     }
 }

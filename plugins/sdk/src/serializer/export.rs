@@ -15,6 +15,7 @@ wit_bindgen::generate!({
 
 use exports::memlab::strategy::serializer as wit;
 crate::__private::types_glue!(memlab::strategy::types);
+crate::__private::output_glue!(bytes);
 
 /// The `Guest` implementation for a serializer type `T`.
 pub struct Export<T>(PhantomData<T>);
@@ -34,11 +35,10 @@ impl<T: Serializer> wit::GuestWriter for WriterResource<T> {
         Ok(wit::Writer::new(WriterResource { writer: RefCell::new(WriterInstance::<T>::create(params)?) }))
     }
 
-    fn write(&self, records: wit_types::Packed) -> Result<Vec<u8>, wit_types::Error> {
+    fn write(&self, records: wit_types::Packed) -> Result<(), wit_types::Error> {
         let records = packed_in(records)?;
-        let mut out = Vec::with_capacity(records.data_len() + records.data_len() / 4);
-        self.writer.borrow_mut().write(&records, &mut out)?;
-        Ok(out)
+        answer_bytes(|out| self.writer.borrow_mut().write(&records, out))?;
+        Ok(())
     }
 
     fn finish(&self) -> Result<wit::Finished, wit_types::Error> {
