@@ -45,6 +45,10 @@ impl Answer {
             (_, 3..) => None,
             (Expects::Packed, _) => self.packed.copy_from_wire(wire).err().map(|e| format!("its answer through `output.put`: {e}")),
             (Expects::Bytes, _) => {
+                // A fresh buffer, not `realloc`, which would copy the old bytes.
+                if self.bytes.capacity() < wire.len() {
+                    self.bytes = Vec::with_capacity(wire.len());
+                }
                 self.bytes.clear();
                 self.bytes.extend_from_slice(wire);
                 None

@@ -42,6 +42,7 @@ impl Packed {
     pub fn copy_from_wire(&mut self, wire: &[u8]) -> Result<(), Error> {
         self.clear();
         let records = read_trailer(wire, &mut self.ends)?;
+        grow_empty(&mut self.data, records);
         self.data.extend_from_slice(&wire[..records]);
         Ok(())
     }
@@ -163,6 +164,14 @@ impl Packed {
         // Batches are far below 4 GiB: the host caps a call's size.
         let end = u32::try_from(self.data.len()).unwrap_or(u32::MAX);
         self.ends.push(end);
+    }
+}
+
+/// Makes room for `len` bytes in an empty `buf` without `realloc`, which
+/// would copy its old bytes.
+fn grow_empty(buf: &mut Vec<u8>, len: usize) {
+    if buf.capacity() < len {
+        *buf = Vec::with_capacity(len);
     }
 }
 

@@ -398,9 +398,9 @@ memlab_sdk::export!(memtable: Hostile);
 /// `output.put` as the canonical ABI imports it, past the SDK, which puts
 /// once and only where a call answers through it: reaching the import
 /// past it is the point of these modes, hence the one `unsafe` here.
-#[allow(unsafe_code)]
 mod raw_output {
     #[cfg(target_arch = "wasm32")]
+    #[expect(unsafe_code, reason = "the raw import is the point")]
     pub fn put(bytes: &[u8]) {
         // The version is the WIT package's (wit/worlds.wit).
         #[link(wasm_import_module = "memlab:strategy/output@0.8.0")]

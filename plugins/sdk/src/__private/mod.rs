@@ -9,6 +9,11 @@ pub fn packed_in(wire: Vec<u8>) -> Result<Packed, Error> {
     Packed::from_wire(wire)
 }
 
+/// A batch as a returned `packed` (every world's `packed` is a `list<u8>`).
+pub fn packed_out(p: Packed) -> Vec<u8> {
+    p.into_wire()
+}
+
 /// Converts between the SDK's types and one world's generated types; each
 /// world has its own copy of `types`, so this is a macro.
 macro_rules! types_glue {
@@ -25,12 +30,6 @@ macro_rules! types_glue {
                     $crate::Error::Other(m) => wit_types::Error::Other(m),
                 }
             }
-        }
-
-        // An allocator answers its one batch through `output`.
-        #[allow(dead_code)]
-        fn packed_out(p: $crate::Packed) -> wit_types::Packed {
-            p.into_wire()
         }
 
         fn packed_in(p: wit_types::Packed) -> Result<$crate::Packed, wit_types::Error> {
@@ -56,6 +55,7 @@ pub(crate) use types_glue;
 /// instance keeps, so an answer allocates nothing once it has grown, and
 /// hands it to the host, which reads it in place. A macro, as
 /// `types_glue!`, since each world generates its own import.
+#[cfg(any(feature = "memtable", feature = "allocator", feature = "serializer"))]
 macro_rules! output_glue {
     (packed) => {
         thread_local! {
@@ -86,4 +86,5 @@ macro_rules! output_glue {
         }
     };
 }
+#[cfg(any(feature = "memtable", feature = "allocator", feature = "serializer"))]
 pub(crate) use output_glue;

@@ -14,6 +14,7 @@ wit_bindgen::generate!({
     default_bindings_module: "::memlab_sdk::__export::commitlog",
 });
 
+use crate::__private::packed_out;
 use exports::memlab::strategy::commitlog as wit;
 crate::__private::types_glue!(memlab::strategy::types);
 

@@ -15,6 +15,7 @@ wit_bindgen::generate!({
     default_bindings_module: "::memlab_sdk::__export::memtable",
 });
 
+use crate::__private::packed_out;
 use exports::memlab::strategy::memtable as wit;
 crate::__private::types_glue!(memlab::strategy::types);
 crate::__private::output_glue!(packed);

@@ -13,6 +13,7 @@ wit_bindgen::generate!({
     default_bindings_module: "::memlab_sdk::__export::serializer",
 });
 
+use crate::__private::packed_out;
 use exports::memlab::strategy::serializer as wit;
 crate::__private::types_glue!(memlab::strategy::types);
 crate::__private::output_glue!(bytes);
