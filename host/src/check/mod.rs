@@ -251,7 +251,7 @@ pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], 
 /// The budgets (`memtable_space`) the shipped configs give a bench's
 /// pool, held to them by a test: check's shards reserve from one of these,
 /// in a drawn counting mode, so no pool tells a check from a bench.
-pub const BENCH_POOLS: [u64; 6] = [4 << 20, 16 << 20, 32 << 20, 64 << 20, 256 << 20, 1 << 30];
+pub const BENCH_POOLS: [u64; 7] = [4 << 20, 16 << 20, 32 << 20, 64 << 20, 128 << 20, 256 << 20, 1 << 30];
 
 /// What a check round's shard may hold: its rows, its index and its
 /// 1 MiB values (about 15 in a round of 5,000 rows), with room.
