@@ -46,13 +46,17 @@ pub struct CheckOptions {
     pub native: Option<crate::native::Strategy>,
     /// Run only this property (a replay line's `--only`), not every one.
     pub only: Option<String>,
+    /// The whole budget of the plugin's calls, counted once it is loaded:
+    /// its build and compilation are not its calls (`memlab check
+    /// --budget-s`).
+    pub budget: Option<std::time::Duration>,
 }
 
 impl CheckOptions {
     /// The defaults `memlab check` runs with: 1M ops in rounds, one
     /// instance grown to 1M, 100 flips.
     pub fn new(params: Vec<(String, String)>, seed: u64) -> Self {
-        CheckOptions { params, ops: 1_000_000, seed, size: 1_000_000, flips: 100, native: None, only: None }
+        CheckOptions { params, ops: 1_000_000, seed, size: 1_000_000, flips: 100, native: None, only: None, budget: None }
     }
 }
 
@@ -137,7 +141,17 @@ fn trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String
 /// Checks `plugin` (a bundled name or a path) on `host`.
 pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Result<CheckReport, SeamError> {
     let started = Instant::now();
-    let loaded = host.load(plugin)?;
+    let mut loaded = host.load(plugin)?;
+    let budgeted;
+    let host = match options.budget {
+        Some(budget) => {
+            // A twin knows the crates this host built, so none is built again.
+            budgeted = host.budgeted(Instant::now() + budget)?;
+            loaded = budgeted.load(plugin)?;
+            &budgeted
+        }
+        None => host,
+    };
     let suite = suite::of(loaded.kind);
     let in_wasm = CheckOptions { native: None, ..options.clone() };
     let wasm = (suite.properties)(host, &loaded, &in_wasm);

@@ -40,7 +40,8 @@ pub(super) struct Args {
     /// The whole check's budget, in seconds, past which every call into
     /// the plugin traps as a deadline; by default 60 s and 100 µs an op
     /// and a key of `--size` (the bundled plugins take 7-38 s at the
-    /// defaults, a sixth or less of it); 0 for none.
+    /// defaults, a sixth or less of it), counted from when the plugin is
+    /// built and loaded; 0 for none.
     #[arg(long, value_parser = budget)]
     budget_s: Option<f64>,
     /// A parameter for the plugin, `key=value` (repeatable).
@@ -64,8 +65,8 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
     let Args { plugin, ops, size, seed, deadline_ms, budget_s, params, build, native, only } = args;
     let deadline = Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3));
     let budget = budget_s.unwrap_or(60.0 + (ops + size) as f64 * 100e-6);
-    let until = (budget > 0.0).then(|| std::time::Instant::now() + std::time::Duration::from_secs_f64(budget));
-    let settings = EngineSettings { call_deadline: deadline, budget_until: until, build_crates: build, native_crates: native, ..EngineSettings::default() };
+    let budget = (budget > 0.0).then(|| std::time::Duration::from_secs_f64(budget));
+    let settings = EngineSettings { call_deadline: deadline, build_crates: build, native_crates: native, ..EngineSettings::default() };
     let host = PluginHost::new(settings)?;
     sayln!("{}", super::terminal::engine_line(host.settings()));
     let native = if native { Some(native_build(&host, &plugin)?) } else { None };
@@ -73,7 +74,7 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
         Some(seed) => seed,
         None => getrandom::u64().map_err(|e| CliError::Usage(format!("the OS gave no randomness for check's seed ({e}): give one with --seed")))?,
     };
-    let options = crate::check::CheckOptions { ops, size, native, only: only.clone(), ..crate::check::CheckOptions::new(params, seed) };
+    let options = crate::check::CheckOptions { ops, size, native, only: only.clone(), budget, ..crate::check::CheckOptions::new(params, seed) };
     let result = crate::check::check(&host, &plugin, options)?;
     if let Some(only) = only.filter(|o| !result.offered.iter().any(|p| p == o)) {
         let offered = result.offered.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");

@@ -82,6 +82,7 @@ fn a_new_plugin_of_each_kind_passes_check_and_benches_in_two_commands() {
     });
     assert_eq!(bindgen.count(), 1, "every crate memlab built shares {}", deps.display());
     same_name_in_two_folders(&dir, &cache);
+    a_slow_build_spends_none_of_the_budget(&dir, &cache);
     native_beside_wasm(&dir, &cache);
     let again = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", "memtable", "my-memtable", dir.to_str().expect("path")]).output().expect("memlab new");
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("already exists"));
@@ -97,6 +98,18 @@ fn memlab_at(dir: &Path, cache: &Path, args: &[&str]) -> (bool, String) {
     // A signal (an abort from a panic across the C ABI) is no exit code.
     assert!(out.status.code().is_some(), "memlab died of a signal: {}", String::from_utf8_lossy(&out.stderr));
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// `--budget-s` bounds the plugin's calls, not its build: a crate whose
+/// build script sleeps past the budget still passes (CI once failed the
+/// scaffold's check because a slow build under load had spent it).
+fn a_slow_build_spends_none_of_the_budget(dir: &Path, cache: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", "memtable", "slow-build", dir.to_str().expect("path")]).output().expect("memlab new");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let script = "fn main() { std::thread::sleep(std::time::Duration::from_secs(8)); }\n";
+    std::fs::write(dir.join("slow-build/build.rs"), script).expect("build.rs");
+    let (ok, said) = memlab_at(dir, cache, &["check", "./slow-build", "--ops", "100", "--size", "100", "--build", "--budget-s", "6"]);
+    assert!(ok && said.contains("7 of 7 properties passed"), "{said}");
 }
 
 /// Every kind's new crate, built for the host with `--build --native`,
