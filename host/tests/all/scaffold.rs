@@ -106,9 +106,9 @@ fn memlab_at(dir: &Path, cache: &Path, args: &[&str]) -> (bool, String) {
 fn a_slow_build_spends_none_of_the_budget(dir: &Path, cache: &Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_memlab")).args(["new", "memtable", "slow-build", dir.to_str().expect("path")]).output().expect("memlab new");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let script = "fn main() { std::thread::sleep(std::time::Duration::from_secs(8)); }\n";
+    let script = "fn main() { std::thread::sleep(std::time::Duration::from_secs(12)); }\n";
     std::fs::write(dir.join("slow-build/build.rs"), script).expect("build.rs");
-    let (ok, said) = memlab_at(dir, cache, &["check", "./slow-build", "--ops", "100", "--size", "100", "--build", "--budget-s", "6"]);
+    let (ok, said) = memlab_at(dir, cache, &["check", "./slow-build", "--ops", "100", "--size", "100", "--build", "--budget-s", "8"]);
     assert!(ok && said.contains("7 of 7 properties passed"), "{said}");
 }
 

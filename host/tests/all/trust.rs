@@ -424,8 +424,13 @@ scan_limit = 20
     let honest = [("honest", "btree", "{}", "per-row", "{}", "lean", "{}"), ("idle parameter", &hostile, "{ after = 7 }", "per-row", "{}", "lean", "{}")];
     let variants = honest.into_iter().chain(lies.iter().map(|l| (l.0, l.1, l.2, l.3, l.4, l.5, l.6)));
     for (name, memtable, mparams, allocator, aparams, serializer, sparams) in variants {
+        // The coin lies in 1 instance of 4. A round in which no instance
+        // lied ends tainted by `racing drop` (the same binary), and a
+        // tainted variant is not run again; 32 shards make the coin come
+        // up in its first round all but surely ((3/4)^n, n instances).
+        let shards = if name == "coin cursor" { 32 } else { 8 };
         config.push_str(&format!(
-            "\n[[variant]]\nname = {name:?}\nmemtable = {memtable:?}\nmemtable_params = {mparams}\nallocator = {allocator:?}\nallocator_params = {aparams}\nserializer = {serializer:?}\nserializer_params = {sparams}\nshards = 8\nmemtable_space = \"4MiB\"\nverify_sample = 1\n"
+            "\n[[variant]]\nname = {name:?}\nmemtable = {memtable:?}\nmemtable_params = {mparams}\nallocator = {allocator:?}\nallocator_params = {aparams}\nserializer = {serializer:?}\nserializer_params = {sparams}\nshards = {shards}\nmemtable_space = \"4MiB\"\nverify_sample = 1\n"
         ));
     }
     let config = BenchConfig::parse("round-3.toml", &config).expect("config");
@@ -434,7 +439,16 @@ scan_limit = 20
     let comparison = memlab::report::comparison(&result);
     for (name, .., (class, liar, words)) in &lies {
         let runs: Vec<_> = result.variants.iter().filter(|v| v.variant.name == *name).collect();
-        let failure = runs.iter().find_map(|r| r.failure()).unwrap_or_else(|| panic!("`{name}` passed every round"));
+        // Its own failure, in whichever round it lied: a round where its
+        // coin came up honest is failed only by the taint of another
+        // variant that loads the same binary.
+        let own = |f: &&memlab::record::Failure| f.class != FailureClass::Tainted;
+        let failure = runs
+            .iter()
+            .filter_map(|r| r.failure())
+            .find(own)
+            .unwrap_or_else(|| panic!("`{name}` was caught in no round: {:?}", runs.iter().map(|r| (r.repeat, r.failure())).collect::<Vec<_>>()));
+        assert!(runs.iter().all(|r| r.failure().is_some()), "{name}: a round of a caught plugin published");
         assert_eq!(failure.class, *class, "{name}: {failure}");
         assert!(failure.message.contains(words), "{name}: {failure}");
         let lied = runs[0].variant.plugin(liar.parse().expect("a kind"));
