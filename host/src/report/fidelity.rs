@@ -6,10 +6,13 @@
 //! both builds do the same work: a pair whose boundary traffic per row
 //! differs, or whose wasm build outruns its native one, is flagged, since
 //! a native build is a second program that may do more (or less).
+//! The rates are the verdicts' (`round_rate`: the steady window where a
+//! run has one), so a ratio here and a verdict on the same run agree.
 
 use std::fmt::Write as _;
 
-use super::{Rates, by_variant, median, ok, thousands};
+use super::{by_variant, median, ok, thousands};
+use crate::record::verdict::round_rate;
 use crate::record::{BenchResult, Runtime, VariantResult, VariantSpec};
 
 /// Everything but the name and the runtime: what a twin must share.
@@ -30,7 +33,7 @@ fn label(v: &VariantSpec) -> String {
 }
 
 fn median_rate(runs: &[&VariantResult]) -> Option<f64> {
-    median(ok(runs).into_iter().map(|v| Rates::of(v).rows).collect())
+    median(ok(runs).into_iter().map(round_rate).collect())
 }
 
 /// Boundary calls and bytes (in, out) per row, over a variant's runs.
@@ -155,13 +158,16 @@ pub const ASSUMES: &str = "These ratios assume both builds do the same work; the
 pub fn fidelity(result: &BenchResult) -> String {
     let Some(f) = Fidelity::of(result) else { return String::new() };
     let width = f.twins.iter().map(|t| t.label.len()).max().unwrap_or(0).max(20);
-    let mut s = String::from("\nFidelity: the same strategies as wasm components and as native twins (median row/s)\n");
+    let mut s = String::from("\nFidelity: the same strategies as wasm components and as native twins (median steady row/s)\n");
     let _ = writeln!(s, "{:<width$} | {:>12} | {:>12} | {:>11}", "strategies", "wasm", "native", "wasm/native");
     for t in &f.twins {
         let mark = if t.flag.is_some() { "  (!)" } else { "" };
         let _ = writeln!(s, "{:<width$} | {:>12} | {:>12} | {:>11.2}{mark}", t.label, thousands(t.wasm), thousands(t.native), t.wasm / t.native);
     }
     let _ = writeln!(s, "{ASSUMES}");
+    if let Some(warning) = super::verdict::not_steady(result) {
+        let _ = writeln!(s, "{warning}");
+    }
     for t in f.twins.iter().filter(|t| t.flag.is_some()) {
         let _ = writeln!(s, "(!) `{}`: {}: its ratio, and every ratio of a pair with it, may not carry over", t.label, t.flag.unwrap_or_default());
     }

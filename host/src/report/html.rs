@@ -112,6 +112,7 @@ fn fidelity_section(result: &BenchResult) -> Markup {
     html! {
         h2 { "Fidelity" }
         p { "The same strategies as wasm components and as native twins (median steady row/s). " (super::fidelity::ASSUMES) }
+        @if let Some(warning) = super::verdict::not_steady(result) { p { (warning) } }
         table {
             tr { th { "strategies" } th { "wasm" } th { "native" } th { "wasm/native" } th { "note" } }
             @for t in &f.twins {

@@ -397,6 +397,7 @@ fn fidelity_flags_a_native_build_that_does_other_work() {
     let mut busy = honest.clone();
     for v in busy.variants.iter_mut().filter(|v| v.variant.name == "btree native") {
         v.elapsed *= 2;
+        v.steady.as_mut().expect("a steady window").secs *= 2.0;
     }
     let section = report::fidelity(&busy);
     assert!(section.lines().any(|l| l.starts_with("(!) `btree x8") && l.contains("outruns its native one")), "{section}");
@@ -408,6 +409,38 @@ fn fidelity_flags_a_native_build_that_does_other_work() {
     let section = report::fidelity(&chatty);
     assert!(section.lines().any(|l| l.starts_with("(!) `trie x8") && l.contains("boundary traffic per row differs")), "{section}");
     assert_eq!(section.matches("(!) `").count(), 1, "only the pair that differs: {section}");
+}
+
+/// The Fidelity section's rates are the verdicts' (the steady window),
+/// not the whole run's, which leans on the warm-up; and it says when a
+/// twin never reached a steady state.
+#[test]
+fn fidelity_ratios_are_the_steady_rates_the_verdicts_use() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/runs/2026-12-04-rust-2c24g/fidelity/run.json.gz");
+    let honest = BenchResult::load(&path).expect("the recorded fidelity run");
+    let ratio = |r: &BenchResult| {
+        let f = report::Fidelity::of(r).expect("twins");
+        let t = f.twins.iter().find(|t| t.label.starts_with("vector x8")).expect("the vector twins");
+        t.wasm / t.native
+    };
+    // A warm-up twice as slow moves the whole run's rate, not the steady one.
+    let mut slow_start = honest.clone();
+    for v in slow_start.variants.iter_mut().filter(|v| v.variant.name == "vector native") {
+        let warm = v.steady.expect("a steady window").warmup_secs;
+        v.elapsed += std::time::Duration::from_secs_f64(warm);
+    }
+    assert!((ratio(&slow_start) - ratio(&honest)).abs() < 1e-12, "the warm-up moved the ratio");
+    // A steady window half as fast halves the native rate: the ratio doubles.
+    let mut slow_steady = honest.clone();
+    for v in slow_steady.variants.iter_mut().filter(|v| v.variant.name == "vector native") {
+        v.steady.as_mut().expect("a steady window").secs *= 2.0;
+    }
+    assert!((ratio(&slow_steady) / ratio(&honest) - 2.0).abs() < 1e-9, "{} against {}", ratio(&slow_steady), ratio(&honest));
+    let section = report::fidelity(&honest);
+    assert!(section.contains("Not a steady state") == report::verdict_block(&honest).contains("Not a steady state"), "{section}");
+    let mut short = honest;
+    short.variants.iter_mut().for_each(|v| v.steady = None);
+    assert!(report::fidelity(&short).contains("Not a steady state: `btree wasm`"), "the warning names the twins");
 }
 
 /// A plugin caught in a lie at one point of a sweep publishes nothing at
