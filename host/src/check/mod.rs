@@ -145,9 +145,13 @@ pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Res
     let budgeted;
     let host = match options.budget {
         Some(budget) => {
-            // A twin knows the crates this host built, so none is built again.
+            // A twin knows the crates this host built, so none is built
+            // again; one that shares the engine runs the plugin as loaded.
             budgeted = host.budgeted(Instant::now() + budget)?;
-            loaded = budgeted.load(plugin)?;
+            loaded = match budgeted.adopt(&loaded) {
+                Some(adopted) => adopted,
+                None => budgeted.load(plugin)?,
+            };
             &budgeted
         }
         None => host,

@@ -186,7 +186,9 @@ pub struct PluginHost {
     linker: wasmtime::component::Linker<store::StoreCtx>,
     settings: EngineSettings,
     sampler: Option<Arc<sampler::GuestSampler>>,
-    _ticker: Option<store::EpochTicker>,
+    /// Shared with a budgeted twin that shares the engine, whose epoch it
+    /// advances.
+    _ticker: Option<Arc<store::EpochTicker>>,
     /// Crate folders built by this host, and the `.wasm` each built with
     /// its bytes as read right after its build (crates of one package
     /// name share an artifact path in the shared target), so a crate is
@@ -228,19 +230,44 @@ impl PluginHost {
             .and_then(|()| output::add_to_linker(&mut linker))
             .map_err(|e| LoadError::engine(format!("defining memlab's interfaces: {e:#}")))?;
         let ticking = settings.epochs();
-        let ticker = ticking.then(|| store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings)));
+        let ticker = ticking.then(|| Arc::new(store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings))));
         let sampler = settings.profile.then(|| Arc::new(sampler::GuestSampler::default()));
         Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker, built: Default::default(), built_native: Default::default() }))
     }
 
-    /// A host of its own with these settings, but whose every call traps
-    /// once `until` has passed; it knows the crates this one built, so
-    /// none is built (or said to be) again.
+    /// A host with these settings whose every call traps once `until` has
+    /// passed; it knows the crates this one built, so none is built (or
+    /// said to be) again. Where this engine already checks epochs (a call
+    /// deadline: `memlab check`), the twin shares it, so what this host
+    /// loaded runs there as it is (`adopt`); otherwise it is an engine of
+    /// its own, and a plugin is loaded again (from the compile cache).
     pub fn budgeted(&self, until: std::time::Instant) -> Result<Arc<Self>, LoadError> {
-        let twin = PluginHost::new(EngineSettings { budget_until: Some(until), ..self.settings.clone() })?;
+        let settings = EngineSettings { budget_until: Some(until), ..self.settings.clone() };
         let built = self.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let built_native = self.built_native.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        // A profiling engine's epoch callback samples into its own sampler.
+        let shared = self._ticker.as_ref().filter(|_| self.sampler.is_none());
+        let twin = match shared {
+            Some(ticker) => Arc::new(PluginHost {
+                engine: self.engine.clone(),
+                linker: self.linker.clone(),
+                settings,
+                sampler: None,
+                _ticker: Some(Arc::clone(ticker)),
+                built: Default::default(),
+                built_native: Default::default(),
+            }),
+            None => PluginHost::new(settings)?,
+        };
         *twin.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = built;
+        *twin.built_native.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = built_native;
         Ok(twin)
+    }
+
+    /// `plugin` as this host can run it: itself where it was loaded on
+    /// this host's engine (a budgeted twin's), else `None`.
+    pub fn adopt(&self, plugin: &Arc<Plugin>) -> Option<Arc<Plugin>> {
+        wasmtime::Engine::same(plugin.pre.engine(), &self.engine).then(|| Arc::clone(plugin))
     }
 
     /// The settings the engine was built with.

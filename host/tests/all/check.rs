@@ -65,6 +65,32 @@ fn a_check_past_its_budget_fails_every_later_call_and_says_why() {
     assert!(!ok && text.contains("outside 0..=604800"), "{text}");
 }
 
+/// A budgeted twin of a host whose engine checks epochs (a call deadline,
+/// as `memlab check` has) shares the engine: a plugin loaded once runs
+/// there as it is, not loaded (or compiled) again, and the budget still
+/// ends its calls. A host without epochs gets a twin of its own.
+#[test]
+fn a_budgeted_twin_runs_what_its_host_loaded_and_keeps_the_budget() {
+    use memlab::pool::{MemoryPool, PoolMode};
+    use memlab::seam::Kind;
+    use std::time::{Duration, Instant};
+    let host = strict_host();
+    let memtable = host.load_as("btree", Kind::Memtable).expect("btree");
+    let allocator = host.load_as("per-row", Kind::Allocator).expect("per-row");
+    let pool = || std::sync::Arc::new(MemoryPool::new(1 << 26, PoolMode::FetchAdd));
+    let twin = host.budgeted(Instant::now() + Duration::from_secs(600)).expect("a twin");
+    let (m, a) = (twin.adopt(&memtable).expect("the same engine"), twin.adopt(&allocator).expect("the same engine"));
+    let mut shard = twin.shard(&m, &[], &a, &[], pool(), 0).expect("a shard within the budget");
+    shard.stats().expect("a call within the budget");
+    let spent = host.budgeted(Instant::now()).expect("a spent twin");
+    let (m, a) = (spent.adopt(&memtable).expect("the same engine"), spent.adopt(&allocator).expect("the same engine"));
+    let Err(error) = spent.shard(&m, &[], &a, &[], pool(), 1) else { panic!("a call past the budget ran") };
+    assert!(error.to_string().contains("the whole budget for its calls is spent"), "{error}");
+    let plain = memlab::plugin::PluginHost::new(Default::default()).expect("a host without epochs");
+    let loaded = plain.load_as("btree", Kind::Memtable).expect("btree");
+    assert!(plain.budgeted(Instant::now()).expect("a twin").adopt(&loaded).is_none(), "an engine of its own");
+}
+
 /// `params-effect` through the binary: a parameter change the plugin
 /// accepts when created and then panics on fails the property, naming
 /// the value; a plugin that describes no parameters is told so, not
