@@ -188,7 +188,7 @@ pub struct PluginHost {
     sampler: Option<Arc<sampler::GuestSampler>>,
     /// Shared with a budgeted twin that shares the engine, whose epoch it
     /// advances.
-    _ticker: Option<Arc<store::EpochTicker>>,
+    ticker: Option<Arc<store::EpochTicker>>,
     /// Crate folders built by this host, and the `.wasm` each built with
     /// its bytes as read right after its build (crates of one package
     /// name share an artifact path in the shared target), so a crate is
@@ -232,7 +232,7 @@ impl PluginHost {
         let ticking = settings.epochs();
         let ticker = ticking.then(|| Arc::new(store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings))));
         let sampler = settings.profile.then(|| Arc::new(sampler::GuestSampler::default()));
-        Ok(Arc::new(PluginHost { engine, linker, settings, sampler, _ticker: ticker, built: Default::default(), built_native: Default::default() }))
+        Ok(Arc::new(PluginHost { engine, linker, settings, sampler, ticker, built: Default::default(), built_native: Default::default() }))
     }
 
     /// A host with these settings whose every call traps once `until` has
@@ -246,14 +246,14 @@ impl PluginHost {
         let built = self.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let built_native = self.built_native.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         // A profiling engine's epoch callback samples into its own sampler.
-        let shared = self._ticker.as_ref().filter(|_| self.sampler.is_none());
+        let shared = self.ticker.as_ref().filter(|_| self.sampler.is_none());
         let twin = match shared {
             Some(ticker) => Arc::new(PluginHost {
                 engine: self.engine.clone(),
                 linker: self.linker.clone(),
                 settings,
                 sampler: None,
-                _ticker: Some(Arc::clone(ticker)),
+                ticker: Some(Arc::clone(ticker)),
                 built: Default::default(),
                 built_native: Default::default(),
             }),
