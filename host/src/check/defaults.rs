@@ -163,10 +163,10 @@ pub(crate) fn probe_budget(host: &Arc<PluginHost>, kind: Kind) -> (Duration, Dur
     (PROBE_FLOOR + reference * PROBE_TRACES, reference)
 }
 
-/// `without_effect` within `budget`: on an engine of its own whose calls
-/// all trap once the budget is spent, so a plugin slow only where the
-/// probe looks cannot hold a bench silent. `Err` with the time spent when
-/// it ran past the budget.
+/// `without_effect` within `budget`: on a budgeted twin whose calls all
+/// trap once the budget is spent, so a plugin slow only where the probe
+/// looks cannot hold a bench silent. `Err` with the time spent when it
+/// ran past the budget.
 pub(crate) fn without_effect_within(
     host: &Arc<PluginHost>,
     kind: Kind,
@@ -176,12 +176,16 @@ pub(crate) fn without_effect_within(
 ) -> Result<Probe, Duration> {
     // Loaded first, off the clock: a crate's build and a component's
     // compile are not what the probe times (a cold build took 20 s).
-    let _ = host.load_as(plugin, kind);
+    let loaded = host.load_as(plugin, kind).ok();
     let started = Instant::now();
     // An engine that cannot be made (the address space, say) leaves the
     // probe on the bench's own engine, its budget held only after the fact.
     let probe = match host.budgeted(started + budget) {
-        Ok(budgeted) => without_effect(&budgeted, kind, plugin, params),
+        // A twin on the same engine (check's) runs the plugin as loaded.
+        Ok(budgeted) => match loaded.as_ref().and_then(|l| budgeted.adopt(l)) {
+            Some(adopted) => without_effect_of(&budgeted, &adopted, params),
+            None => without_effect(&budgeted, kind, plugin, params),
+        },
         Err(_) => without_effect(host, kind, plugin, params),
     };
     if started.elapsed() >= budget { Err(started.elapsed()) } else { Ok(probe) }
