@@ -262,3 +262,28 @@ pub(super) fn effect_property(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, para
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::EngineSettings;
+
+    /// A bench's probe loads its plugin once, off the clock; on an engine
+    /// that checks epochs (a call deadline) its budgeted twin runs that
+    /// load. Without epochs the twin is an engine of its own and must load
+    /// the plugin again: one load more for the same probe (each trace
+    /// loads its bundled partner on either).
+    #[test]
+    fn the_probe_runs_the_plugin_it_loaded_where_the_engine_is_shared() {
+        let loads = |settings| {
+            let host = PluginHost::new(settings).unwrap_or_else(|e| panic!("an engine: {e}"));
+            let probe = without_effect_within(&host, Kind::Memtable, "skiplist", &[], Duration::from_secs(300));
+            let probe = probe.unwrap_or_else(|spent| panic!("the probe ran past its budget: {spent:?}"));
+            assert!(probe.described > 0 && probe.broke.is_empty(), "{probe:?}");
+            host.loads()
+        };
+        let shared = loads(EngineSettings { call_deadline: Some(Duration::from_secs(5)), ..EngineSettings::default() });
+        let own = loads(EngineSettings::default());
+        assert_eq!(own.checked_sub(shared), Some(1), "loads: {shared} on a shared engine, {own} on one of its own");
+    }
+}

@@ -136,6 +136,7 @@ impl PluginHost {
     /// wit-bindgen's component type (wrapped here with wit-component).
     pub fn load_bytes(&self, name: &str, source: Source, bytes: &[u8]) -> Result<Arc<Plugin>, LoadError> {
         let started = Instant::now();
+        self.loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let component_bytes = to_component(name, bytes)?;
         let sha256 = hex::encode(Sha256::digest(&component_bytes));
         let (component, cache_hit) = cache::compile(&self.engine, self.settings.cache_dir.as_deref(), &sha256, &component_bytes)

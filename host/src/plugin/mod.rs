@@ -197,6 +197,10 @@ pub struct PluginHost {
     /// Crate folders built for the host (`--native`): the kept shared
     /// library and its sha256.
     built_native: std::sync::Mutex<std::collections::HashMap<PathBuf, (PathBuf, String)>>,
+    /// Components this host and its budgeted twins have loaded (compiled
+    /// or taken from the cache): what shows a twin ran a plugin as it was
+    /// loaded instead of loading it again.
+    loads: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// A crate's `.wasm` and the bytes it held right after its build.
@@ -213,7 +217,11 @@ impl PluginHost {
     /// ~600 ns a call), Cranelift at opt level Speed. Where the pooling
     /// allocator cannot reserve its address space (a `ulimit -v`, valgrind),
     /// instances are allocated on demand instead, and `settings()` says so.
-    pub fn new(mut settings: EngineSettings) -> Result<Arc<Self>, LoadError> {
+    pub fn new(settings: EngineSettings) -> Result<Arc<Self>, LoadError> {
+        PluginHost::build(settings).map(Arc::new)
+    }
+
+    fn build(mut settings: EngineSettings) -> Result<Self, LoadError> {
         if address_space_limit().is_some() {
             settings.instance_slots = 0;
             settings.compact_memories = true;
@@ -232,7 +240,7 @@ impl PluginHost {
         let ticking = settings.epochs();
         let ticker = ticking.then(|| Arc::new(store::EpochTicker::start(engine.clone(), store::epoch_tick(&settings))));
         let sampler = settings.profile.then(|| Arc::new(sampler::GuestSampler::default()));
-        Ok(Arc::new(PluginHost { engine, linker, settings, sampler, ticker, built: Default::default(), built_native: Default::default() }))
+        Ok(PluginHost { engine, linker, settings, sampler, ticker, built: Default::default(), built_native: Default::default(), loads: Default::default() })
     }
 
     /// A host with these settings whose every call traps once `until` has
@@ -256,8 +264,9 @@ impl PluginHost {
                 ticker: Some(Arc::clone(ticker)),
                 built: Default::default(),
                 built_native: Default::default(),
+                loads: Arc::clone(&self.loads),
             }),
-            None => PluginHost::new(settings)?,
+            None => Arc::new(PluginHost { loads: Arc::clone(&self.loads), ..PluginHost::build(settings)? }),
         };
         *twin.built.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = built;
         *twin.built_native.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = built_native;
@@ -268,6 +277,11 @@ impl PluginHost {
     /// this host's engine (a budgeted twin's), else `None`.
     pub fn adopt(&self, plugin: &Arc<Plugin>) -> Option<Arc<Plugin>> {
         wasmtime::Engine::same(plugin.pre.engine(), &self.engine).then(|| Arc::clone(plugin))
+    }
+
+    /// How many components this host and its budgeted twins have loaded.
+    pub fn loads(&self) -> u64 {
+        self.loads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The settings the engine was built with.
