@@ -197,9 +197,9 @@ pub struct PluginHost {
     /// Crate folders built for the host (`--native`): the kept shared
     /// library and its sha256.
     built_native: std::sync::Mutex<std::collections::HashMap<PathBuf, (PathBuf, String)>>,
-    /// Components this host and its budgeted twins have loaded (compiled
-    /// or taken from the cache): what shows a twin ran a plugin as it was
-    /// loaded instead of loading it again.
+    /// Loads this host and its budgeted twins have begun (compiled, taken
+    /// from the cache, or refused): what shows a twin ran a plugin as it
+    /// was loaded instead of loading it again.
     loads: Arc<std::sync::atomic::AtomicU64>,
 }
 
@@ -279,7 +279,7 @@ impl PluginHost {
         wasmtime::Engine::same(plugin.pre.engine(), &self.engine).then(|| Arc::clone(plugin))
     }
 
-    /// How many components this host and its budgeted twins have loaded.
+    /// How many loads this host and its budgeted twins have begun.
     pub fn loads(&self) -> u64 {
         self.loads.load(std::sync::atomic::Ordering::Relaxed)
     }
