@@ -100,17 +100,24 @@ pub fn scaffold(kind: Kind, name: &str, dir: &Path) -> Result<PathBuf, ScaffoldE
     ];
     // Written beside, then renamed: a failure (a full disk) leaves no
     // half-made crate for the retry to call existing.
-    let partial = root.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    // Under a random name, created exclusively: a folder planted at a
+    // name memlab could predict would take the crate's files.
+    let parent = root.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let made = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".partial").tempdir_in(parent);
+    let partial = made.map_err(|e| ScaffoldError::Write { path: root.display().to_string(), detail: e.to_string() })?.keep();
     let written = files.into_iter().try_for_each(|(path, text)| {
         let path = partial.join(path);
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(path.parent().unwrap_or(&partial))?;
-            std::fs::write(&path, text)
+            crate::util::files::write_whole(&path, text.as_bytes())
         };
         write().map_err(|e| ScaffoldError::Write { path: root.join(path.strip_prefix(&partial).unwrap_or(&path)).display().to_string(), detail: e.to_string() })
     });
-    let renamed =
-        written.and_then(|()| std::fs::rename(&partial, &root).map_err(|e| ScaffoldError::Write { path: root.display().to_string(), detail: e.to_string() }));
+    // A crate folder as `mkdir` makes one, not the temporary's 0700.
+    let opened = || std::fs::set_permissions(&partial, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+    let renamed = written.and_then(|()| {
+        opened().and_then(|()| std::fs::rename(&partial, &root)).map_err(|e| ScaffoldError::Write { path: root.display().to_string(), detail: e.to_string() })
+    });
     if renamed.is_err() {
         let _ = std::fs::remove_dir_all(&partial);
     }

@@ -152,7 +152,7 @@ impl SegmentWriter {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let base = dir.join(format!("seg-{generation:05}-{part:02}"));
         let data_path = base.with_extension("data");
-        let file = File::create(&data_path).map_err(io(&data_path))?;
+        let file = crate::util::files::create_new(&data_path, 0).map_err(io(&data_path))?;
         Ok(SegmentWriter { base, data_path, data: BufWriter::with_capacity(1 << 20, file), crc: crc32fast::Hasher::new(), bytes: 0 })
     }
 
@@ -208,7 +208,7 @@ impl SegmentWriter {
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), SegmentError> {
-    let mut file = File::create(path).map_err(io(path))?;
+    let mut file = crate::util::files::create_new(path, 0).map_err(io(path))?;
     file.write_all(bytes).map_err(io(path))?;
     file.sync_all().map_err(io(path))
 }

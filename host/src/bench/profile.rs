@@ -96,7 +96,7 @@ fn profile_one(bench: &Bench<'_>, profiling: &Arc<PluginHost>, v: &Variant, stem
 
 /// Writes a profile's file whole or not at all.
 fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::util::write_whole(path, &path.with_extension("partial"), bytes).map_err(|e| format!("saving {}: {e}", path.display()))
+    crate::util::files::write_whole(path, bytes).map_err(|e| format!("saving {}: {e}", path.display()))
 }
 
 /// The median steady rate of a variant's measured rounds.

@@ -23,7 +23,7 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
     let component = plugin::to_component(&input.display().to_string(), &bytes)?;
     let host = PluginHost::new(EngineSettings { cache_dir: None, ..EngineSettings::default() })?;
     let checked = host.load_bytes(&input.display().to_string(), plugin::Source::File(input.display().to_string()), &component)?;
-    std::fs::write(&output, &component).map_err(io(&output))?;
+    crate::util::files::write_whole(&output, &component).map_err(io(&output))?;
     sayln!("{}: {} plugin, sha256 {}", output.display(), checked.kind, checked.sha256);
     Ok(())
 }

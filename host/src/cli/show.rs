@@ -77,7 +77,7 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
     }
     if let Some(path) = html {
         let json = record::file_in(run);
-        std::fs::write(&path, report::html::render_in(&result, json.parent())).map_err(io(&path))?;
+        crate::util::files::write_whole(&path, report::html::render_in(&result, json.parent()).as_bytes()).map_err(io(&path))?;
     }
     Ok(())
 }
@@ -128,13 +128,18 @@ fn records_in(path: &Path) -> Result<Vec<(String, BenchResult)>, CliError> {
 /// the run directories in it (a sweep's points), sorted; `show` and
 /// `verify` both take either.
 pub(super) fn run_paths(path: &Path) -> Result<Vec<PathBuf>, CliError> {
-    if record::file_in(path).is_file() {
+    // A path that is no folder is read as a record, and a missing one
+    // fails there, naming itself.
+    if !path.is_dir() || record::is_run_dir(path) {
         return Ok(vec![path.to_path_buf()]);
     }
     let listing = std::fs::read_dir(path).map_err(io(path))?;
     let mut dirs: Vec<PathBuf> = listing.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| record::is_run_dir(p)).collect();
     if dirs.is_empty() {
-        return Err(CliError::Usage(format!("{}: no run.json (or run.json.gz) there, nor in its folders", path.display())));
+        // A run killed in its first variant leaves a folder like this:
+        // no record to read, which is a failure, not a usage error.
+        let why = "no record there (nor run.json.gz), nor in its folders: a run stopped before its first variant ended saves none";
+        return Err(CliError::Io { path: path.join(record::RUN_FILE).display().to_string(), source: std::io::Error::new(std::io::ErrorKind::NotFound, why) });
     }
     dirs.sort();
     Ok(dirs)
@@ -149,7 +154,7 @@ fn sweep(paths: &[PathBuf], html: Option<&Path>) -> Result<(), CliError> {
     let sweep = record::sweep::merge(records)?;
     say!("{}", report::sweep::table(&sweep));
     if let Some(path) = html {
-        std::fs::write(path, report::sweep::html(&sweep)).map_err(io(path))?;
+        crate::util::files::write_whole(path, report::sweep::html(&sweep).as_bytes()).map_err(io(path))?;
     }
     Ok(())
 }

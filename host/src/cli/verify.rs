@@ -22,7 +22,11 @@ fn recorded_plugin(run_dir: &Path, v: &crate::record::VariantResult, kind: Kind,
     }
     let recorded = v.plugins.iter().find(|p| p.kind == kind).map(|p| p.sha256.clone()).unwrap_or_default();
     let kept = run_dir.join(KEPT_COMPONENTS).join(format!("{recorded}.wasm"));
-    if recorded.len() == 64 && recorded.bytes().all(|b| b.is_ascii_hexdigit()) && kept.is_file() {
+    if recorded.len() == 64 && recorded.bytes().all(|b| b.is_ascii_hexdigit()) && std::fs::symlink_metadata(&kept).is_ok() {
+        // Through the one resolver: a kept component linked out of the
+        // run is refused as a link out, not used.
+        let name = crate::record::RunPath::new(format!("{KEPT_COMPONENTS}/{recorded}.wasm"));
+        let kept = name.under(run_dir).map_err(|e| CliError::Verify(format!("variant `{}`: {e}", v.variant.name)))?;
         // Picked by name, held by content: a swapped file is refused.
         let bytes = crate::util::read_bounded(&kept, plugin::MAX_PLUGIN_BYTES, "kept component")
             .map_err(|e| CliError::Verify(format!("variant `{}`: {}: {e}", v.variant.name, kept.display())))?;

@@ -10,8 +10,8 @@
 //! amplification direct I/O pays. A reader finds a segment's end by its
 //! framing: the padding reads as zeros.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -257,12 +257,8 @@ impl LogFiles {
         self.pending.len = 0;
         let number = self.open.as_ref().map_or(1, |o| o.number + 1);
         let path = self.path_of(number);
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        if self.access == Access::Direct {
-            options.custom_flags(libc::O_DIRECT);
-        }
-        let file = options.open(&path).map_err(io(&path))?;
+        let direct = if self.access == Access::Direct { libc::O_DIRECT } else { 0 };
+        let file = crate::util::files::create_new(&path, direct).map_err(io(&path))?;
         self.open = Some(Open { number, path, file: std::sync::Arc::new(file), len: 0, pending_at: 0 });
         self.live.push(number);
         self.counts.segments += 1;

@@ -5,6 +5,12 @@
 //! for is ever deserialized (a flipped bit in native code would crash the
 //! process; another plugin's file copied over this one's would run as
 //! it); a file that fails either check is recompiled over.
+//!
+//! Those sums are plain hashes: anyone who may write the folder can
+//! recompute them over machine code of their own. So the cache is used
+//! only in a folder of this user's alone (`util::files::private_dir`),
+//! checked before every read; any other folder is not used at all, said
+//! once, and every component is compiled afresh.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -12,7 +18,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 
-/// `$MEMLAB_CACHE_DIR` (empty disables), else the user's cache directory.
+/// `$MEMLAB_CACHE_DIR` (empty disables), else the user's cache directory;
+/// used only where it is a folder of this user's alone (`private`).
 pub(super) fn default_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("MEMLAB_CACHE_DIR") {
         return (!dir.is_empty()).then(|| PathBuf::from(dir));
@@ -26,7 +33,7 @@ pub(super) fn default_dir() -> Option<PathBuf> {
 const MAX_CACHE_ENTRY_BYTES: u64 = 2 << 30;
 
 pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &str, bytes: &[u8]) -> Result<(Component, bool), String> {
-    let Some(dir) = dir else {
+    let Some(dir) = dir.filter(|dir| private(dir)) else {
         return Component::new(engine, bytes).map(|c| (c, false)).map_err(|e| format!("{e:#}"));
     };
     let mut hasher = DefaultHasher::new();
@@ -45,7 +52,7 @@ pub(super) fn compile(engine: &wasmtime::Engine, dir: Option<&Path>, sha256: &st
         let body = [source_sum(sha256).as_slice(), &serialized].concat();
         let mut file = Sha256::digest(&body).to_vec();
         file.extend_from_slice(&body);
-        let _ = write_atomically(dir, &path, &file);
+        let _ = crate::util::files::write_whole(&path, &file);
     }
     Ok((component, false))
 }
@@ -77,7 +84,18 @@ fn deserialize(engine: &wasmtime::Engine, payload: &[u8]) -> wasmtime::Result<Co
     unsafe { Component::deserialize(engine, payload) }
 }
 
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    crate::util::write_whole(path, &path.with_extension(format!("tmp{}", std::process::id())), bytes)
+/// Whether `dir` is a folder of this user's alone; the first that is not
+/// is named on stderr, once a process.
+pub(super) fn private(dir: &Path) -> bool {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    match crate::util::files::private_dir(dir) {
+        Ok(()) => true,
+        Err(why) => {
+            SAID.call_once(|| {
+                let why = crate::util::text::for_terminal(&why);
+                eprintln!("memlab: not using the cache folder: {why}; memlab loads compiled code and builds only from a folder of yours alone, so every component is compiled afresh (set MEMLAB_CACHE_DIR to a folder of yours)");
+            });
+            false
+        }
+    }
 }

@@ -48,7 +48,10 @@ pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>
     // Every crate memlab builds shares one target folder in memlab's cache,
     // so a second crate's first build reuses the SDK and wit-bindgen built
     // for the first (seconds, not minutes).
-    let shared = env::var_os("CARGO_TARGET_DIR").is_none().then(super::cache::default_dir).flatten().map(|d| d.join("plugin-target"));
+    // Only in a cache folder of this user's alone: a build planted in a
+    // target folder others may write would run as the crate's.
+    let cache = env::var_os("CARGO_TARGET_DIR").is_none().then(super::cache::default_dir).flatten().filter(|d| super::cache::private(d));
+    let shared = cache.map(|d| d.join("plugin-target"));
     if let Some(shared) = &shared {
         cmd.env("CARGO_TARGET_DIR", shared);
     }
@@ -84,14 +87,14 @@ pub fn build(spec: &str, dir: &Path, target: Target) -> Result<(PathBuf, Vec<u8>
         }
         artifact
     };
-    std::fs::write(&owner, &ours).map_err(|e| fail(format!("{}: {e}", owner.display())))?;
+    crate::util::files::write_whole(&owner, ours.as_bytes()).map_err(|e| fail(format!("{}: {e}", owner.display())))?;
     let bytes = crate::util::read_bounded(&artifact, super::MAX_PLUGIN_BYTES, "plugin file").map_err(|e| fail(format!("{}: {e}", artifact.display())))?;
     Ok((artifact, bytes))
 }
 
 /// Runs the build: the crate's artifact, and whether cargo found it fresh.
 fn run_cargo(cmd: &mut Command, cargo: &str, target: Target) -> Result<(PathBuf, bool), String> {
-    let out = cmd.output().map_err(|e| format!("running {cargo}: {e}"))?;
+    let out = crate::util::child::output(cmd).map_err(|e| format!("running {cargo}: {e}"))?;
     // Cargo's own report, warnings of build scripts included, escaped.
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.success() && !stderr.trim().is_empty() {
@@ -161,16 +164,12 @@ fn artifact(stdout: &[u8], target: Target) -> Option<(PathBuf, bool)> {
 /// the path and the sha256.
 pub fn keep_native(spec: &str, dir: &Path, bytes: &[u8]) -> Result<(PathBuf, String), LoadError> {
     let fail = |detail: String| LoadError::new(spec.to_string(), LoadCause::Build(format!("keeping its build in {}: {detail}", dir.display())));
-    private_dir(dir).map_err(fail)?;
+    crate::util::files::private_dir(dir).map_err(|why| fail(format!("{why}: memlab loads native builds only from a folder of yours alone")))?;
     let sha256 = super::load::sha256_hex(bytes);
     let path = dir.join(format!("{sha256}.{}", env::consts::DLL_EXTENSION));
     let kept = crate::input::read(&path, super::MAX_PLUGIN_BYTES, "native library").is_ok_and(|b| super::load::sha256_hex(&b) == sha256);
     if !kept {
-        let temp = dir.join(format!(".{sha256}.{}.tmp", std::process::id()));
-        std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, &path)).map_err(|e| {
-            let _ = std::fs::remove_file(&temp);
-            fail(e.to_string())
-        })?;
+        crate::util::files::write_whole(&path, bytes).map_err(|e| fail(e.to_string()))?;
     }
     Ok((path, sha256))
 }
@@ -181,33 +180,11 @@ pub fn private_fallback() -> PathBuf {
     env::temp_dir().join(format!("memlab-{}", nix::unistd::geteuid())).join("native")
 }
 
-/// Makes `dir` (mode 0700 where it is new) and holds it and its parent
-/// to be folders of this user that no other user may write.
-fn private_dir(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| e.to_string())?;
-    let me = nix::unistd::geteuid().as_raw();
-    for folder in [Some(dir), dir.parent()].into_iter().flatten() {
-        let meta = std::fs::symlink_metadata(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-        let why = if !meta.is_dir() {
-            "is not a folder (a link?)".to_string()
-        } else if meta.uid() != me {
-            format!("belongs to user {}, not to you", meta.uid())
-        } else if meta.mode() & 0o022 != 0 {
-            format!("other users may write to it (mode {:o})", meta.mode() & 0o7777)
-        } else {
-            continue;
-        };
-        return Err(format!("{} {why}: memlab loads native builds only from a folder of yours alone", folder.display()));
-    }
-    Ok(())
-}
-
 /// An exclusive lock of `target`'s memlab lock file, held while the
 /// returned file is open.
 fn lock(target: &Path) -> std::io::Result<std::fs::File> {
     std::fs::create_dir_all(target)?;
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(target.join("memlab-build.lock"))?;
+    let file = crate::util::files::lock_file(&target.join("memlab-build.lock"))?;
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {

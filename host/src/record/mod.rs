@@ -9,6 +9,7 @@
 mod breakdown;
 mod checks;
 mod figures;
+mod later;
 mod log;
 mod outcome;
 mod profile;
@@ -345,9 +346,6 @@ impl VariantResult {
 
 mod bounds;
 
-/// Beside `run.json`: the variants finished since it was last written.
-const VARIANTS_DIR: &str = "variants";
-
 /// The record's name in its run directory, as memlab writes it.
 pub const RUN_FILE: &str = "run.json";
 /// The same record kept compressed (`gzip run.json`), read as it is.
@@ -359,14 +357,18 @@ pub fn file_in(path: &Path) -> std::path::PathBuf {
     if !path.is_dir() {
         return path.to_path_buf();
     }
+    // Whatever stands at the name, a link or a FIFO included: the reader
+    // then says what is wrong with it, rather than that none is there.
+    let there = |p: &Path| std::fs::symlink_metadata(p).is_ok();
     let plain = path.join(RUN_FILE);
     let compressed = path.join(RUN_FILE_GZ);
-    if !plain.exists() && compressed.exists() { compressed } else { plain }
+    if !there(&plain) && there(&compressed) { compressed } else { plain }
 }
 
-/// Whether a directory holds a record, plain or compressed.
+/// Whether a directory holds a record, plain or compressed, or anything
+/// at a record's name.
 pub fn is_run_dir(path: &Path) -> bool {
-    path.join(RUN_FILE).is_file() || path.join(RUN_FILE_GZ).is_file()
+    [RUN_FILE, RUN_FILE_GZ].iter().any(|name| std::fs::symlink_metadata(path.join(name)).is_ok())
 }
 
 impl BenchResult {
@@ -382,7 +384,7 @@ impl BenchResult {
         // folder beside any other file (a shared temporary directory) is
         // not taken into it.
         if path.file_name().is_some_and(|n| n == RUN_FILE || n == RUN_FILE_GZ) {
-            record.take_later_variants(&path.with_file_name(VARIANTS_DIR))?;
+            record.take_later_variants(path)?;
         }
         record.check_names().map_err(|detail| RecordError::Malformed { path: path.display().to_string(), detail })?;
         // A record written before this rule, or cut off before its end,
@@ -391,50 +393,12 @@ impl BenchResult {
         Ok(record)
     }
 
-    /// Appends the variants saved one by one (`save_variant`) after this
-    /// record was last written whole: a run that ended early keeps them.
-    /// Each must be a variant this record's config names, as configured;
-    /// a damaged or foreign one is an error naming it, never dropped.
-    fn take_later_variants(&mut self, dir: &Path) -> Result<(), RecordError> {
-        let mut index = self.variants.len();
-        loop {
-            let file = dir.join(format!("{index:06}.json"));
-            if std::fs::symlink_metadata(&file).is_err() {
-                return Ok(());
-            }
-            let shown = file.display().to_string();
-            let bytes =
-                crate::util::read_bounded(&file, 64 << 20, "variant record").map_err(|e| RecordError::Read { path: shown.clone(), detail: e.to_string() })?;
-            let mut variant =
-                serde_json::from_slice::<VariantResult>(&bytes).map_err(|e| RecordError::Malformed { path: shown.clone(), detail: e.to_string() })?;
-            variant.upgrade();
-            if !self.config.variants.contains(&variant.variant) {
-                let detail = format!("variant `{}` is not one this record's config ran, as configured", variant.variant.name);
-                return Err(RecordError::Malformed { path: shown, detail });
-            }
-            self.variants.push(variant);
-            index += 1;
-        }
-    }
-
-    /// Writes one finished variant (the `index`-th) beside `run.json`, in
-    /// time bounded by its own size: `run.json` itself need not be
-    /// rewritten whole after every variant of a long run.
-    pub fn save_variant(path: &Path, index: usize, variant: &VariantResult) -> Result<(), RecordError> {
-        let dir = path.with_file_name(VARIANTS_DIR);
-        let file = dir.join(format!("{index:06}.json"));
-        let failed = |e: &dyn std::fmt::Display| RecordError::Write { path: file.display().to_string(), detail: e.to_string() };
-        std::fs::create_dir_all(&dir).map_err(|e| failed(&e))?;
-        let text = serde_json::to_string(variant).map_err(|e| failed(&e))?;
-        crate::util::write_whole(&file, &file.with_extension("json.partial"), text.as_bytes()).map_err(|e| failed(&e))
-    }
-
     /// Writes the record to `path` whole or not at all: to a temporary
     /// file beside it, then renamed over it.
     pub fn save(&self, path: &Path) -> Result<(), RecordError> {
         let failed = |e: &dyn std::fmt::Display| RecordError::Write { path: path.display().to_string(), detail: e.to_string() };
         let text = serde_json::to_string_pretty(self).map_err(|e| failed(&e))?;
-        crate::util::write_whole(path, &path.with_extension("json.partial"), text.as_bytes()).map_err(|e| failed(&e))
+        crate::util::files::write_whole(path, text.as_bytes()).map_err(|e| failed(&e))
     }
 
     fn parse(bytes: &[u8]) -> Result<BenchResult, ParseError> {

@@ -36,7 +36,7 @@ pub fn c_bindings(kind: Kind, dir: &Path) -> Result<Vec<PathBuf>, ScaffoldError>
         let path = dir.join(name);
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(dir)?;
-            std::fs::write(&path, contents)
+            crate::util::files::write_whole(&path, contents)
         };
         write().map_err(|e| ScaffoldError::Write { path: path.display().to_string(), detail: e.to_string() })?;
         written.push(path);

@@ -337,7 +337,7 @@ fn one(
         return Err(lost);
     }
     let html = run_dir.join("report.html");
-    std::fs::write(&html, report::html::render_in(&result, Some(&run_dir))).map_err(io(&html))?;
+    crate::util::files::write_whole(&html, report::html::render_in(&result, Some(&run_dir)).as_bytes()).map_err(io(&html))?;
     progress.event(Event::Saved { record: &json, html: &html });
     Ok((result, json))
 }

@@ -25,7 +25,7 @@ pub(super) fn keep_components(host: &Arc<PluginHost>, config: &BenchConfig, run_
             let dir = run_dir.join(KEPT_COMPONENTS);
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
             let path = dir.join(format!("{}.wasm", plugin.sha256));
-            std::fs::write(&path, &plugin.component).map_err(io(&path))?;
+            crate::util::files::write_whole(&path, &plugin.component).map_err(io(&path))?;
         }
     }
     Ok(())

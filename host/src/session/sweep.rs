@@ -132,7 +132,7 @@ pub(super) fn run(
     let ran = points.len();
     let merged = merge(points)?;
     let html = dir.join("report.html");
-    std::fs::write(&html, report::sweep::html(&merged)).map_err(io(&html))?;
+    crate::util::files::write_whole(&html, report::sweep::html(&merged).as_bytes()).map_err(io(&html))?;
     progress.event(Event::SweepFinished { sweep: &merged, dir: &dir, html: &html });
     failed.map_or(Ok(Ran::Sweep { dir, points: ran }), Err)
 }

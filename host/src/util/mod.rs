@@ -1,6 +1,8 @@
 //! Helpers every layer shares, and nothing else: the lowest module, which
 //! imports none of the crate's others but `input`.
 
+pub mod child;
+pub mod files;
 pub mod heap;
 pub mod stripe;
 pub mod text;
@@ -29,16 +31,6 @@ pub fn median(mut x: Vec<f64>) -> Option<f64> {
     x.sort_by(f64::total_cmp);
     let mid = x.len() / 2;
     Some(if x.len() % 2 == 1 { x[mid] } else { (x[mid - 1] + x[mid]) / 2.0 })
-}
-
-/// Writes `bytes` to `path` whole or not at all: to `partial` beside it,
-/// then renamed over it; a failed write (a full disk) leaves no `partial`.
-pub fn write_whole(path: &Path, partial: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let written = std::fs::write(partial, bytes).and_then(|()| std::fs::rename(partial, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(partial);
-    }
-    written
 }
 
 /// Reads a file of at most `limit` bytes: an input larger than that (or

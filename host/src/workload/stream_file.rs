@@ -73,7 +73,7 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 /// Generates `profile`'s stream into `path`; returns its fingerprint and op count.
 pub fn write_stream_file(profile: &Profile, path: &Path) -> Result<(Fingerprint, u64), StreamFileError> {
     let (out, fingerprint, _) = encode_stream(profile, path)?;
-    std::fs::write(path, &out).map_err(|source| StreamFileError::Io { path: path.display().to_string(), source })?;
+    crate::util::files::write_whole(path, &out).map_err(|source| StreamFileError::Io { path: path.display().to_string(), source })?;
     Ok((fingerprint, profile.ops))
 }
 

@@ -308,3 +308,23 @@ fn the_private_modules_are_the_ones_architecture_names() {
     assert!(!private.is_empty(), "lib.rs keeps no module private");
     assert_eq!(private, named, "lib.rs's private modules against ARCHITECTURE.md's");
 }
+
+/// Every file memlab writes goes through `util::files`: created
+/// exclusively, never through a link (issue 66). A writer of its own
+/// elsewhere (`fs::write`, `File::create`, an `OpenOptions` that creates)
+/// fails this test; test code and `/proc` knobs aside.
+#[test]
+fn every_file_memlab_writes_goes_through_the_one_helper() {
+    let src = workspace().join("host/src");
+    let mut found = Vec::new();
+    for file in rust_files(&src).into_iter().filter(|f| !f.ends_with("util/files.rs")) {
+        let text = read(&file);
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate().filter(|(_, l)| !l.trim_start().starts_with("//") && !l.contains("\"/proc/")) {
+            if ["fs::write(", "File::create(", ".create(true)", "create_new(true)"].iter().any(|w| line.contains(w)) {
+                found.push(format!("{}:{}: {}", file.strip_prefix(&src).unwrap_or(&file).display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "files written past util::files:\n{}", found.join("\n"));
+}

@@ -4,6 +4,7 @@
 mod allocators;
 mod bad_input;
 mod c_plugin;
+mod caches_and_links;
 mod check;
 mod commitlog;
 mod concurrent;
