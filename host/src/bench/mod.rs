@@ -73,6 +73,10 @@ pub struct BenchOptions {
 pub struct Watchdog {
     /// How long a call may go without finishing.
     pub limit: Duration,
+    /// Set by Ctrl-C or SIGTERM: from then on a call that makes no
+    /// progress for `INTERRUPT_GRACE` is a stall, so one signal ends a
+    /// wait on a call that never returns.
+    pub interrupt: Option<Arc<AtomicBool>>,
     /// Called once with the variant and the failure; the session saves the
     /// finished runs and its sink exits, since the stuck thread cannot be
     /// stopped.
@@ -81,6 +85,18 @@ pub struct Watchdog {
 
 /// What the watchdog calls with the stuck variant and the failure.
 pub type OnStall = dyn Fn(&Variant, &Failure) + Send + Sync;
+
+/// How long a call may go on after Ctrl-C or SIGTERM before the run is
+/// ended around it.
+pub const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+impl Watchdog {
+    /// The limit in force now: shortened once the run is interrupted.
+    pub fn limit_now(&self) -> Duration {
+        let interrupted = self.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed));
+        if interrupted { self.limit.min(INTERRUPT_GRACE) } else { self.limit }
+    }
+}
 
 impl std::fmt::Debug for Watchdog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -389,7 +405,7 @@ pub fn preflight_watched(
                 let mut watch = board.watch();
                 while !done.load(Ordering::Acquire) {
                     std::thread::sleep(Duration::from_millis(100));
-                    if let Some(stall) = watch.stalled(dog.limit) {
+                    if let Some(stall) = watch.stalled(dog.limit_now()) {
                         let v = &config.variants[*current.lock().unwrap_or_else(|p| p.into_inner())];
                         (dog.on_stall)(v, &variant::stall_failure(v, stall));
                         break;
@@ -432,6 +448,9 @@ fn preflight_each(
         let pool = Arc::new(MemoryPool::new(v.memtable_space, v.pool));
         let strategies = strategies::strategies(host, v, &pool).map_err(fail)?;
         variant::checked_descriptions(v, strategies.describe().map_err(fail)?).map_err(fail)?;
+        if v.shard_lock == Some(false) {
+            concurrent((strategies.shard)(0).map_err(fail)?).map_err(fail)?;
+        }
         if v.runtime == crate::config::Runtime::Wasm {
             for (kind, strategy) in v.strategies() {
                 crate::check::defaults_hold(host, kind, strategy.plugin, &crate::config::params(strategy.params)).map_err(fail)?;
@@ -442,6 +461,19 @@ fn preflight_each(
         note(&format!("preflight: {} variants checked as {} distinct sets of strategies", config.variants.len(), checked.len()));
     }
     Ok(())
+}
+
+/// Refuses a shard whose strategies do not both take concurrent writers,
+/// for a variant configured without the shard lock: named up front, not
+/// at its first write.
+fn concurrent(shard: crate::seam::Shard) -> Result<(), SeamError> {
+    let Err(shard) = shard.share() else { return Ok(()) };
+    let detail = format!(
+        "`shard_lock = false`: `{}` and `{}` must both take concurrent writers (`export!(concurrent ...)`, run natively); set `shard_lock = true` or leave it out",
+        shard.memtable_plugin(),
+        shard.allocator_plugin(),
+    );
+    Err(SeamError::Host { operation: "preflight", detail })
 }
 
 /// Holds each configured parameter to what its plugin describes when

@@ -395,7 +395,7 @@ fn watch(dog: &super::Watchdog, board: &Arc<seam::watch::Board>, variant: &Varia
     let mut watch = board.watch();
     while !watched.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(100));
-        if let Some(stall) = watch.stalled(dog.limit) {
+        if let Some(stall) = watch.stalled(dog.limit_now()) {
             let failure = stall_failure(variant, stall);
             failures.report(failure.clone());
             (dog.on_stall)(variant, &failure);

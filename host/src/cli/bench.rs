@@ -111,7 +111,8 @@ pub(super) fn run(args: Args) -> Result<(), CliError> {
     let interrupt = Arc::new(AtomicBool::new(false));
     // A second Ctrl-C (or SIGTERM, as a service manager sends) ends the
     // process at once; the first stops cleanly, the stopped variant marked.
-    for (signal, status) in [(signal_hook::consts::SIGINT, 130), (signal_hook::consts::SIGTERM, 143)] {
+    // A closed terminal (SIGHUP) stops it as SIGTERM does.
+    for (signal, status) in [(signal_hook::consts::SIGINT, 130), (signal_hook::consts::SIGTERM, 143), (signal_hook::consts::SIGHUP, 129)] {
         let _ = signal_hook::flag::register_conditional_shutdown(signal, status, Arc::clone(&interrupt));
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
     }

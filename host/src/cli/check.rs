@@ -63,6 +63,12 @@ pub(super) struct Args {
 
 pub(super) fn run(args: Args) -> Result<(), CliError> {
     let Args { plugin, ops, size, seed, deadline_ms, budget_s, params, build, native, only } = args;
+    // A plugin applies one value; which one would be the plugin's choice.
+    for (i, (key, value)) in params.iter().enumerate() {
+        if let Some((_, first)) = params[..i].iter().find(|(k, _)| k == key) {
+            return Err(CliError::Usage(format!("--param {key} is given twice (`{first}`, then `{value}`): give each parameter once")));
+        }
+    }
     let deadline = Some(std::time::Duration::from_secs_f64(deadline_ms / 1e3));
     let budget = budget_s.unwrap_or(60.0 + (ops + size) as f64 * 100e-6);
     let budget = (budget > 0.0).then(|| std::time::Duration::from_secs_f64(budget));

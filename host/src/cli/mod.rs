@@ -7,7 +7,8 @@ use clap::{Parser, Subcommand};
 // Output that may carry a plugin's or a record's strings goes through
 // `for_terminal`: no raw control character reaches the terminal. A closed
 // pipe (`memlab show | head`) is not an error: a bench keeps running and
-// saving, it only stops printing.
+// saving, it only stops printing. Any other failed write (a full disk,
+// `> /dev/full`) is kept, and the command then fails with it (`run`).
 macro_rules! say {
     ($($t:tt)*) => { $crate::cli::emit(&mut std::io::stdout(), &format!($($t)*), false) };
 }
@@ -19,8 +20,30 @@ macro_rules! warnln {
 }
 
 pub(crate) fn emit(out: &mut impl std::io::Write, text: &str, newline: bool) {
-    let _ = out.write_all(crate::util::text::for_terminal(text).as_bytes());
-    let _ = if newline { out.write_all(b"\n") } else { out.flush() };
+    let written = out.write_all(crate::util::text::for_terminal(text).as_bytes());
+    lost(written.and_then(|()| if newline { out.write_all(b"\n") } else { out.flush() }));
+}
+
+/// The first write that failed other than on a closed pipe.
+static LOST: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
+
+fn lost(written: std::io::Result<()>) {
+    if let Err(e) = written
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        LOST.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+    }
+}
+
+/// The command's own result, or the output it lost: what was to be
+/// printed and was not is a failure, not a silent exit 0.
+fn delivered(result: Result<(), CliError>) -> Result<(), CliError> {
+    lost(std::io::Write::flush(&mut std::io::stdout()));
+    let lost = LOST.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match (result, lost) {
+        (Ok(()), Some(source)) => Err(CliError::Io { path: "standard output".into(), source }),
+        (result, _) => result,
+    }
 }
 
 mod bench;
@@ -89,7 +112,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             _ => return Err(CliError::Usage("the default `memlab bench` did not parse".into())),
         },
     };
-    match command {
+    delivered(match command {
         Command::Bench(args) => bench::run(args),
         Command::Stream(args) => stream::run(args),
         Command::Show(args) => show::run(args),
@@ -99,5 +122,5 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Bindings(args) => new::bindings(args),
         Command::List => list::run(),
         Command::Componentize(args) => componentize::run(args),
-    }
+    })
 }

@@ -33,6 +33,16 @@ impl Source<'_> {
     }
 }
 
+/// The most characters of a name memlab turns into a file or folder
+/// name (with a round number and a repeat around it, well inside the
+/// 255 bytes a file name may be).
+const MAX_NAME_CHARS: usize = 100;
+
+/// Why a name is refused as too long, quoting its start only.
+fn too_long(what: &str, name: &str, becomes: &str) -> String {
+    format!("{what} (`{}`) is {} characters: it names {becomes}, so it may be at most {MAX_NAME_CHARS}", super::text::quote(name), name.chars().count())
+}
+
 pub(super) fn resolved(raw: RawConfig, src: &Source<'_>) -> Result<BenchConfig, ConfigError> {
     let RawConfig { tables: raw, named } = raw;
     bench(&raw.bench, src)?;
@@ -53,8 +63,11 @@ pub(super) fn resolved(raw: RawConfig, src: &Source<'_>) -> Result<BenchConfig, 
     }
     let mut variants = Vec::with_capacity(raw.variants.len());
     let mut names = HashSet::new();
-    for v in raw.variants {
+    for (i, v) in raw.variants.into_iter().enumerate() {
         let name = &v.settings.name;
+        if name.chars().count() > MAX_NAME_CHARS {
+            return Err(src.invalid(too_long(&format!("the name of variant {}", i + 1), name, "a folder of the run")));
+        }
         if !names.insert(name.clone()) {
             let second = src.text.match_indices(&format!("name = {name:?}")).nth(1).map(|(at, _)| format!("{}: ", line_of(src.text, at))).unwrap_or_default();
             return Err(src.invalid(format!("{second}two variants are named `{name}`")));
@@ -83,6 +96,9 @@ fn bench(b: &BenchInfo, src: &Source<'_>) -> Result<(), ConfigError> {
         decide.check().map_err(|(key, e)| src.at(key, e))?;
     }
     let name = &b.name;
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(src.at("name", too_long("`bench.name`", name, "the run's directory")));
+    }
     if name.starts_with('.') || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
         return Err(
             src.at("name", format!("`bench.name` = {name:?} names the run's directory: use letters, digits, `-`, `_` and `.` only, not starting with `.`"))

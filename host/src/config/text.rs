@@ -19,7 +19,7 @@ pub(super) fn too_large(text: &str, span: std::ops::Range<usize>) -> Option<Stri
             let value = value.trim().replace('_', "");
             let digits = value.strip_prefix('-').unwrap_or(&value);
             (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && value.parse::<i64>().is_err())
-                .then(|| format!("line {} (`{}`): `{}` = {value} is too large: TOML integers go up to {}", first + n + 1, line.trim(), key.trim(), i64::MAX))
+                .then(|| format!("line {} (`{}`): `{}` = {value} is too large: TOML integers go up to {}", first + n + 1, quote(line), quote(key), i64::MAX))
         })
     })
 }
@@ -32,7 +32,7 @@ pub(super) fn key_at(text: &str, key: &str) -> String {
         let l = l.trim_start();
         l.strip_prefix(last).is_some_and(|rest| rest.trim_start().starts_with('=')) || l.contains(&format!(" {last} =")) || l.contains(&format!("{{{last} ="))
     });
-    found.map(|(n, l)| format!("line {} (`{}`): ", n + 1, l.trim())).unwrap_or_default()
+    found.map(|(n, l)| format!("line {} (`{}`): ", n + 1, quote(l))).unwrap_or_default()
 }
 
 /// The largest config or profile file memlab reads (`/dev/zero` is not one).
@@ -59,8 +59,24 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
 
 pub(super) fn line_of(text: &str, offset: usize) -> String {
     let line_no = text.get(..offset).unwrap_or("").matches('\n').count() + 1;
-    let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+    let line = quote(text.lines().nth(line_no - 1).unwrap_or(""));
     format!("line {line_no} (`{line}`)")
+}
+
+/// The most characters of a config line an error quotes.
+const QUOTED_CHARS: usize = 120;
+
+/// A config line as an error quotes it: trimmed and cut short, so the
+/// reason that follows it is always shown whole (a terminal line is cut
+/// at `util::text`'s limit, and a line of a config may be megabytes).
+pub(super) fn quote(line: &str) -> String {
+    let line = line.trim();
+    let count = line.chars().count();
+    if count <= QUOTED_CHARS {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(QUOTED_CHARS).collect();
+    format!("{cut}... ({} more characters)", count - QUOTED_CHARS)
 }
 
 /// toml's errors span several lines with a caret; keep the facts on one:
@@ -73,6 +89,6 @@ pub fn one_line(text: &str, e: &toml::de::Error) -> String {
     }
     let start = span.start.min(text.len());
     let line_no = text.get(..start).unwrap_or("").matches('\n').count() + 1;
-    let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+    let line = quote(text.lines().nth(line_no - 1).unwrap_or(""));
     format!("line {line_no} (`{line}`): {message}")
 }

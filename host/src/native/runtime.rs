@@ -11,6 +11,7 @@ use memlab_sdk::{Description, Error, Finished, Op, Packed, Pool, Stats};
 
 use super::library::thrown;
 use crate::pool::MemoryPool;
+use crate::seam::watch::during;
 use crate::seam::{AllocatorRuntime, Fault, Kind, LogRuntime, MemtableRuntime, ReaderRuntime, SerializerRuntime, ShardRuntime, SharedShardRuntime};
 
 /// One native instance, named by its plugin, with a buffer for its byte
@@ -28,14 +29,14 @@ impl Instance {
 
     /// A call answered with bytes, left in `self.bytes`.
     fn bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64) -> Result<&[u8], Fault> {
-        let called = self.remote.call_bytes(op, a, b, n, &mut self.bytes);
+        let called = during(op, 0, || self.remote.call_bytes(op, a, b, n, &mut self.bytes));
         called.map_err(|c| Fault::Guest(thrown(&self.plugin, op, c)))?;
         Ok(&self.bytes)
     }
 
     /// A call answered with a packed batch, into `out`.
     fn packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Fault> {
-        let called = self.remote.call_packed(op, a, b, n, out);
+        let called = during(op, 0, || self.remote.call_packed(op, a, b, n, out));
         called.map_err(|c| Fault::Guest(thrown(&self.plugin, op, c)))
     }
 
@@ -48,7 +49,7 @@ impl Instance {
     /// A batch lent in wire form, answered with bytes into `out`.
     fn lent(&mut self, op: Op, batch: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
         let Instance { remote, plugin, .. } = self;
-        batch.with_wire(|wire| remote.call_bytes(op, wire, None, 0, out)).map_err(|c| Fault::Guest(thrown(plugin, op, c)))
+        during(op, 0, || batch.with_wire(|wire| remote.call_bytes(op, wire, None, 0, out))).map_err(|c| Fault::Guest(thrown(plugin, op, c)))
     }
 }
 
@@ -149,7 +150,7 @@ impl AllocatorRuntime for NativeShard {
     fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
         self.pool.refused = false;
         let (op, Instance { remote, plugin, bytes }, pool) = (Op::AllocatorStoreRows, &mut self.allocator, &mut self.pool);
-        rows.with_wire(|wire| remote.call_with_pool(op, wire, pool, bytes)).map_err(|c| Fault::Guest(thrown(plugin, op, c)))?;
+        during(op, 0, || rows.with_wire(|wire| remote.call_with_pool(op, wire, pool, bytes))).map_err(|c| Fault::Guest(thrown(plugin, op, c)))?;
         memlab_sdk::native::decode_refs(bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
     }
 
@@ -265,7 +266,7 @@ impl SharedShardRuntime for SharedNativeShard {
         let (op, (remote, plugin)) = (Op::AllocatorStoreRows, &self.allocator);
         let mut pool = CallPool { shard: self, refused: false };
         let mut bytes = Vec::with_capacity(8 * rows.len());
-        let called = rows.with_wire(|wire| remote.call_with_pool(op, wire, &mut pool, &mut bytes));
+        let called = during(op, 0, || rows.with_wire(|wire| remote.call_with_pool(op, wire, &mut pool, &mut bytes)));
         *refused = pool.refused;
         called.map_err(guest(plugin, op))?;
         memlab_sdk::native::decode_refs(&bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
@@ -273,20 +274,20 @@ impl SharedShardRuntime for SharedNativeShard {
 
     fn insert(&self, entries: &mut Packed) -> Result<(), Fault> {
         let (op, (remote, plugin)) = (Op::MemtableInsert, &self.memtable);
-        entries.with_wire(|wire| remote.call_bytes(op, wire, None, 0, &mut Vec::new())).map_err(guest(plugin, op))
+        during(op, 0, || entries.with_wire(|wire| remote.call_bytes(op, wire, None, 0, &mut Vec::new()))).map_err(guest(plugin, op))
     }
 
     fn get(&self, mut keys: Packed) -> Result<Packed, Fault> {
         let (op, (remote, plugin)) = (Op::MemtableGet, &self.memtable);
         let mut out = Packed::new();
-        keys.with_wire(|wire| remote.call_packed(op, wire, None, 0, &mut out)).map_err(guest(plugin, op))?;
+        during(op, 0, || keys.with_wire(|wire| remote.call_packed(op, wire, None, 0, &mut out))).map_err(guest(plugin, op))?;
         Ok(out)
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault> {
         let (op, (remote, plugin)) = (Op::MemtableScan, &self.memtable);
         let mut out = Packed::new();
-        remote.call_packed(op, start, end, u64::from(limit), &mut out).map_err(guest(plugin, op))?;
+        during(op, 0, || remote.call_packed(op, start, end, u64::from(limit), &mut out)).map_err(guest(plugin, op))?;
         Ok(out)
     }
 

@@ -78,7 +78,7 @@ impl Strategy {
 
     fn instance(&self, op: Op, params: &[(String, String)], (a, b): (&[u8], &[u8]), shard: usize) -> Result<Instance, SeamError> {
         self.expect(op.kind())?;
-        let remote = self.library.create(&self.name, op, params, a, b).map_err(created(&self.name, op, shard))?;
+        let remote = seam::watch::during(op, shard, || self.library.create(&self.name, op, params, a, b)).map_err(created(&self.name, op, shard))?;
         Ok(Instance::new(remote, &self.name))
     }
 

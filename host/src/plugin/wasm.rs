@@ -87,7 +87,7 @@ impl Caller {
         } else if let Some(ticks) = ticks {
             self.store.set_epoch_deadline(ticks);
         }
-        let value = f(&mut self.store).map_err(|error| {
+        let value = during(operation, 0, || f(&mut self.store)).map_err(|error| {
             let kind = classify(&error, self.store.data());
             self.trapped = Some(format!("`{}` trapped in `{operation}`: {kind}", plugin.name));
             // A panic the plugin reported before trapping says what and where.

@@ -72,11 +72,16 @@ impl Board {
 const _: () = assert!(Op::ALL.len() < u8::MAX as usize);
 
 /// Runs `f` as `call` on `shard`, visible to the thread's board meanwhile.
+/// Both runtimes' call funnels (`plugin::wasm::Caller::call`, the native
+/// table's calls) run every plugin call through here, so none is
+/// unwatched; a call the seam already marked, with its shard, keeps
+/// that mark.
 pub(crate) fn during<R>(call: Op, shard: usize, f: impl FnOnce() -> R) -> R {
     // Borrowed for the call, never cloned: no atomic counter moves on
     // the hot path. A nested call only borrows again.
     MINE.with(|mine| match mine.borrow().as_ref() {
         None => f(),
+        Some(slot) if slot.call.load(Ordering::Relaxed) != 0 => f(),
         Some(slot) => {
             slot.shard.store(shard as u32, Ordering::Relaxed);
             slot.call.store(call.code() as u8, Ordering::Relaxed);

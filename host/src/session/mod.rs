@@ -285,7 +285,11 @@ fn one(
     let name = name_of(config);
     let json = run_dir.join(crate::record::RUN_FILE);
     let saved: Arc<Mutex<Vec<VariantResult>>> = Arc::default();
-    let watchdog = watched.then(|| watchdog::on_stall(&host, config, &json, &saved, options.stall, progress));
+    // Always on: with a per-call deadline, past the deadline (a native
+    // call knows none), so that one Ctrl-C or SIGTERM still ends a wait
+    // on a call that never returns.
+    let limit = host.settings().call_deadline.map_or(options.stall, |d| options.stall.max(d + Duration::from_secs(1)));
+    let watchdog = Some(watchdog::on_stall(&host, config, &json, &saved, limit, progress, interrupt));
     let note = |line: &str| progress.event(Event::Note(line));
     let ready = bench::preflight_watched(&host, config, watchdog.as_ref(), Some(interrupt), &note).map_err(SessionError::from);
     if let Err(e) = ready.and_then(|()| run_dir::keep_components(&host, config, &run_dir)) {

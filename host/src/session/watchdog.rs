@@ -18,6 +18,7 @@ pub(super) fn on_stall(
     saved: &Arc<Mutex<Vec<VariantResult>>>,
     limit: std::time::Duration,
     progress: &Arc<dyn Progress>,
+    interrupt: &Arc<std::sync::atomic::AtomicBool>,
 ) -> bench::Watchdog {
     let (host, config, json, saved, progress) = (Arc::clone(host), config.clone(), json.to_path_buf(), Arc::clone(saved), Arc::clone(progress));
     let on_stall = move |variant: &crate::config::Variant, failure: &crate::record::Failure| {
@@ -37,5 +38,5 @@ pub(super) fn on_stall(
         };
         progress.event(Event::Stalled { variant: &variant.name, message: &failure.message, kept: &kept });
     };
-    bench::Watchdog { limit, on_stall: Arc::new(on_stall) }
+    bench::Watchdog { limit, interrupt: Some(Arc::clone(interrupt)), on_stall: Arc::new(on_stall) }
 }

@@ -68,7 +68,13 @@ impl<'de> Deserialize<'de> for Dist {
         }
         let spec = match Raw::deserialize(d)? {
             Raw::Fixed(value) => DistSpec::Fixed { value },
-            Raw::Spec(value) => DistSpec::deserialize(value).map_err(|e| serde::de::Error::custom(e.message().trim_end()))?,
+            Raw::Spec(value @ toml::Value::Table(_)) => DistSpec::deserialize(value).map_err(|e| serde::de::Error::custom(e.message().trim_end()))?,
+            Raw::Spec(other) => {
+                let shown = crate::util::text::clean(&other.to_string());
+                return Err(serde::de::Error::custom(format!(
+                    "{shown} is not a distribution: give a whole number (`64`), or a table such as `{{ dist = \"uniform\", min = 16, max = 64 }}` (dist: fixed, uniform, gaussian, exponential, zipf); sizes are bytes, with no unit"
+                )));
+            }
         };
         Dist::new(spec).map_err(serde::de::Error::custom)
     }

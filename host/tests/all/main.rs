@@ -19,6 +19,7 @@ mod native_table;
 mod pipeline;
 mod plugins;
 mod profiles;
+mod promises;
 mod properties;
 mod records;
 mod report;

@@ -18,7 +18,7 @@
 //! `get-miss` (answers every point read "absent"), `short-scan` (a scan
 //! returns at most half its limit), `drop-bench-keys` (loses keys shaped
 //! like a bench's, and only those), `create-loop` (never returns from
-//! `create`), `probe-loop` (never returns from an insert with an even
+//! `create`), `stats-loop` (never returns from `stats`), `probe-loop` (never returns from an insert with an even
 //! `after`: slow only where the parameter probe looks), `coin-cursor` (leaves 1 key in 4 out of its cursor, and
 //! counts `entries` from the cursor, in an instance whose first two
 //! timestamps draw the coin: a lie a read-back of one round misses),
@@ -71,6 +71,7 @@ enum Mode {
     DropBenchKeys,
     /// Never returns from `create`.
     CreateLoop,
+    StatsLoop,
     /// Honest with an odd `after`; with an even one (what the parameter
     /// probe tries first, doubling it) it never returns from an insert:
     /// slow only where the probe looks.
@@ -199,6 +200,7 @@ impl Memtable for Hostile {
             "short-scan" => Mode::ShortScan,
             "drop-bench-keys" => Mode::DropBenchKeys,
             "create-loop" => Mode::CreateLoop,
+            "stats-loop" => Mode::StatsLoop,
             "probe-loop" => Mode::ProbeLoop,
             "coin-cursor" => Mode::CoinCursor,
             "racing-drop" => Mode::RacingDrop,
@@ -380,6 +382,12 @@ impl Memtable for Hostile {
     }
 
     fn stats(&self) -> Stats {
+        if self.mode == Mode::StatsLoop {
+            let mut spins = 0u64;
+            loop {
+                spins = black_box(spins.wrapping_add(1));
+            }
+        }
         // A B-tree node's share per entry, besides the key and the 16
         // bytes of timestamp and ref.
         let index: u64 = self.entries.keys().map(|k| k.len() as u64 + 16 + 32).sum();
