@@ -215,11 +215,6 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
         let refused = keep_native("p", &dir, b"the build").expect_err("others may write there").to_string();
         assert!(refused.contains("other users may write to it (mode 777)"), "{refused}");
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
-        if nix::unistd::geteuid().is_root() {
-            std::os::unix::fs::chown(&dir, Some(65534), None).expect("chown");
-            let refused = keep_native("p", &dir, b"the build").expect_err("another user's folder").to_string();
-            assert!(refused.contains("belongs to user 65534"), "{refused}");
-        }
+        assert!(refused.contains("memlab loads native builds only from a folder of yours alone"), "{refused}");
     }
 }

@@ -38,6 +38,7 @@ fn checked_points<'v>(
     base: &BenchConfig,
     sweep: &Sweep,
     values: &[&'v ParamValue],
+    dog: &crate::bench::Watchdog,
 ) -> Result<Vec<(&'v ParamValue, BenchConfig)>, SessionError> {
     if base.workload.stream.is_some() && matches!(sweep.knob, Knob::Threads | Knob::RowsPerBatch) {
         return Err(SessionError::Points(format!(
@@ -59,7 +60,7 @@ fn checked_points<'v>(
         .iter()
         .map(|value| {
             let config = sweep.point(base, value).map_err(|e| SessionError::Points(format!("{} = {value}: {e}", sweep.over)))?;
-            crate::bench::preflight(host, &config, None).map_err(|e| SessionError::Points(format!("{} = {value}: {e}", sweep.over)))?;
+            crate::bench::preflight(host, &config, Some(dog)).map_err(|e| SessionError::Points(format!("{} = {value}: {e}", sweep.over)))?;
             Ok((*value, config))
         })
         .collect()
@@ -68,10 +69,11 @@ fn checked_points<'v>(
 /// A plugin parameter's sweep, applied only to the variants whose plugin
 /// has the parameter (each plugin asked with its configured parameters);
 /// refused when none has it.
-fn narrowed(host: &Arc<PluginHost>, base: &BenchConfig, sweep: &Sweep) -> Result<Sweep, SessionError> {
+fn narrowed(host: &Arc<PluginHost>, base: &BenchConfig, sweep: &Sweep, current: &std::sync::Mutex<usize>) -> Result<Sweep, SessionError> {
     let Knob::Param(kind, param) = &sweep.knob else { return Ok(sweep.clone()) };
     let mut sweep = sweep.clone();
-    for v in &base.variants {
+    for (i, v) in base.variants.iter().enumerate() {
+        *current.lock().unwrap_or_else(|p| p.into_inner()) = i;
         let strategy = v.strategy(*kind);
         let has = !strategy.plugin.is_empty() && {
             let refused = |e: String| SessionError::Points(format!("`{}`: variant `{}`'s {kind} `{}`: {e}", sweep.over, v.name, strategy.plugin));
@@ -101,9 +103,13 @@ pub(super) fn run(
     let name = name_of(base);
     let shown: Vec<String> = values.iter().map(ToString::to_string).collect();
     let host = PluginHost::new(EngineSettings { build_crates: options.build, native_crates: options.native, ..EngineSettings::default() })?;
-    let sweep = &narrowed(&host, base, sweep)?;
+    // Its checks call plugins too: watched, so one that never returns
+    // is named and one signal ends the wait.
+    let dog = super::watchdog::before_any_run(options.stall, progress, interrupt);
+    let current = std::sync::Mutex::new(0);
+    let sweep = &crate::bench::watched(Some(&dog), &base.variants, &current, || narrowed(&host, base, sweep, &current))?;
     progress.event(Event::SweepStarted { name, over: &sweep.over, values: &shown, not_applied: &sweep.not_applied });
-    let configs = checked_points(&host, base, sweep, &values)?;
+    let configs = checked_points(&host, base, sweep, &values, &dog)?;
     let dir = super::run_dir::create(&options.out, name)?;
     let mut points = Vec::new();
     let mut failed: Option<SessionError> = None;

@@ -40,3 +40,14 @@ pub(super) fn on_stall(
     };
     bench::Watchdog { limit, interrupt: Some(Arc::clone(interrupt)), on_stall: Arc::new(on_stall) }
 }
+
+/// The watchdog of a sweep's checks, before any point runs: a stall is
+/// told to the progress sink, with nothing to keep.
+pub(super) fn before_any_run(limit: std::time::Duration, progress: &Arc<dyn Progress>, interrupt: &Arc<std::sync::atomic::AtomicBool>) -> bench::Watchdog {
+    let progress = Arc::clone(progress);
+    let on_stall = move |variant: &crate::config::Variant, failure: &crate::record::Failure| {
+        let kept = "nothing ran: the sweep's points were being checked";
+        progress.event(Event::Stalled { variant: &variant.name, message: &failure.message, kept });
+    };
+    bench::Watchdog { limit, interrupt: Some(Arc::clone(interrupt)), on_stall: Arc::new(on_stall) }
+}

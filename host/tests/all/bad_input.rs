@@ -162,7 +162,7 @@ fn verify_rereads_kept_segments_and_finds_damage() {
     let empty = dir.join("no-runs");
     std::fs::create_dir_all(&empty).expect("dir");
     let (ok, text) = memlab(&["verify", empty.to_str().expect("path")]);
-    assert!(!ok && text.contains("no-runs") && text.contains("no run.json"), "{text}");
+    assert!(!ok && text.contains("no-runs") && text.contains("no-runs/run.json: no record there"), "{text}");
     let data = std::fs::read_dir(run.join("01-v-1"))
         .expect("segments")
         .flatten()

@@ -15,11 +15,6 @@ fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
-/// The cache file of the component whose sha256 is `sha`.
-fn entry(cache: &Path, sha: &str) -> PathBuf {
-    std::fs::read_dir(cache).expect("cache").flatten().map(|e| e.path()).find(|p| p.display().to_string().contains(sha)).expect("an entry")
-}
-
 /// `memlab check PLUGIN` with `cache` as its compile cache.
 fn check_with_cache(plugin: &str, cache: &Path) -> (bool, String) {
     let out = command(&["check", plugin, "--ops", "2000", "--size", "2000", "--seed", "7"]).env("MEMLAB_CACHE_DIR", cache).output().expect("memlab runs");

@@ -44,6 +44,13 @@ fn a_stats_call_that_never_returns_in_preflight_is_a_named_stall() {
     assert_eq!(out.status.code(), Some(3), "{text}");
     assert!(text.contains("made no progress") && text.contains("memtable.stats") && text.contains("variant `second`"), "{text}");
     assert!(started.elapsed() < Duration::from_secs(90), "it took {:?}", started.elapsed());
+    // A sweep checks every point before the first runs: watched too.
+    let swept = dir.join("swept.toml");
+    std::fs::write(&swept, format!("{}\n[sweep]\nover = \"threads\"\nvalues = [1, 2]\n", std::fs::read_to_string(&config).expect("config"))).expect("write");
+    let out = wait_at_most(bench(&swept, &dir.join("sweeps"), &["--stall-s", "2"]), Duration::from_secs(120));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("memtable.stats") && text.contains("nothing ran: the sweep's points were being checked"), "{text}");
 }
 
 /// One SIGTERM ends a run stuck in a call that never returns, long
@@ -114,6 +121,11 @@ fn a_parameter_given_twice_is_refused() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("--param region_size is given twice (`4096`, then `8192`)"), "{text}");
+    // Any other flag given twice: clap's own usage error.
+    let out = command(&["check", "btree", "--seed", "1", "--seed", "2"]).output().expect("memlab runs");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("'--seed <SEED>' cannot be used multiple times"), "{text}");
 }
 
 /// A folder with no record, or with a record memlab cannot open, is a
