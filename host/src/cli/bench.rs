@@ -47,8 +47,10 @@ pub(super) struct Args {
     /// (overrides `bench.call_deadline_ms`).
     #[arg(long, value_parser = deadline)]
     deadline_ms: Option<f64>,
-    /// Without a per-call deadline, the watchdog ends the run when a
-    /// plugin call makes no progress for this many seconds.
+    /// The watchdog ends the run when a plugin call makes no progress
+    /// for this many seconds (with a per-call deadline, for longer than
+    /// the deadline too: a native call knows none), or for 2 s once
+    /// Ctrl-C or SIGTERM has come.
     #[arg(long, default_value_t = 60, value_parser = positive)]
     stall_s: u64,
     /// Build plugins the config names as crate folders: runs their
