@@ -5,6 +5,7 @@
 
 use memlab_sdk::{Description, Entry, Packed, Stat, Stats};
 
+use super::books::{Books, UNREFUSED_POOL_FULL, packed_bytes, sampled, within_reservations};
 use super::ledger::{Ledger, Noted, Settled};
 use super::sample::Sample;
 use super::watch::during;
@@ -12,11 +13,6 @@ use super::{Boundary, Fault, Kind, Op, SeamError, ShardRuntime};
 
 use super::budget::{FRAMING_PER_ROW, Memory, Observed};
 use super::describe::{bounded, show_key};
-
-/// Bytes a packed batch takes across the boundary: data plus end offsets.
-pub(super) fn packed_bytes(p: &Packed) -> u64 {
-    (p.data_len() + 4 * p.len()) as u64
-}
 
 /// Memtable contract 3: one record per key asked, each absent or the
 /// asked key's entry.
@@ -77,9 +73,9 @@ pub struct Shard {
     pub(super) memtable: String,
     pub(super) allocator: String,
     pub(super) shard: usize,
-    pub(super) boundary: Boundary,
+    /// The host's counts and ledger of the calls.
+    pub(super) books: Books,
     pub(super) cursor_open: bool,
-    pub(super) observed: Observed,
     /// The allocator's linear memory once created (wasm).
     pub(super) allocator_baseline: Option<u64>,
     /// Hold `bytes-used` to the row bytes stored (off for allocators that
@@ -88,10 +84,6 @@ pub struct Shard {
     /// The host's sample of what the live memtable holds, which reads and
     /// scans are held to (off where the variant does not verify).
     pub(super) sample: Option<Sample>,
-    /// The host's ledger of what it handed this generation, which the
-    /// flush holds the cursor and the loads to (off where the variant
-    /// does not verify).
-    pub(super) ledger: Option<Ledger>,
     /// The tape of this instance's stores and inserts, while it has room.
     pub(super) tape: Option<super::tape::Tape>,
 }
@@ -105,13 +97,11 @@ impl Shard {
             memtable: memtable.into(),
             allocator: allocator.into(),
             shard,
-            boundary: Boundary::default(),
+            books: Books::default(),
             cursor_open: false,
-            observed: Observed::default(),
             allocator_baseline,
             holds_rows: true,
             sample: None,
-            ledger: None,
             tape: None,
         }
     }
@@ -125,13 +115,13 @@ impl Shard {
     /// Keeps the host's ledger of every row handed over, and of one scan
     /// start in `scan_every`, for the flush to hold the plugins to.
     pub fn with_ledger(mut self, scan_every: u64) -> Self {
-        self.ledger = Some(Ledger::new(scan_every));
+        self.books.ledger = Some(Ledger::new(scan_every));
         self
     }
 
     /// The ledger, settled for the flush (once the cursor is open).
     pub fn take_ledger(&mut self) -> Option<Settled> {
-        self.ledger.take().map(Ledger::settle)
+        self.books.ledger.take().map(Ledger::settle)
     }
 
     /// Holds reads and scans to a sample of one partition in `every`.
@@ -178,14 +168,13 @@ impl Shard {
     }
 
     fn count(&mut self, bytes_in: u64) {
-        self.boundary.calls += 1;
-        self.boundary.bytes_in += bytes_in;
+        self.books.count(bytes_in);
     }
 
     /// Whether this shard keeps the host's ledger (then a writer may hash
     /// its batch ahead, outside the lock: `Noted`).
     pub fn has_ledger(&self) -> bool {
-        self.ledger.is_some()
+        self.books.ledger.is_some()
     }
 
     /// Stores rows in the allocator; one ref per row. The batch is lent
@@ -193,32 +182,19 @@ impl Shard {
     pub fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, SeamError> {
         const OP: Op = Op::AllocatorStoreRows;
         self.count(packed_bytes(rows));
-        let expected = rows.len();
         let refs = match during(OP, self.shard, || self.runtime.store_rows(rows)) {
             Ok(refs) => refs,
             // A failed op is left out of verification: one the plugin
             // failed on its own, calling the pool full, would hide rows.
             Err(Fault::Guest(memlab_sdk::Error::PoolFull)) if !self.runtime.pool_refused() => {
-                return Err(self.contract(Side::Allocator, OP, "returned `pool-full`, but the pool refused no reservation in this call"));
+                return Err(self.contract(Side::Allocator, OP, UNREFUSED_POOL_FULL));
             }
             Err(f) => return Err(self.fault(Side::Allocator, OP, f)),
         };
-        self.boundary.bytes_out += 8 * refs.len() as u64;
-        if refs.len() != expected {
-            return Err(self.contract(Side::Allocator, OP, format_args!("returned {} refs for {expected} rows", refs.len())));
-        }
-        self.observed.rows += expected as u64;
-        self.observed.row_bytes += rows.data_len() as u64;
-        self.observed.largest_batch = self.observed.largest_batch.max(packed_bytes(rows));
+        self.books.stored(rows, &refs).map_err(|detail| self.contract(Side::Allocator, OP, detail))?;
         // At the call, not at the flush: what it holds is reserved now.
-        let reserved = self.runtime.reserved_bytes();
-        let held = self.observed.framed_bytes();
-        if self.holds_rows && reserved < held {
-            let detail = format!(
-                "it holds {} rows of {} bytes ({held} with {FRAMING_PER_ROW} bytes of framing each, the least a store keeps) but has reserved only {reserved} bytes from the pool",
-                self.observed.rows, self.observed.row_bytes
-            );
-            return Err(SeamError::call(&self.allocator, OP, self.shard, Fault::Budget(detail)));
+        if self.holds_rows {
+            within_reservations(&self.books.observed, self.runtime.reserved_bytes()).map_err(|d| self.fault(Side::Allocator, OP, Fault::Budget(d)))?;
         }
         self.check_allocator_memory(OP)?;
         self.tape = self.tape.take().filter(|t| t.stored(rows, &refs));
@@ -232,7 +208,7 @@ impl Shard {
     pub fn recover_with(&mut self, fresh: Shard) {
         self.runtime = fresh.runtime;
         self.allocator_baseline = fresh.allocator_baseline;
-        self.observed = Observed::default();
+        self.books.observed = Observed::default();
         self.tape = None;
         self.cursor_open = false;
     }
@@ -259,22 +235,14 @@ impl Shard {
         if let Some(sample) = &mut self.sample {
             sample.inserted(entries);
         }
-        if let Some(ledger) = &mut self.ledger {
-            match noted {
-                Some(noted) => ledger.noted(noted),
-                None => ledger.inserted(entries),
-            }
-        }
+        self.books.inserted(entries, noted);
         self.tape = self.tape.take().filter(|t| t.inserted(entries));
         Ok(())
     }
 
     /// Holds a read's answers to the host's sample.
     fn sampled(&mut self, operation: Op, check: impl FnOnce(&mut Sample) -> Result<(), String>) -> Result<(), SeamError> {
-        match self.sample.as_mut().map(check) {
-            Some(Err(detail)) => Err(self.contract(Side::Memtable, operation, format_args!("the host's sample of this generation: {detail}"))),
-            _ => Ok(()),
-        }
+        sampled(self.sample.as_mut(), check).map_err(|detail| self.contract(Side::Memtable, operation, detail))
     }
 
     /// An allocator's memory may grow only with what it reserved: one that
@@ -285,7 +253,7 @@ impl Shard {
     fn check_allocator_memory(&mut self, operation: Op) -> Result<(), SeamError> {
         let (Some(baseline), Some(now)) = (self.allocator_baseline, self.runtime.memory_of(Kind::Allocator)) else { return Ok(()) };
         let (reserved, charged) = (self.runtime.reserved_bytes(), self.runtime.charged_bytes());
-        let (largest, loads) = (self.observed.largest_batch, self.observed.load_growth);
+        let (largest, loads) = (self.books.observed.largest_batch, self.books.observed.load_growth);
         match (Memory { baseline, now, reserved, charged, largest, loads }).unreserved() {
             Err(detail) => Err(SeamError::call(&self.allocator, operation, self.shard, Fault::Budget(detail))),
             Ok(unreserved) => {
@@ -304,7 +272,7 @@ impl Shard {
         // The keys go to the runtime; keep them to check the answers by.
         let asked = keys.clone();
         let out = during(Op::MemtableGet, self.shard, || self.runtime.get(keys)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
-        self.boundary.bytes_out += packed_bytes(&out);
+        self.books.boundary.bytes_out += packed_bytes(&out);
         answers_get(&asked, &out).map_err(|detail| self.contract(Side::Memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_get(&asked, &out))?;
         Ok(out)
@@ -315,10 +283,10 @@ impl Shard {
         const OP: Op = Op::MemtableScan;
         self.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
         let out = during(Op::MemtableScan, self.shard, || self.runtime.scan(start, end, limit)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
-        self.boundary.bytes_out += packed_bytes(&out);
+        self.books.boundary.bytes_out += packed_bytes(&out);
         answers_scan(start, end, limit, &out).map_err(|detail| self.contract(Side::Memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_scan(start, end, limit, &out))?;
-        if let Some(ledger) = &mut self.ledger {
+        if let Some(ledger) = &mut self.books.ledger {
             ledger.scanned(start, end, limit, &out);
         }
         Ok(out)
@@ -349,7 +317,7 @@ impl Shard {
         self.count(4);
         out.clear();
         during(Op::CursorNext, self.shard, || self.runtime.next_entries(max_bytes, out)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
-        self.boundary.bytes_out += packed_bytes(out);
+        self.books.boundary.bytes_out += packed_bytes(out);
         // Memtable contract 5: entries until `max_bytes` is reached, so all
         // but the last fit below it; more is a plugin flooding the host.
         let before_last = out.data_len() - out.get(out.len().wrapping_sub(1)).map_or(0, <[u8]>::len);
@@ -376,9 +344,9 @@ impl Shard {
         let before = self.runtime.memory_of(Kind::Allocator);
         out.clear();
         during(Op::AllocatorLoad, self.shard, || self.runtime.load(refs, out)).map_err(|f| self.fault(Side::Allocator, OP, f))?;
-        self.boundary.bytes_out += packed_bytes(out);
+        self.books.boundary.bytes_out += packed_bytes(out);
         if let (Some(before), Some(after)) = (before, self.runtime.memory_of(Kind::Allocator)) {
-            self.observed.load_growth += after.saturating_sub(before);
+            self.books.observed.load_growth += after.saturating_sub(before);
         }
         if out.len() != expected {
             return Err(self.contract(Side::Allocator, OP, format_args!("returned {} rows for {expected} refs", out.len())));
@@ -436,14 +404,15 @@ impl Shard {
         if used > reserved {
             return fail(Side::Allocator, format!("`bytes-used` = {used} exceeds `bytes-reserved` = {reserved}"));
         }
-        if self.holds_rows && used < self.observed.framed_bytes() {
+        let observed = &self.books.observed;
+        if self.holds_rows && used < observed.framed_bytes() {
             return fail(
                 Side::Allocator,
                 format!(
                     "`bytes-used` = {used}, but it holds {} rows of {} bytes, {} with {FRAMING_PER_ROW} bytes of framing each",
-                    self.observed.rows,
-                    self.observed.row_bytes,
-                    self.observed.framed_bytes()
+                    observed.rows,
+                    observed.row_bytes,
+                    observed.framed_bytes()
                 ),
             );
         }
@@ -491,6 +460,6 @@ impl Shard {
 
     /// Boundary traffic so far.
     pub fn boundary(&self) -> Boundary {
-        self.boundary
+        self.books.boundary
     }
 }

@@ -4,7 +4,7 @@
 
 use memlab_sdk::{Description, Finished, Packed, Stats};
 
-use super::checked::packed_bytes;
+use super::books::packed_bytes;
 use super::describe::bounded;
 use super::watch::during;
 use super::{Boundary, Fault, Op, ReaderRuntime, SeamError, SerializerRuntime};

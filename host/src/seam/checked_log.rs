@@ -6,7 +6,7 @@
 use memlab_sdk::twin::Replayed;
 use memlab_sdk::{Description, Packed, Stats, Tail};
 
-use super::checked::packed_bytes;
+use super::books::packed_bytes;
 use super::describe::bounded;
 use super::watch::during;
 use super::{Boundary, Fault, LogRuntime, Op, SeamError};

@@ -121,6 +121,20 @@ impl Ledger {
         self.scans.push(ScanSeen { start: start.to_vec(), end: end.map(<[u8]>::to_vec), limit, cut: self.lines.len() as u64, returned });
     }
 
+    /// An empty ledger that keeps scans as this one does.
+    pub fn empty_like(&self) -> Ledger {
+        Ledger::new(self.scan_every)
+    }
+
+    /// Appends `other`'s rows after this one's. A concurrent shard's
+    /// writers each keep a ledger; their rows have no order between them,
+    /// so each writer's come whole, in its own order.
+    pub fn absorb(&mut self, other: Ledger) {
+        let base = self.lines.len() as u64;
+        self.lines.extend(other.lines.into_iter().map(|l| Line { seq: base + l.seq, ..l }));
+        self.scans.extend(other.scans.into_iter().map(|s| ScanSeen { cut: base + s.cut, ..s }));
+    }
+
     /// Rows handed over so far.
     pub fn rows(&self) -> usize {
         self.lines.len()

@@ -4,6 +4,7 @@
 //! either one, count the boundary traffic and enforce the contract checks,
 //! so both runtimes are metered and held to the contract the same way.
 
+mod books;
 mod budget;
 mod checked;
 mod checked_flush;

@@ -70,7 +70,23 @@ impl Sample {
     }
 
     fn picks(&self, key: &[u8]) -> bool {
-        Self::token(key).is_some_and(|t| picked(u64::from_be_bytes(t), self.every))
+        Self::picks_key(key, self.every)
+    }
+
+    fn picks_key(key: &[u8], every: u64) -> bool {
+        Self::token(key).is_some_and(|t| picked(u64::from_be_bytes(t), every))
+    }
+
+    /// One partition in how many this sample picks.
+    pub fn every(&self) -> u64 {
+        self.every
+    }
+
+    /// Whether `entries` hold a key of a partition a sample of one in
+    /// `every` picks: a concurrent shard's writer touches the sample only
+    /// for a batch that does.
+    pub fn holds_picked(every: u64, entries: &Packed) -> bool {
+        entries.iter().any(|record| record.get(Entry::HEADER..).is_some_and(|key| Self::picks_key(key, every)))
     }
 
     /// Notes the sampled keys of entries the memtable accepted.

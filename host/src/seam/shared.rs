@@ -1,50 +1,54 @@
 //! A shard whose memtable and allocator take many writers at once,
-//! checked and metered as `Shard` is, by the same checks, without the
-//! shard's lock: the counters are atomics, and the ledger and the sample
-//! take a short host lock after the plugin's call returns. Once no writer
-//! is in (the switch holds the write path's lock on the generation), it
-//! becomes a `Shard` again for the flush, its checks carried over whole.
+//! checked and metered by the same checks as `Shard` (`books`), without
+//! the shard's lock and without a line two writers write: each writer
+//! keeps its own books (calls, bytes, rows, ledger), merged at the switch,
+//! when no writer is in and the generation becomes a `Shard` again for
+//! the flush. The one thing writers share is the sample, whose lock a
+//! writer takes only for a batch that holds a sampled partition.
 //!
 //! What a concurrent memtable is held to: a `get` or `scan` sees every
-//! insert that completed before it started. The bench reads the live
-//! memtables only once its writers stopped, so every read it checks has
-//! no insert racing it.
+//! insert that completed before it started. Scans are held to the sample
+//! at the read; the ledger keeps no scan here, because concurrent inserts
+//! have no one order for a scan to take its place in.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::RefCell;
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
+use crossbeam::utils::CachePadded;
 use memlab_sdk::Packed;
+use thread_local::ThreadLocal;
 
-use super::budget::{FRAMING_PER_ROW, Observed};
-use super::checked::{answers_get, answers_scan, packed_bytes};
-use super::ledger::{Ledger, Noted};
+use super::books::{Books, UNREFUSED_POOL_FULL, packed_bytes, sampled, within_reservations};
+use super::checked::{answers_get, answers_scan};
+use super::ledger::Noted;
 use super::sample::Sample;
+use super::tape::Tape;
 use super::watch::during;
-use super::{Boundary, Fault, Op, SeamError, Shard, SharedShardRuntime};
+use super::{Fault, Op, SeamError, Shard, SharedShardRuntime};
 
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+/// Inserts a writer keeps the times of, a generation: enough for any
+/// generation of a bench, and a bound on what the books hold.
+const MAX_TIMED_INSERTS: usize = 1 << 20;
 
-/// Counters many writers move at once.
+/// One writer's own books, on a cache line of its own.
 #[derive(Debug, Default)]
-struct Counts {
-    calls: AtomicU64,
-    bytes_in: AtomicU64,
-    bytes_out: AtomicU64,
-    rows: AtomicU64,
-    row_bytes: AtomicU64,
-    largest_batch: AtomicU64,
-    /// Writers inside the memtable's `insert` now, and the most at once.
-    inside: AtomicU64,
-    most_inside: AtomicU64,
+struct Writer {
+    books: Books,
+    /// When each of its inserts began and ended, in ns from the shard's
+    /// start: how many writers were inside at once, found at the switch.
+    inserts: Vec<(u64, u64)>,
 }
 
-impl Counts {
-    fn count(&self, bytes_in: u64) {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        self.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
-    }
+/// What a shard carries through its concurrent generation to the flush,
+/// untouched by the writers.
+struct Carried {
+    books: Books,
+    cursor_open: bool,
+    allocator_baseline: Option<u64>,
+    /// The tape holds the calls made under the lock: a tape replays one
+    /// caller's order, which concurrent writers do not have.
+    tape: Option<Tape>,
 }
 
 /// A shard's generation taking concurrent writers, checked and metered.
@@ -53,45 +57,45 @@ pub struct SharedShard {
     memtable: String,
     allocator: String,
     shard: usize,
-    counts: Counts,
     holds_rows: bool,
-    sample: Option<Mutex<Sample>>,
-    ledger: Option<Mutex<Ledger>>,
+    carried: Carried,
+    writers: ThreadLocal<CachePadded<RefCell<Writer>>>,
+    sample: Option<(u64, Mutex<Sample>)>,
+    started: Instant,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Host locks this thread took through `locked`: the tests hold a
+    /// writer's batches to none.
+    static HOST_LOCKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Every host lock this type takes.
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    #[cfg(test)]
+    HOST_LOCKS.with(|c| c.set(c.get() + 1));
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Shard {
     /// This shard taking concurrent writers, where its runtime can (both
     /// strategies concurrent, native); else itself back.
     pub fn share(self) -> Result<SharedShard, Box<Shard>> {
-        let Shard { runtime, memtable, allocator, shard, boundary, cursor_open, observed, allocator_baseline, holds_rows, sample, ledger, tape } = self;
+        let Shard { runtime, memtable, allocator, shard, books, cursor_open, allocator_baseline, holds_rows, sample, tape } = self;
         match runtime.into_shared() {
-            Ok(runtime) => {
-                let counts = Counts {
-                    calls: boundary.calls.into(),
-                    bytes_in: boundary.bytes_in.into(),
-                    bytes_out: boundary.bytes_out.into(),
-                    rows: observed.rows.into(),
-                    row_bytes: observed.row_bytes.into(),
-                    largest_batch: observed.largest_batch.into(),
-                    ..Counts::default()
-                };
-                let (sample, ledger) = (sample.map(Mutex::new), ledger.map(Mutex::new));
-                Ok(SharedShard { runtime, memtable, allocator, shard, counts, holds_rows, sample, ledger })
-            }
-            Err(runtime) => Err(Box::new(Shard {
+            Ok(runtime) => Ok(SharedShard {
                 runtime,
                 memtable,
                 allocator,
                 shard,
-                boundary,
-                cursor_open,
-                observed,
-                allocator_baseline,
                 holds_rows,
-                sample,
-                ledger,
-                tape,
-            })),
+                carried: Carried { books, cursor_open, allocator_baseline, tape },
+                writers: ThreadLocal::new(),
+                sample: sample.map(|s| (s.every(), Mutex::new(s))),
+                started: Instant::now(),
+            }),
+            Err(runtime) => Err(Box::new(Shard { runtime, memtable, allocator, shard, books, cursor_open, allocator_baseline, holds_rows, sample, tape })),
         }
     }
 }
@@ -100,15 +104,26 @@ impl SharedShard {
     /// The shard for one thread again, once no writer is in (the
     /// flush's), and the most writers seen inside its memtable at once.
     pub fn into_shard(self) -> (Shard, u64) {
-        let c = self.counts;
-        let mut shard = Shard::new(self.runtime.exclusive(), &self.memtable, &self.allocator, self.shard);
-        shard.boundary = Boundary { calls: c.calls.into_inner(), bytes_in: c.bytes_in.into_inner(), bytes_out: c.bytes_out.into_inner() };
-        shard.observed =
-            Observed { rows: c.rows.into_inner(), row_bytes: c.row_bytes.into_inner(), largest_batch: c.largest_batch.into_inner(), ..Observed::default() };
-        shard.holds_rows = self.holds_rows;
-        shard.sample = self.sample.map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner));
-        shard.ledger = self.ledger.map(|l| l.into_inner().unwrap_or_else(PoisonError::into_inner));
-        (shard, c.most_inside.into_inner())
+        let Carried { mut books, cursor_open, allocator_baseline, tape } = self.carried;
+        let mut inserts = Vec::new();
+        for writer in self.writers {
+            let writer = CachePadded::into_inner(writer).into_inner();
+            books.absorb(writer.books);
+            inserts.extend(writer.inserts);
+        }
+        let shard = Shard {
+            runtime: self.runtime.exclusive(),
+            memtable: self.memtable,
+            allocator: self.allocator,
+            shard: self.shard,
+            books,
+            cursor_open,
+            allocator_baseline,
+            holds_rows: self.holds_rows,
+            sample: self.sample.map(|(_, s)| s.into_inner().unwrap_or_else(PoisonError::into_inner)),
+            tape,
+        };
+        (shard, most_at_once(inserts))
     }
 
     /// The shard's index.
@@ -118,47 +133,45 @@ impl SharedShard {
 
     /// Whether this shard keeps the host's ledger.
     pub fn has_ledger(&self) -> bool {
-        self.ledger.is_some()
+        self.carried.books.ledger.is_some()
     }
 
-    /// The most writers the host saw inside this memtable's `insert` at once.
-    pub fn most_inside(&self) -> u64 {
-        self.counts.most_inside.load(Ordering::Relaxed)
+    /// The calling writer's own books.
+    fn mine(&self) -> &RefCell<Writer> {
+        self.writers.get_or(|| CachePadded::new(RefCell::new(Writer { books: Books::like(&self.carried.books), inserts: Vec::new() })))
     }
 
     fn contract(&self, plugin: &str, operation: Op, detail: impl ToString) -> SeamError {
         SeamError::contract(plugin, operation, self.shard, detail.to_string())
     }
 
-    /// Stores rows; one ref per row, as `Shard::store_rows`, beside other writers.
+    fn since_start(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
+    }
+
+    /// Stores rows; one ref per row, as `Shard::store_rows`, beside other
+    /// writers. What the rows hold is held to the shard's reservations at
+    /// the call for this writer's rows; for every writer's, at the flush
+    /// (`Shard::check_stats`).
     pub fn store_rows(&self, rows: &mut Packed) -> Result<Vec<u64>, SeamError> {
         const OP: Op = Op::AllocatorStoreRows;
-        self.counts.count(packed_bytes(rows));
+        let mine = self.mine();
+        mine.borrow_mut().books.count(packed_bytes(rows));
         let mut refused = false;
         let refs = match during(OP, self.shard, || self.runtime.store_rows(rows, &mut refused)) {
             Ok(refs) => refs,
-            Err(Fault::Guest(memlab_sdk::Error::PoolFull)) if !refused => {
-                return Err(self.contract(&self.allocator, OP, "returned `pool-full`, but the pool refused no reservation in this call"));
-            }
+            Err(Fault::Guest(memlab_sdk::Error::PoolFull)) if !refused => return Err(self.contract(&self.allocator, OP, UNREFUSED_POOL_FULL)),
             Err(f) => return Err(SeamError::call(&self.allocator, OP, self.shard, f)),
         };
-        self.counts.bytes_out.fetch_add(8 * refs.len() as u64, Ordering::Relaxed);
-        if refs.len() != rows.len() {
-            return Err(self.contract(&self.allocator, OP, format_args!("returned {} refs for {} rows", refs.len(), rows.len())));
-        }
-        // Each writer's rows are counted after its reservations were made,
-        // so the rows counted never outrun what an honest allocator reserved.
-        let c = &self.counts;
-        let all_rows = c.rows.fetch_add(rows.len() as u64, Ordering::SeqCst) + rows.len() as u64;
-        let all_bytes = c.row_bytes.fetch_add(rows.data_len() as u64, Ordering::SeqCst) + rows.data_len() as u64;
-        c.largest_batch.fetch_max(packed_bytes(rows), Ordering::Relaxed);
-        let held = all_bytes.saturating_add(all_rows.saturating_mul(FRAMING_PER_ROW));
-        let reserved = self.runtime.reserved_bytes();
-        if self.holds_rows && reserved < held {
-            let detail = format!(
-                "it holds {all_rows} rows of {all_bytes} bytes ({held} with {FRAMING_PER_ROW} bytes of framing each, the least a store keeps) but has reserved only {reserved} bytes from the pool"
-            );
-            return Err(SeamError::call(&self.allocator, OP, self.shard, Fault::Budget(detail)));
+        let mut writer = mine.borrow_mut();
+        writer.books.stored(rows, &refs).map_err(|detail| self.contract(&self.allocator, OP, detail))?;
+        if self.holds_rows {
+            let mut held = writer.books.observed;
+            held.rows += self.carried.books.observed.rows;
+            held.row_bytes += self.carried.books.observed.row_bytes;
+            // The reservations are read after this writer's were made.
+            within_reservations(&held, self.runtime.reserved_bytes())
+                .map_err(|detail| SeamError::call(&self.allocator, OP, self.shard, Fault::Budget(detail)))?;
         }
         Ok(refs)
     }
@@ -167,21 +180,21 @@ impl SharedShard {
     /// (as `Shard::insert_noted`).
     pub fn insert_noted(&self, entries: &mut Packed, noted: Option<&Noted>) -> Result<(), SeamError> {
         const OP: Op = Op::MemtableInsert;
-        let c = &self.counts;
-        c.count(packed_bytes(entries));
-        let now = c.inside.fetch_add(1, Ordering::AcqRel) + 1;
-        c.most_inside.fetch_max(now, Ordering::Relaxed);
+        let mine = self.mine();
+        mine.borrow_mut().books.count(packed_bytes(entries));
+        let began = self.since_start();
         let inserted = during(OP, self.shard, || self.runtime.insert(entries));
-        c.inside.fetch_sub(1, Ordering::AcqRel);
+        let ended = self.since_start();
         inserted.map_err(|f| SeamError::call(&self.memtable, OP, self.shard, f))?;
-        if let Some(sample) = &self.sample {
-            locked(sample).inserted(entries);
+        let mut writer = mine.borrow_mut();
+        if writer.inserts.len() < MAX_TIMED_INSERTS {
+            writer.inserts.push((began, ended));
         }
-        if let Some(ledger) = &self.ledger {
-            match noted {
-                Some(noted) => locked(ledger).noted(noted),
-                None => locked(ledger).inserted(entries),
-            }
+        writer.books.inserted(entries, noted);
+        if let Some((every, sample)) = &self.sample
+            && Sample::holds_picked(*every, entries)
+        {
+            locked(sample).inserted(entries);
         }
         Ok(())
     }
@@ -189,10 +202,10 @@ impl SharedShard {
     /// Batched point reads, checked as `Shard::get`.
     pub fn get(&self, keys: Packed) -> Result<Packed, SeamError> {
         const OP: Op = Op::MemtableGet;
-        self.counts.count(packed_bytes(&keys));
+        self.mine().borrow_mut().books.count(packed_bytes(&keys));
         let asked = keys.clone();
         let out = during(OP, self.shard, || self.runtime.get(keys)).map_err(|f| SeamError::call(&self.memtable, OP, self.shard, f))?;
-        self.counts.bytes_out.fetch_add(packed_bytes(&out), Ordering::Relaxed);
+        self.mine().borrow_mut().books.boundary.bytes_out += packed_bytes(&out);
         answers_get(&asked, &out).map_err(|detail| self.contract(&self.memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_get(&asked, &out))?;
         Ok(out)
@@ -201,21 +214,38 @@ impl SharedShard {
     /// A range scan, checked as `Shard::scan`.
     pub fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, SeamError> {
         const OP: Op = Op::MemtableScan;
-        self.counts.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
+        self.mine().borrow_mut().books.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
         let out = during(OP, self.shard, || self.runtime.scan(start, end, limit)).map_err(|f| SeamError::call(&self.memtable, OP, self.shard, f))?;
-        self.counts.bytes_out.fetch_add(packed_bytes(&out), Ordering::Relaxed);
+        self.mine().borrow_mut().books.boundary.bytes_out += packed_bytes(&out);
         answers_scan(start, end, limit, &out).map_err(|detail| self.contract(&self.memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_scan(start, end, limit, &out))?;
-        if let Some(ledger) = &self.ledger {
-            locked(ledger).scanned(start, end, limit, &out);
-        }
         Ok(out)
     }
 
     fn sampled(&self, operation: Op, check: impl FnOnce(&mut Sample) -> Result<(), String>) -> Result<(), SeamError> {
-        match self.sample.as_ref().map(|s| check(&mut locked(s))) {
-            Some(Err(detail)) => Err(self.contract(&self.memtable, operation, format_args!("the host's sample of this generation: {detail}"))),
-            _ => Ok(()),
-        }
+        let mut sample = self.sample.as_ref().map(|(_, s)| locked(s));
+        sampled(sample.as_deref_mut(), check).map_err(|detail| self.contract(&self.memtable, operation, detail))
     }
 }
+
+/// The most intervals that overlap at one instant: writers inside the
+/// memtable's `insert` at once.
+fn most_at_once(inserts: Vec<(u64, u64)>) -> u64 {
+    // Ends sort before starts at one instant: touching is not overlapping.
+    let mut edges: Vec<(u64, bool)> = inserts.into_iter().flat_map(|(began, ended)| [(began, true), (ended, false)]).collect();
+    edges.sort_unstable();
+    let (mut inside, mut most) = (0u64, 0u64);
+    for (_, starts) in edges {
+        if starts {
+            inside += 1;
+            most = most.max(inside);
+        } else {
+            inside = inside.saturating_sub(1);
+        }
+    }
+    most
+}
+
+#[cfg(test)]
+#[path = "shared_tests.rs"]
+mod tests;

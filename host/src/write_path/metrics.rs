@@ -122,6 +122,32 @@ impl CallTimes {
     }
 }
 
+/// One writer's call times, on a line only that writer writes: a plain
+/// load and store a field (no read-modify-write, no lock), read by the
+/// run's end.
+#[derive(Debug, Default)]
+pub(super) struct OwnCallTimes([AtomicU64; 9]);
+
+impl OwnCallTimes {
+    fn fields(t: &CallTimes) -> [u64; 9] {
+        [t.allocator_ns, t.allocator_bytes, t.memtable_ns, t.memtable_bytes, t.writes, t.log_ns, t.log_bytes, t.log_records, t.log_rows]
+    }
+
+    /// Adds `t`; called by the owning writer alone.
+    pub(super) fn add(&self, t: &CallTimes) {
+        for (own, n) in self.0.iter().zip(Self::fields(t)) {
+            own.store(own.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+        }
+    }
+
+    /// The times so far.
+    pub(super) fn get(&self) -> CallTimes {
+        let [allocator_ns, allocator_bytes, memtable_ns, memtable_bytes, writes, log_ns, log_bytes, log_records, log_rows] =
+            self.0.each_ref().map(|f| f.load(Ordering::Relaxed));
+        CallTimes { allocator_ns, allocator_bytes, memtable_ns, memtable_bytes, writes, log_ns, log_bytes, log_records, log_rows }
+    }
+}
+
 /// Times one `store-rows` and the `insert` after it: three clock reads a
 /// batch (or group), never one per row.
 pub(super) struct CallClock(std::time::Instant);

@@ -4,15 +4,16 @@
 //! them; they call the memtable and the allocator at once. A switch takes
 //! the write side, which waits for the writers inside to leave: then the
 //! generation is the flush's alone (Cassandra's `OpOrder` barrier does
-//! the same job).
+//! the same job). What a writer measures it keeps on a line of its own.
 
+use std::sync::PoisonError;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
 
-use crate::util::stripe::Striped;
 use crossbeam::sync::ShardedLock;
+use crossbeam::utils::CachePadded;
+use thread_local::ThreadLocal;
 
-use super::metrics::{CallClock, CallTimes};
+use super::metrics::{CallClock, CallTimes, OwnCallTimes};
 use crate::router::RoutedBatch;
 use crate::seam::ledger::Noted;
 use crate::seam::{SeamError, Shard, SharedShard};
@@ -20,9 +21,9 @@ use crate::seam::{SeamError, Shard, SharedShard};
 /// Every shard's live generation, and what writers measured of it.
 pub(super) struct SharedSlots {
     live: Vec<ShardedLock<Option<SharedShard>>>,
-    /// Call times, a stripe a thread (a writer's own line, so timing its
-    /// calls moves no shared counter).
-    calls: Striped<Mutex<CallTimes>>,
+    /// Call times, each writer's its own (timing its calls moves no
+    /// counter another writer moves).
+    calls: ThreadLocal<CachePadded<OwnCallTimes>>,
     /// The most writers the host saw inside one memtable at once.
     most_inside: AtomicU64,
 }
@@ -61,8 +62,7 @@ impl SharedSlots {
                 (Err(shard), _) => return Ok(Err(std::iter::once(*shard).chain(rest).collect())),
             }
         }
-        let calls = Striped::new(Mutex::default);
-        Ok(Ok(SharedSlots { live, calls, most_inside: AtomicU64::new(0) }))
+        Ok(Ok(SharedSlots { live, calls: ThreadLocal::new(), most_inside: AtomicU64::new(0) }))
     }
 
     /// Runs `f` on shard `i`'s live generation, beside other writers.
@@ -87,7 +87,7 @@ impl SharedSlots {
             clock.inserted(&mut times, entries.data_len());
             Ok(())
         })?;
-        self.calls.mine().lock().unwrap_or_else(PoisonError::into_inner).add(&times);
+        self.calls.get_or(CachePadded::default).add(&times);
         Ok(())
     }
 
@@ -106,16 +106,15 @@ impl SharedSlots {
     /// The writers' call times, summed.
     pub(super) fn call_times(&self) -> CallTimes {
         let mut sum = CallTimes::default();
-        for stripe in self.calls.iter() {
-            sum.add(&stripe.lock().unwrap_or_else(PoisonError::into_inner));
+        for own in self.calls.iter() {
+            sum.add(&own.get());
         }
         sum
     }
 
     /// The most writers seen inside one memtable at once, over the
-    /// generations switched so far and the live one.
+    /// generations switched so far (the drain switches the last).
     pub(super) fn most_inside(&self) -> u64 {
-        let live = self.live.iter().filter_map(|s| s.read().ok().and_then(|s| s.as_ref().map(SharedShard::most_inside))).max();
-        self.most_inside.load(Ordering::Relaxed).max(live.unwrap_or(0))
+        self.most_inside.load(Ordering::Relaxed)
     }
 }
