@@ -11,6 +11,7 @@
 //! the preflight's probe found: a plugin may honour a parameter only
 //! where it can tell it is probed.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use memlab_sdk::Description;
@@ -20,7 +21,7 @@ use crate::check::{changed_values, described_params};
 use crate::config::{Variant, params};
 use crate::pool::MemoryPool;
 use crate::record::{NoEffect, NotProbed, Site};
-use crate::seam::{Kind, KindSpecs, SeamError, Tape, Unprobed, behaviour};
+use crate::seam::{KINDS, Kind, KindSpecs, SeamError, Tape, Unprobed, behaviour};
 
 /// What the tape showed of the memtable's and allocator's parameters.
 #[derive(Debug, Default)]
@@ -32,26 +33,31 @@ pub(super) struct OnRows {
 }
 
 /// The kinds whose parameters the tape probes: those a shard holds.
-pub(super) const TAPED: [Kind; 2] = [Kind::Memtable, Kind::Allocator];
+pub(super) fn taped() -> impl Iterator<Item = Kind> {
+    KINDS.iter().filter(|k| k.taped).map(|k| k.kind)
+}
+
+/// Each taped kind's parameters, by kind.
+type ByKind = BTreeMap<Kind, Vec<(String, String)>>;
 
 /// Holds the memtable's and the allocator's descriptions to the tape, then
 /// probes their parameters on it; `None` where nothing was taped.
-pub(super) fn hold(variant: &Variant, descriptions: &[Description], tape: &Tape, twin: &TwinFactory) -> Result<Option<OnRows>, SeamError> {
+pub(super) fn hold(variant: &Variant, descriptions: &BTreeMap<Kind, Description>, tape: &Tape, twin: &TwinFactory) -> Result<Option<OnRows>, SeamError> {
     if tape.calls() == 0 {
         return Ok(None);
     }
     let configured = |kind: Kind| variant.strategies().find(|(k, _)| *k == kind).map(|(_, s)| params(s.params)).unwrap_or_default();
     // A config's parameters come sorted by key, as `described` sorts.
-    let described = |kind: Kind| variant.strategies().zip(descriptions).find(|((k, _), _)| *k == kind).map(|(_, d)| described_params(d));
-    let own = TAPED.map(configured);
+    let described = |kind: Kind| descriptions.get(&kind).map(described_params);
+    let own: ByKind = taped().map(|kind| (kind, configured(kind))).collect();
     let with = |kind: Kind, params: &[(String, String)]| {
         let mut all = own.clone();
-        all[usize::from(kind == Kind::Allocator)] = params.to_vec();
+        all.insert(kind, params.to_vec());
         trace(variant, tape, twin, &all)
     };
     let as_configured = trace(variant, tape, twin, &own)?;
     let mut on_rows = OnRows { rows: tape.rows(), ..OnRows::default() };
-    for kind in TAPED {
+    for kind in taped() {
         let Some(own) = described(kind) else { continue };
         if own != configured(kind) {
             let as_described = with(kind, &own)?;
@@ -96,9 +102,10 @@ fn differs(variant: &Variant, kind: Kind, own: &[(String, String)], tape: &Tape,
 
 /// What a twin shows once the tape is replayed into it, created with the
 /// memtable's and the allocator's parameters.
-fn trace(variant: &Variant, tape: &Tape, twin: &TwinFactory, params: &[Vec<(String, String)>; 2]) -> Result<String, SeamError> {
+fn trace(variant: &Variant, tape: &Tape, twin: &TwinFactory, params: &ByKind) -> Result<String, SeamError> {
     let pool = Arc::new(MemoryPool::new(variant.memtable_space, variant.pool));
-    let mut shard = twin(&params[0], &params[1], pool)?;
+    let of = |kind| params.get(&kind).map_or(&[][..], Vec::as_slice);
+    let mut shard = twin(of(Kind::Memtable), of(Kind::Allocator), pool)?;
     tape.replay(&mut shard)?;
     behaviour(&mut shard)
 }

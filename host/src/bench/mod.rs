@@ -300,8 +300,8 @@ impl ProbeOutcome {
     /// The preflight's findings, save for the kinds a run probed on its
     /// own rows (`params_rows`): those the run's own findings replace.
     fn merge_into(&self, result: &mut VariantResult) {
-        let taped: &[Kind] = if result.params_rows > 0 { &described::TAPED } else { &[] };
-        let (own, own_unprobed) = match taped {
+        let taped: Vec<Kind> = if result.params_rows > 0 { described::taped().collect() } else { Vec::new() };
+        let (own, own_unprobed) = match taped.as_slice() {
             [] => (Vec::new(), Vec::new()),
             _ => (result.no_effect.take().unwrap_or_default(), std::mem::take(&mut result.not_probed)),
         };

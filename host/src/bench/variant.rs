@@ -56,7 +56,7 @@ pub(super) struct VariantRun<'a> {
     reader: Box<verify::ReaderFactory<'static>>,
     path: WritePath,
     jobs: Receiver<FlushJob>,
-    descriptions: Vec<memlab_sdk::Description>,
+    descriptions: BTreeMap<Kind, memlab_sdk::Description>,
     setup: Duration,
     /// Creates the log format that reads the log back after the run.
     log_format: Option<Box<strategies::LogFactory>>,
@@ -277,7 +277,7 @@ impl<'a> VariantRun<'a> {
         let tally = tally::clients(&mut result, &joined.clients);
         result.resources = joined.resources;
         result.plugins = self.plugins;
-        result.descriptions = self.descriptions.into_iter().map(|d| (d.name, d.version, d.params)).collect();
+        result.descriptions = self.descriptions.into_iter().map(|(kind, d)| (kind, (d.name, d.version, d.params))).collect();
         (result.elapsed, result.setup, result.steady) = (joined.elapsed, self.setup, joined.steady);
         result.paced = self.bench.config.workload.target_rate.is_some();
         result.intervals = joined.intervals;
@@ -482,15 +482,15 @@ fn verify_run(
 pub(super) fn checked_descriptions(
     variant: &Variant,
     mut described: BTreeMap<Kind, memlab_sdk::Description>,
-) -> Result<Vec<memlab_sdk::Description>, SeamError> {
-    let mut checked = Vec::with_capacity(described.len());
+) -> Result<BTreeMap<Kind, memlab_sdk::Description>, SeamError> {
+    let mut checked = BTreeMap::new();
     for (kind, strategy) in variant.strategies() {
         let d = described
             .remove(&kind)
             .ok_or_else(|| SeamError::Host { operation: "describe", detail: format!("the {kind} `{}` was never described", strategy.plugin) })?;
         seam::check_description(kind, strategy.plugin, &params(strategy.params), &d)?;
         crate::plugin::check_identity(kind, strategy.plugin, &d)?;
-        checked.push(d);
+        checked.insert(kind, d);
     }
     if let Some(kind) = described.keys().next() {
         return Err(SeamError::Host { operation: "describe", detail: format!("a {kind} was described, but the variant runs none") });

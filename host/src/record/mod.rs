@@ -53,7 +53,9 @@ pub use crate::seam::{Kind, KindSpecs};
 /// - 4 keeps a variant's strategies by kind (`strategies`, with the log's
 ///   format among them and its host settings in `log`) and its counters
 ///   by kind (`stats`), where 3 had a field a kind.
-pub const SCHEMA_VERSION: u32 = 4;
+/// - 5 keeps the plugins' descriptions by kind (`descriptions`), where 4
+///   had a list in pipeline order.
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Why a run record cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +115,21 @@ pub struct PluginInfo {
 /// A plugin's `describe()`: name, version, and the parameters it applied.
 pub type Described = (String, String, Vec<(String, String)>);
 
+/// Descriptions by kind; schema 4 and before kept a list in pipeline
+/// order, a variant's kinds being a prefix of the table of kinds.
+fn described_by_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<Kind, Described>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        ByKind(BTreeMap<Kind, Described>),
+        InOrder(Vec<Described>),
+    }
+    Ok(match serde::Deserialize::deserialize(d)? {
+        Either::ByKind(map) => map,
+        Either::InOrder(list) => Kind::ALL.into_iter().zip(list).collect(),
+    })
+}
+
 /// Everything measured in one run of one variant.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct VariantResult {
@@ -123,8 +140,9 @@ pub struct VariantResult {
     pub repeat: usize,
     /// Plugins used.
     pub plugins: Vec<PluginInfo>,
-    /// What ran, as the plugins describe themselves.
-    pub descriptions: Vec<Described>,
+    /// What ran, as the plugins describe themselves, by kind.
+    #[serde(deserialize_with = "described_by_kind")]
+    pub descriptions: BTreeMap<Kind, Described>,
     /// Ops of every kind.
     pub ops: u64,
     /// Ops per kind (`insert`, `read`, `scan`).

@@ -44,6 +44,9 @@ pub struct KindSpec {
     /// For a kind a variant may go without (the commit log): the line a
     /// variant adds to run one. Such a kind stands in beside no other.
     pub optional: Option<&'static str>,
+    /// Whether a shard's instance holds one, so that the tape records its
+    /// calls and twins of it replay them (`bench::described`).
+    pub taped: bool,
 }
 
 /// Every kind's descriptor, in pipeline order (as `Kind::ALL`).
@@ -62,6 +65,7 @@ pub const KINDS: [KindSpec; Kind::COUNT] = [
         stand_in: "skiplist",
         rivals: ["btree", "skiplist"],
         optional: None,
+        taped: true,
     },
     KindSpec {
         kind: Kind::Allocator,
@@ -77,6 +81,7 @@ pub const KINDS: [KindSpec; Kind::COUNT] = [
         stand_in: "per-row",
         rivals: ["per-row", "per-cell"],
         optional: None,
+        taped: true,
     },
     KindSpec {
         kind: Kind::Serializer,
@@ -92,6 +97,7 @@ pub const KINDS: [KindSpec; Kind::COUNT] = [
         stand_in: "lean",
         rivals: ["lean", "naive"],
         optional: None,
+        taped: false,
     },
     KindSpec {
         kind: Kind::CommitLog,
@@ -107,6 +113,7 @@ pub const KINDS: [KindSpec; Kind::COUNT] = [
         stand_in: "plain",
         rivals: ["plain", "batched"],
         optional: Some("commitlog_sync = \"group\""),
+        taped: false,
     },
 ];
 

@@ -30,6 +30,20 @@ fn a_record_of_every_schema_still_reads_and_renders() {
     assert_eq!(SCHEMA_VERSION, 4, "a new schema gets a fixture of its own here");
 }
 
+/// Schema 5 keeps descriptions by kind: a schema-4 record's list reads
+/// with each description under the kind of its place in the pipeline.
+#[test]
+fn a_schema_4_record_keeps_its_descriptions_by_kind() {
+    use memlab::seam::Kind;
+    let old = BenchResult::load(&fixture("schema-4.json")).expect("schema 4");
+    let v = &old.variants[0];
+    assert_eq!(v.descriptions.len(), v.variant.strategies.len());
+    for (kind, strategy) in &v.variant.strategies {
+        assert_eq!(v.descriptions.get(kind).map(|d| d.0.as_str()), Some(strategy.plugin.as_str()), "{kind}");
+    }
+    assert!(!v.descriptions.contains_key(&Kind::CommitLog), "a variant with no log has no log's description");
+}
+
 /// Schema 4 keeps strategies and counters by kind: a schema-3 record
 /// reads with every kind's plugin, parameters and counters where they were.
 #[test]

@@ -229,7 +229,7 @@ fn same_name_in_two_folders(dir: &Path, cache: &Path) {
             std::fs::read_dir(dir.join(&out)).expect("runs").filter_map(Result::ok).map(|e| e.path().join("run.json")).find(|p| p.is_file()).expect("a record");
         let record = memlab::record::BenchResult::load(&saved).expect("record");
         for v in &record.variants {
-            let version = &v.descriptions[0].1;
+            let version = &v.descriptions[&memlab::seam::Kind::Memtable].1;
             let wanted = if v.variant.name == "first" { "0.1.0" } else { "0.2.0" };
             assert_eq!(version, wanted, "pass {pass}: round {} of `{}` ran the other folder's crate", v.repeat, v.variant.name);
         }
