@@ -17,7 +17,7 @@ fn fixture(name: &str) -> PathBuf {
 #[test]
 fn a_record_of_every_schema_still_reads_and_renders() {
     let mut schemas = Vec::new();
-    for name in ["schema-1.json", "schema-1-twins.json.gz", "schema-2.json", "schema-3.json", "schema-4.json"] {
+    for name in ["schema-1.json", "schema-1-twins.json.gz", "schema-2.json", "schema-3.json", "schema-4.json", "schema-5.json"] {
         let result = BenchResult::load(&fixture(name)).unwrap_or_else(|e| panic!("{e}"));
         schemas.push(result.schema);
         assert!(!result.variants.is_empty(), "{name}");
@@ -26,8 +26,8 @@ fn a_record_of_every_schema_still_reads_and_renders() {
         }
         assert!(!report::comparison(&result).is_empty());
     }
-    assert_eq!(schemas, [1, 1, 2, 3, 4]);
-    assert_eq!(SCHEMA_VERSION, 4, "a new schema gets a fixture of its own here");
+    assert_eq!(schemas, [1, 1, 2, 3, 4, 5]);
+    assert_eq!(SCHEMA_VERSION, 5, "a new schema gets a fixture of its own here");
 }
 
 /// Schema 5 keeps descriptions by kind: a schema-4 record's list reads
@@ -42,6 +42,9 @@ fn a_schema_4_record_keeps_its_descriptions_by_kind() {
         assert_eq!(v.descriptions.get(kind).map(|d| d.0.as_str()), Some(strategy.plugin.as_str()), "{kind}");
     }
     assert!(!v.descriptions.contains_key(&Kind::CommitLog), "a variant with no log has no log's description");
+    let new = BenchResult::load(&fixture("schema-5.json")).expect("schema 5");
+    let logged = new.variants.iter().find(|v| v.variant.strategies.contains_key(&Kind::CommitLog)).expect("a variant with a log");
+    assert_eq!(logged.descriptions.get(&Kind::CommitLog).map(|d| d.0.as_str()), Some(logged.variant.plugin(Kind::CommitLog)));
 }
 
 /// Schema 4 keeps strategies and counters by kind: a schema-3 record

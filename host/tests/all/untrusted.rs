@@ -541,9 +541,10 @@ fn a_name_in_a_record_never_leads_out_of_its_run() {
     let (seg, kept) = ("\"segments\": \"01-v-1\"", "\"file\": \"commitlog/log-000001.seg\"");
     assert!(honest.contains(seg) && honest.contains(kept), "{honest}");
     let abs = other.join("01-v-1").display().to_string();
+    let schema = format!("\"schema\": {},", memlab::record::SCHEMA_VERSION);
     let profile = |name: &str| {
         format!(
-            "\"schema\": 4,\n  \"profiles\": [{{\"variant\": \"v\", \"source\": \"guest\", \"folded\": \"{name}\", \"svg\": \"ok.svg\", \"samples\": 1, \"interval_us\": 1, \"sampling_ns\": 0, \"client_ns\": 1, \"rate_ratio\": 1.0}}],"
+            "{schema}\n  \"profiles\": [{{\"variant\": \"v\", \"source\": \"guest\", \"folded\": \"{name}\", \"svg\": \"ok.svg\", \"samples\": 1, \"interval_us\": 1, \"sampling_ns\": 0, \"client_ns\": 1, \"rate_ratio\": 1.0}}],"
         )
     };
     let try_record = |from: &str, to: &str| {
@@ -558,8 +559,8 @@ fn a_name_in_a_record_never_leads_out_of_its_run() {
         (seg, "\"segments\": \"../other/01-v-1\"".to_string()),
         (kept, "\"file\": \"../../other/01-v-1/commitlog/log-000001.seg\"".to_string()),
         (kept, format!("\"file\": \"{abs}/commitlog/log-000001.seg\"")),
-        ("\"schema\": 4,", profile("/etc/passwd")),
-        ("\"schema\": 4,", profile("../x.folded")),
+        (schema.as_str(), profile("/etc/passwd")),
+        (schema.as_str(), profile("../x.folded")),
     ] {
         let ((ok, said), (shown_ok, shown)) = try_record(from, &to);
         assert!(!ok && said.contains("is not a relative name inside the run") && !said.contains("OK "), "{to}: {said}");
