@@ -547,8 +547,9 @@ fn a_parameter_typo_is_refused_by_the_host_for_every_kind() {
     let host = crate::support::host();
     for kind in memlab::seam::KINDS.iter().map(|k| k.name) {
         let mut text = String::from("[workload]\nseed = 3\nops = 100\n\n[[variant]]\nname = \"v\"\n");
-        for (k, name) in [("memtable", "btree"), ("allocator", "per-row"), ("serializer", "lean"), ("commitlog", "batched")] {
-            text.push_str(&format!("{k} = \"{name}\"\n"));
+        for spec in &memlab::seam::KINDS {
+            text.push_str(&format!("{} = \"{}\"\n", spec.name, spec.stand_in));
+            spec.optional.into_iter().for_each(|line| text.push_str(&format!("{line}\n")));
         }
         text.push_str(&format!("{kind}_params = {{ tpyo = 3 }}\n"));
         let config = memlab::config::BenchConfig::parse("typo.toml", &text).expect("config");
