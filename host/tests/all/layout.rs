@@ -328,3 +328,23 @@ fn every_file_memlab_writes_goes_through_the_one_helper() {
     }
     assert!(found.is_empty(), "files written past util::files:\n{}", found.join("\n"));
 }
+
+/// The SDK's public face is the traits, their types and `export!`: every
+/// public module of it is hidden from a plugin author's docs, and the
+/// host's side of the native table compiles only with the `host` feature.
+#[test]
+fn the_sdk_shows_a_plugin_author_nothing_of_the_host() {
+    let sdk = workspace().join("plugins/sdk/src");
+    let lib = read(&sdk.join("lib.rs"));
+    let lines: Vec<&str> = lib.lines().collect();
+    for (i, line) in lines.iter().enumerate().filter(|(_, l)| l.starts_with("pub mod ")) {
+        let attributes = lines[..i].iter().rev().take_while(|l| l.starts_with("#[") || l.starts_with("///"));
+        assert!(attributes.clone().any(|a| a.contains("doc(hidden)")), "plugins/sdk/src/lib.rs:{}: `{line}` is public and not hidden", i + 1);
+    }
+    let native = read(&sdk.join("native/mod.rs"));
+    for host_only in ["mod client;", "pub use client::"] {
+        let at = native.find(host_only).unwrap_or_else(|| panic!("native/mod.rs has no `{host_only}`"));
+        let before = native[..at].lines().next_back().unwrap_or_default();
+        assert!(before.contains("#[cfg(feature = \"host\")]"), "`{host_only}` compiles into every plugin crate");
+    }
+}

@@ -99,6 +99,7 @@ mod serializer;
 /// wasm export glue and the memlab host's native twins drive it: the batch
 /// loops live once, in each kind's `twin.rs`, so the sandbox and the native
 /// run do the same work per call. Plugin authors do not need this module.
+#[doc(hidden)]
 pub mod twin {
     pub use crate::allocator::twin::ArenaInstance;
     pub use crate::commitlog::twin::{LogInstance, Replayed};

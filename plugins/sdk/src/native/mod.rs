@@ -7,13 +7,16 @@
 //!
 //! Both halves live here, so they cannot drift: `entry.rs` is the
 //! plugin's side (what `export!` emits with the `native-entry` feature),
-//! `client.rs` the host's.
+//! `client.rs` the host's, built only with the `host` feature (memlab
+//! turns it on): a plugin author's crate compiles none of it.
 
+#[cfg(feature = "host")]
 mod client;
 pub(crate) mod entry;
 
 pub use crate::memtable::native::MemtableOf;
 pub use crate::serializer::native::SerializerOf;
+#[cfg(feature = "host")]
 pub use client::{Called, Remote, SharedRemote};
 pub use entry::{Answer, Hosted, Input, Made, SharedHosted, shared_table, table};
 
