@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::strategies::LogFactory;
+use super::strategies::CommitLogFactory;
 use crate::commitlog::{CommitLog, LogFiles};
 use crate::config::Variant;
 use crate::record::{Failure, KeptLog, LogFigures};
@@ -25,7 +25,7 @@ fn folder(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Opens the variant's log, when it keeps one.
-pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&LogFactory>, hurry: Option<Arc<AtomicBool>>) -> Result<Option<PathLog>, SeamError> {
+pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&CommitLogFactory>, hurry: Option<Arc<AtomicBool>>) -> Result<Option<PathLog>, SeamError> {
     let Some(factory) = factory.filter(|_| variant.log.sync != crate::commitlog::SyncMode::None) else { return Ok(None) };
     let files = LogFiles::create(&folder(dir), variant.log.access, variant.log.segment_size)?;
     let log = Arc::new(CommitLog::new(files, variant.log.sync, variant.verify, hurry));
@@ -36,7 +36,7 @@ pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&LogFactory>, 
 /// Closes the log; its figures, and the read-back's failure, if any.
 pub(super) fn close(
     log: &CommitLog,
-    factory: &LogFactory,
+    factory: &CommitLogFactory,
     plugin: &str,
     (counters, calls): (&WriteCounters, &CallTimes),
     read_back: Option<u64>,
@@ -68,7 +68,7 @@ pub(super) fn close(
 
 /// Replays every segment on disk and holds it to what was appended;
 /// one the secret picks (salted by the round) also damaged and cut.
-fn replay_segments(log: &CommitLog, factory: &LogFactory, round: u64) -> Result<Vec<KeptLog>, String> {
+fn replay_segments(log: &CommitLog, factory: &CommitLogFactory, round: u64) -> Result<Vec<KeptLog>, String> {
     let segments = log.to_read_back();
     let mut format = factory(0).map_err(|e| e.to_string())?;
     let picked = seam::secret_pick(segments.len(), round);

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 pub use crate::record::{BenchResult, IntervalSample, Latency, Resources, VariantResult};
 pub use preflight::{PreflightError, preflight, preflight_watched, watched};
 pub use slots::instance_slots;
-pub use strategies::{log_format, reader};
+pub use strategies::{commitlog_format, reader};
 pub(crate) use tally::histogram;
 
 use crate::config::{BenchConfig, Variant};

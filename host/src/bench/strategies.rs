@@ -12,7 +12,7 @@ use crate::native;
 use crate::plugin::{Plugin, PluginHost};
 use crate::pool::MemoryPool;
 use crate::record::PluginInfo;
-use crate::seam::{Kind, LogFormat, Reader, SeamError, Serializer, Shard, Tape};
+use crate::seam::{CommitLogFormat, Kind, Reader, SeamError, Serializer, Shard, Tape};
 use crate::segment::LoadedSegment;
 use crate::verify::ReaderFactory;
 use crate::write_path::ShardFactory;
@@ -26,7 +26,7 @@ pub(super) struct Strategies {
     pub(super) serializer: Box<SerializerFactory>,
     pub(super) reader: Box<ReaderFactory<'static>>,
     /// Each shard's commit-log format, when the variant keeps a log.
-    pub(super) log: Option<Box<LogFactory>>,
+    pub(super) log: Option<Box<CommitLogFactory>>,
     /// The tape of a secret shard's first instance, once opened.
     pub(super) tape: Tape,
     /// Fresh shards of that index, with any parameters, in a pool of
@@ -53,7 +53,7 @@ impl Strategies {
 }
 
 /// Creates shard `i`'s commit-log format.
-pub(super) type LogFactory = dyn Fn(usize) -> Result<LogFormat, SeamError> + Send + Sync;
+pub(super) type CommitLogFactory = dyn Fn(usize) -> Result<CommitLogFormat, SeamError> + Send + Sync;
 
 /// One kind's plugin, loaded for either runtime.
 #[derive(Clone)]
@@ -116,10 +116,10 @@ impl Loaded {
         }
     }
 
-    fn log_format(&self, params: &[(String, String)], shard: usize) -> Result<LogFormat, SeamError> {
+    fn commitlog_format(&self, params: &[(String, String)], shard: usize) -> Result<CommitLogFormat, SeamError> {
         match self {
-            Loaded::Wasm(host, p) => host.log_format(p, params, shard),
-            Loaded::Native(s) => s.log_format(params, shard),
+            Loaded::Wasm(host, p) => host.commitlog_format(p, params, shard),
+            Loaded::Native(s) => s.commitlog_format(params, shard),
         }
     }
 }
@@ -148,7 +148,7 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
     let (writer, wp) = (s.clone(), sp.clone());
     let serializer = Box::new(move |part| writer.serializer(&wp, part));
     let reader = Box::new(move |seg: &LoadedSegment| s.reader(&sp, &seg.data, &seg.index));
-    let log = take(Kind::CommitLog).ok().map(|(l, lp)| Box::new(move |i| l.log_format(&lp, i)) as Box<LogFactory>);
+    let log = take(Kind::CommitLog).ok().map(|(l, lp)| Box::new(move |i| l.commitlog_format(&lp, i)) as Box<CommitLogFactory>);
     Ok(Strategies { plugins, shard, serializer, reader, log, tape, twin })
 }
 
@@ -161,8 +161,8 @@ pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params
 
 /// A commit-log format, as a run created it (`memlab verify` replays
 /// kept logs with it).
-pub fn log_format(host: &Arc<PluginHost>, runtime: Runtime, format: &str, params: &[(String, String)]) -> Result<LogFormat, SeamError> {
-    Loaded::load(host, runtime, Kind::CommitLog, format)?.0.log_format(params, 0)
+pub fn commitlog_format(host: &Arc<PluginHost>, runtime: Runtime, format: &str, params: &[(String, String)]) -> Result<CommitLogFormat, SeamError> {
+    Loaded::load(host, runtime, Kind::CommitLog, format)?.0.commitlog_format(params, 0)
 }
 
 /// The checks a variant's shards make beyond the contract's own.

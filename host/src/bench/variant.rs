@@ -59,7 +59,7 @@ pub(super) struct VariantRun<'a> {
     descriptions: BTreeMap<Kind, memlab_sdk::Description>,
     setup: Duration,
     /// Creates the log format that reads the log back after the run.
-    log_format: Option<Box<strategies::LogFactory>>,
+    commitlog_format: Option<Box<strategies::CommitLogFactory>>,
     /// A secret shard's calls, and its twins (`described.rs`).
     tape: seam::Tape,
     twin: Box<strategies::TwinFactory>,
@@ -105,7 +105,7 @@ impl<'a> VariantRun<'a> {
         started: Instant,
     ) -> Result<Self, SeamError> {
         let descriptions = checked_descriptions(variant, strategies.describe()?)?;
-        let Strategies { plugins, shard, serializer, reader, log: log_format, tape, twin } = strategies;
+        let Strategies { plugins, shard, serializer, reader, log: commitlog_format, tape, twin } = strategies;
         // Past `describe`'s shard: the run's own shard is taped.
         tape.open();
         let (jobs_tx, jobs) = crossbeam::channel::unbounded::<FlushJob>();
@@ -117,12 +117,12 @@ impl<'a> VariantRun<'a> {
             concurrent: variant.unlocked(),
         };
         let mut path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
-        if let Some(log) = super::log::open(variant, dir, log_format.as_deref(), bench.options.interrupt.clone())? {
+        if let Some(log) = super::log::open(variant, dir, commitlog_format.as_deref(), bench.options.interrupt.clone())? {
             path = path.with_log(log);
         }
         path.prepare_next_generation();
         let setup = started.elapsed();
-        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup, log_format, tape, twin })
+        Ok(VariantRun { bench, variant, dir, pool, plugins, serializer, reader, path, jobs, descriptions, setup, commitlog_format, tape, twin })
     }
 
     fn run(self, round: usize) -> VariantResult {
@@ -291,7 +291,7 @@ impl<'a> VariantRun<'a> {
         if self.bench.options.interrupted() {
             result.fail(Failure::interrupted());
         }
-        if let (Some(log), Some(format)) = (self.path.log(), &self.log_format) {
+        if let (Some(log), Some(format)) = (self.path.log(), &self.commitlog_format) {
             let read_back = (variant.verify && result.failure().is_none()).then_some(round as u64);
             let (figures, failure) = super::log::close(log, format.as_ref(), variant.plugin(Kind::CommitLog), (&joined.counters, &joined.calls), read_back);
             result.commitlog = Some(figures);

@@ -13,7 +13,7 @@ use super::{CheckOptions, DESCRIBE, Properties, Property, UNKNOWN_PARAMS, defaul
 use crate::commitlog::Appended;
 use crate::plugin::{Plugin, PluginHost};
 use crate::seam::ledger::hash;
-use crate::seam::{LogFormat, SeamError};
+use crate::seam::{CommitLogFormat, SeamError};
 use crate::verify::log::{Copy, hold};
 use crate::workload::SplitMix;
 
@@ -21,14 +21,14 @@ const PER_ROUND: u64 = 5_000;
 
 pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Properties {
     let (mut properties, params) = (Properties::new(options.only.as_deref()), &options.params);
-    if let Err(e) = host.log_format(plugin, params, 0) {
+    if let Err(e) = host.commitlog_format(plugin, params, 0) {
         return properties.stopped(Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)")));
     }
-    let fresh = || host.log_format(plugin, params, 0).map_err(|e| e.to_string());
-    properties.run(DESCRIBE, || describe_result(plugin, params, host.log_format(plugin, params, 0).and_then(|mut l| l.describe())));
+    let fresh = || host.commitlog_format(plugin, params, 0).map_err(|e| e.to_string());
+    properties.run(DESCRIBE, || describe_result(plugin, params, host.commitlog_format(plugin, params, 0).and_then(|mut l| l.describe())));
     properties.run(defaults::DEFAULTS, || defaults::property(host, plugin, params));
     properties.run(defaults::EFFECT, || defaults::effect_property(host, plugin, params));
-    properties.run(UNKNOWN_PARAMS, || unknown_param_result(host.log_format(plugin, &unknown_params(params), 0).map(|_| ())));
+    properties.run(UNKNOWN_PARAMS, || unknown_param_result(host.commitlog_format(plugin, &unknown_params(params), 0).map(|_| ())));
     properties.holds("round-trip", || rounds(options, PER_ROUND, |seed, rows| round_trip(&fresh, seed, rows)));
     properties.holds("damaged-tail", || rounds(options, PER_ROUND, |seed, rows| damaged(&fresh, seed, rows, 8)));
     properties.holds(super::AT_SIZE, || at_size(&fresh, options.size.min(2_000_000), options.seed));
@@ -51,7 +51,7 @@ fn row(rng: &mut SplitMix, bench: &mut Option<super::bench_like::BenchLike>) -> 
 
 /// A segment of records of `rows` rows in all, batches of 1 to 100, and
 /// what was appended to it.
-fn segment(log: &mut LogFormat, seed: u64, rows: u64) -> Result<(Vec<u8>, Appended), String> {
+fn segment(log: &mut CommitLogFormat, seed: u64, rows: u64) -> Result<(Vec<u8>, Appended), String> {
     let mut rng = SplitMix::new(&[seed, 7]);
     let mut bench = super::bench_like::round_is_bench_like(seed).then(|| super::bench_like::BenchLike::new(seed));
     let (mut bytes, mut appended) = (Vec::new(), Appended::default());
@@ -67,7 +67,7 @@ fn segment(log: &mut LogFormat, seed: u64, rows: u64) -> Result<(Vec<u8>, Append
     Ok((bytes, appended))
 }
 
-fn round_trip(fresh: &dyn Fn() -> Result<LogFormat, String>, seed: u64, rows: u64) -> Result<(), String> {
+fn round_trip(fresh: &dyn Fn() -> Result<CommitLogFormat, String>, seed: u64, rows: u64) -> Result<(), String> {
     let mut rng = SplitMix::new(&[seed, 8]);
     let (mut bytes, appended) = segment(&mut fresh()?, seed, rows)?;
     if rng.below(2) == 0 {
@@ -80,14 +80,14 @@ fn round_trip(fresh: &dyn Fn() -> Result<LogFormat, String>, seed: u64, rows: u6
     hold(&replayed, Copy::Whole, &appended).map_err(|e| format!("{} bytes of {rows} rows replayed {max_rows} rows a call: {e}", bytes.len()))
 }
 
-fn damaged(fresh: &dyn Fn() -> Result<LogFormat, String>, seed: u64, rows: u64, copies: u32) -> Result<(), String> {
+fn damaged(fresh: &dyn Fn() -> Result<CommitLogFormat, String>, seed: u64, rows: u64, copies: u32) -> Result<(), String> {
     let (bytes, appended) = segment(&mut fresh()?, seed, rows.min(2_000))?;
     damage(&mut fresh()?, seed, &bytes, &appended, copies)
 }
 
 /// `copies` of `bytes`, each with a bit flipped, then cut, replayed and
 /// held to what was appended.
-fn damage(reader: &mut LogFormat, seed: u64, bytes: &[u8], appended: &Appended, copies: u32) -> Result<(), String> {
+fn damage(reader: &mut CommitLogFormat, seed: u64, bytes: &[u8], appended: &Appended, copies: u32) -> Result<(), String> {
     let mut rng = SplitMix::new(&[seed, 9]);
     for _ in 0..copies {
         let at = rng.below(bytes.len() as u64) as usize;
@@ -102,7 +102,7 @@ fn damage(reader: &mut LogFormat, seed: u64, bytes: &[u8], appended: &Appended, 
     Ok(())
 }
 
-fn at_size(fresh: &dyn Fn() -> Result<LogFormat, String>, rows: u64, seed: u64) -> Result<String, String> {
+fn at_size(fresh: &dyn Fn() -> Result<CommitLogFormat, String>, rows: u64, seed: u64) -> Result<String, String> {
     // Odd: bench-like rows, as a bench logs them.
     let seed = seed | 1;
     let (bytes, appended) = segment(&mut fresh()?, seed, rows)?;
@@ -115,11 +115,11 @@ fn at_size(fresh: &dyn Fn() -> Result<LogFormat, String>, rows: u64, seed: u64) 
 
 /// For `defaults` and `params-effect`: what a log format encodes for the fixed workload, and what it described.
 pub(super) fn trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    trace_of(host.log_format(plugin, params, 0))
+    trace_of(host.commitlog_format(plugin, params, 0))
 }
 
 /// `trace` of a log format made either way.
-pub(super) fn trace_of(format: Result<LogFormat, SeamError>) -> Result<String, String> {
+pub(super) fn trace_of(format: Result<CommitLogFormat, SeamError>) -> Result<String, String> {
     let mut log = format.map_err(|e| e.to_string())?;
     let own = log.describe().map_err(|e| e.to_string())?;
     let mut bytes = Vec::new();

@@ -45,10 +45,10 @@ pub(super) const SUITES: [Suite; Kind::COUNT] = [
     Suite {
         kind: Kind::CommitLog,
         properties: commitlog::check,
-        describe: |host, plugin, params| host.log_format(plugin, params, 0)?.describe(),
+        describe: |host, plugin, params| host.commitlog_format(plugin, params, 0)?.describe(),
         trace: |host, plugin, params| commitlog::trace(host, plugin, params),
         natively: |host, plugin, native, options| {
-            agreeing(options, || agree(commitlog::trace(host, plugin, &options.params), commitlog::trace_of(native.log_format(&options.params, 0))))
+            agreeing(options, || agree(commitlog::trace(host, plugin, &options.params), commitlog::trace_of(native.commitlog_format(&options.params, 0))))
         },
     },
 ];

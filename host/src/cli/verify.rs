@@ -117,7 +117,7 @@ fn kept_log(host: &std::sync::Arc<PluginHost>, run_dir: &Path, folder: &Path, v:
     use crate::verify::kept_log::{Kept, LogCheck, check};
     let (Some(_), Some(figures)) = (&v.variant.log, &v.commitlog) else { return Ok(0) };
     let plugin = recorded_plugin(run_dir, v, Kind::CommitLog, v.variant.plugin(Kind::CommitLog))?;
-    let mut format = bench::log_format(host, v.variant.runtime.into(), &plugin, &v.variant.args(Kind::CommitLog))?;
+    let mut format = bench::commitlog_format(host, v.variant.runtime.into(), &plugin, &v.variant.args(Kind::CommitLog))?;
     let mut broken = 0;
     for kept in &figures.kept {
         let file = &kept.file;

@@ -12,7 +12,7 @@ mod runtime;
 mod strategy;
 
 pub use library::Library;
-pub use strategy::{Strategy, log_format, segment_reader, serializer, shard};
+pub use strategy::{Strategy, commitlog_format, segment_reader, serializer, shard};
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@ use memlab_sdk::{Description, Error, Finished, Op, Packed, Pool, Stats};
 use super::library::thrown;
 use crate::pool::MemoryPool;
 use crate::seam::watch::during;
-use crate::seam::{AllocatorRuntime, Fault, Kind, LogRuntime, MemtableRuntime, ReaderRuntime, SerializerRuntime, ShardRuntime, SharedShardRuntime};
+use crate::seam::{AllocatorRuntime, CommitLogRuntime, Fault, Kind, MemtableRuntime, ReaderRuntime, SerializerRuntime, ShardRuntime, SharedShardRuntime};
 
 /// One native instance, named by its plugin, with a buffer for its byte
 /// answers.
@@ -355,9 +355,9 @@ impl ReaderRuntime for NativeReader {
 }
 
 /// A native commit-log format.
-pub(super) struct NativeLog(pub(super) Instance);
+pub(super) struct NativeCommitLog(pub(super) Instance);
 
-impl LogRuntime for NativeLog {
+impl CommitLogRuntime for NativeCommitLog {
     fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault> {
         let mut out = Vec::with_capacity(rows.data_len() + rows.len() * 16 + 16);
         self.0.lent(Op::CommitLogEncode, rows, &mut out)?;

@@ -8,7 +8,7 @@ use memlab_sdk::native::NativeTable;
 use memlab_sdk::{Error, Op};
 
 use super::library::Library;
-use super::runtime::{Instance, NativeLog, NativePool, NativeReader, NativeShard, NativeWriter};
+use super::runtime::{Instance, NativeCommitLog, NativePool, NativeReader, NativeShard, NativeWriter};
 use crate::pool::MemoryPool;
 use crate::seam::{self, Fault, Kind, LoadCause, LoadError, SeamError};
 
@@ -111,9 +111,9 @@ impl Strategy {
     }
 
     /// Creates a shard's log format of this commit log, checked and metered.
-    pub fn log_format(&self, params: &[(String, String)], shard: usize) -> Result<seam::LogFormat, SeamError> {
+    pub fn commitlog_format(&self, params: &[(String, String)], shard: usize) -> Result<seam::CommitLogFormat, SeamError> {
         let l = self.instance(Op::CommitLogCreate, params, (&[], &[]), shard)?;
-        Ok(seam::LogFormat::new(Box::new(NativeLog(l)), &self.name, shard))
+        Ok(seam::CommitLogFormat::new(Box::new(NativeCommitLog(l)), &self.name, shard))
     }
 }
 
@@ -140,6 +140,6 @@ pub fn segment_reader(name: &str, params: &[(String, String)], data: &[u8], inde
 }
 
 /// Creates a shard's bundled log format, checked and metered by the seam.
-pub fn log_format(name: &str, params: &[(String, String)], shard: usize) -> Result<seam::LogFormat, SeamError> {
-    Strategy::bundled(name, Kind::CommitLog)?.log_format(params, shard)
+pub fn commitlog_format(name: &str, params: &[(String, String)], shard: usize) -> Result<seam::CommitLogFormat, SeamError> {
+    Strategy::bundled(name, Kind::CommitLog)?.commitlog_format(params, shard)
 }

@@ -318,8 +318,8 @@ impl PluginHost {
     }
 
     /// Creates a shard's commit-log format, in a store of its own.
-    pub fn log_format(&self, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::LogFormat, SeamError> {
-        wasm_log::log_format(self, plugin, params, shard)
+    pub fn commitlog_format(&self, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::CommitLogFormat, SeamError> {
+        wasm_log::commitlog_format(self, plugin, params, shard)
     }
 
     /// Opens a segment with the serializer that wrote it.

@@ -12,16 +12,16 @@ use super::bindings::commitlog;
 use super::wasm::{Caller, create_failed, description, instantiate, load_failed, packed_out, wrong_kind};
 use super::{Plugin, PluginHost};
 use crate::seam::watch::during;
-use crate::seam::{self, Fault, Kind, LogRuntime, Op, SeamError};
+use crate::seam::{self, CommitLogRuntime, Fault, Kind, Op, SeamError};
 
-struct WasmLog {
+struct WasmCommitLog {
     caller: Caller,
     plugin: Arc<Plugin>,
     api: commitlog::Guest,
 }
 
 /// Instantiates a log format for `shard` and creates it.
-pub(super) fn log_format(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::LogFormat, SeamError> {
+pub(super) fn commitlog_format(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::CommitLogFormat, SeamError> {
     let mut caller = Caller::new(host, None);
     let Indices::CommitLog(indices) = &plugin.indices else {
         return Err(wrong_kind(plugin, Kind::CommitLog));
@@ -33,10 +33,10 @@ pub(super) fn log_format(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(Str
         Op::CommitLogCreate,
         shard,
     ))?;
-    Ok(seam::LogFormat::new(Box::new(WasmLog { caller, plugin: Arc::clone(plugin), api }), &plugin.name, shard))
+    Ok(seam::CommitLogFormat::new(Box::new(WasmCommitLog { caller, plugin: Arc::clone(plugin), api }), &plugin.name, shard))
 }
 
-impl LogRuntime for WasmLog {
+impl CommitLogRuntime for WasmCommitLog {
     fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault> {
         let api = &self.api;
         rows.with_wire(|wire| self.caller.try_call(&self.plugin, Op::CommitLogEncode, |s| api.call_encode(s, wire)))

@@ -9,20 +9,20 @@ use memlab_sdk::{Description, Packed, Stats, Tail};
 use super::books::packed_bytes;
 use super::describe::bounded;
 use super::watch::during;
-use super::{Boundary, Fault, LogRuntime, Op, SeamError};
+use super::{Boundary, CommitLogRuntime, Fault, Op, SeamError};
 
 /// A shard's commit-log format, checked and metered.
-pub struct LogFormat {
-    runtime: Box<dyn LogRuntime>,
+pub struct CommitLogFormat {
+    runtime: Box<dyn CommitLogRuntime>,
     name: String,
     shard: usize,
     boundary: Boundary,
 }
 
-impl LogFormat {
+impl CommitLogFormat {
     /// Wraps a runtime's log format for `shard`.
-    pub fn new(runtime: Box<dyn LogRuntime>, name: &str, shard: usize) -> Self {
-        LogFormat { runtime, name: name.into(), shard, boundary: Boundary::default() }
+    pub fn new(runtime: Box<dyn CommitLogRuntime>, name: &str, shard: usize) -> Self {
+        CommitLogFormat { runtime, name: name.into(), shard, boundary: Boundary::default() }
     }
 
     fn fault(&self, operation: Op, fault: Fault) -> SeamError {

@@ -29,7 +29,7 @@ use memlab_sdk::{Description, Finished, Packed, Stats};
 pub use budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, memory_allowance};
 pub use checked::Shard;
 pub use checked_flush::{Reader, Serializer};
-pub use checked_log::LogFormat;
+pub use checked_log::CommitLogFormat;
 pub use describe::{MAX_DESCRIBED_PARAMS, Unprobed, check_description, show_key};
 pub use error::{Fault, LoadCause, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
@@ -158,7 +158,7 @@ pub trait SerializerRuntime: Send {
 
 /// A shard's commit-log format as a runtime runs it (one instance a
 /// shard, for the whole run: it holds no rows).
-pub trait LogRuntime: Send {
+pub trait CommitLogRuntime: Send {
     /// One log record of `rows`; lent as in `ShardRuntime::store_rows`.
     fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault>;
     /// The intact records' rows from the start of `segment`, at most

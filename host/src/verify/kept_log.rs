@@ -9,7 +9,7 @@ use std::path::Path;
 use memlab_sdk::Tail;
 
 use super::log::rows_digest;
-use crate::seam::LogFormat;
+use crate::seam::CommitLogFormat;
 
 /// What one kept log segment holds now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub struct Kept<'a> {
 }
 
 /// Replays the kept segment `kept` under `dir` (the variant's folder).
-pub fn check(dir: &Path, kept: Kept<'_>, format: &mut LogFormat) -> Result<LogCheck, String> {
+pub fn check(dir: &Path, kept: Kept<'_>, format: &mut CommitLogFormat) -> Result<LogCheck, String> {
     let path = kept.file.under(dir).map_err(|e| e.to_string())?;
     // Only as far as the run appended, to the block: a file the record
     // calls short is not read whole, however large it is now.

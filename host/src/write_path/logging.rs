@@ -17,14 +17,14 @@ use super::{ShardSlot, WritePath};
 use crate::commitlog::{CommitLog, Position};
 use crate::router::{sort_key, token};
 use crate::seam::ledger::Noted;
-use crate::seam::{Fault, LogFormat, Op, SeamError, Shard};
+use crate::seam::{CommitLogFormat, Fault, Op, SeamError, Shard};
 
 /// A write path's log: the host's files and syncs, and one format a shard.
 pub struct PathLog {
     /// The host's log, shared by every shard.
     pub log: Arc<CommitLog>,
     /// Each shard's format, in shard order.
-    pub formats: Vec<LogFormat>,
+    pub formats: Vec<CommitLogFormat>,
 }
 
 /// Rows a `replay` call gives back when a shard recovers.

@@ -50,7 +50,7 @@ struct ShardSlot {
     live: Option<Shard>,
     calls: CallTimes,
     /// The shard's commit-log format, when the variant keeps a log.
-    format: Option<crate::seam::LogFormat>,
+    format: Option<crate::seam::CommitLogFormat>,
     /// The live generation's log records (end, length), in order: what a
     /// recovery replays.
     logged: Vec<(crate::commitlog::Position, u64)>,

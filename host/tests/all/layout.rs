@@ -124,7 +124,7 @@ fn the_allowed_dependencies_have_no_cycle() {
 /// of its markers is a table of kinds, which a new kind must extend.
 const KIND_MARKERS: [&[&str]; 4] = [
     &["Kind::Memtable", "Op::Memtable", "MemtableRuntime", "MemtableOf", "MemtableInstance", "memtable-plugin", "feature = \"memtable\"", "\nmemtable = "],
-    &["Kind::Allocator", "Op::Allocator", "AllocatorRuntime", "ArenaInstance", "allocator-plugin", "feature = \"allocator\"", "\nallocator = "],
+    &["Kind::Allocator", "Op::Allocator", "AllocatorRuntime", "AllocatorInstance", "allocator-plugin", "feature = \"allocator\"", "\nallocator = "],
     &[
         "Kind::Serializer",
         "Op::Writer",
@@ -135,7 +135,7 @@ const KIND_MARKERS: [&[&str]; 4] = [
         "feature = \"serializer\"",
         "\nserializer = ",
     ],
-    &["Kind::CommitLog", "Op::CommitLog", "LogRuntime", "LogInstance", "commitlog-plugin", "feature = \"commitlog\"", "\ncommitlog = "],
+    &["Kind::CommitLog", "Op::CommitLog", "CommitLogRuntime", "CommitLogInstance", "commitlog-plugin", "feature = \"commitlog\"", "\ncommitlog = "],
 ];
 
 /// The files of the host, the SDK and the contract that name every kind.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use memlab::native::Strategy;
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab_sdk::native::{Answer, Hosted, Input, Made, MemtableOf, NativeTable, SerializerOf, table};
-use memlab_sdk::twin::{ArenaInstance, LogInstance};
+use memlab_sdk::twin::{AllocatorInstance, CommitLogInstance};
 use memlab_sdk::{Cell, Entry, Error, Kind, Op, Packed, encode_flush_record, encode_row};
 
 /// `H`, but its operation numbered `OP` panics.
@@ -36,10 +36,10 @@ impl<H: Hosted, const OP: u32> Hosted for PanicsAt<H, OP> {
 }
 
 static MEMTABLE: NativeTable = table::<PanicsAt<MemtableOf<memtable_btree::MemlabStrategy>, { Op::MemtableScan.code() }>>();
-static ALLOCATOR: NativeTable = table::<PanicsAt<ArenaInstance<alloc_per_row::MemlabStrategy>, { Op::AllocatorStats.code() }>>();
+static ALLOCATOR: NativeTable = table::<PanicsAt<AllocatorInstance<alloc_per_row::MemlabStrategy>, { Op::AllocatorStats.code() }>>();
 static SERIALIZER: NativeTable = table::<PanicsAt<SerializerOf<flush_lean::MemlabStrategy>, { Op::ReaderGet.code() }>>();
 static SERIALIZER_CREATE: NativeTable = table::<PanicsAt<SerializerOf<flush_lean::MemlabStrategy>, { Op::WriterCreate.code() }>>();
-static LOG: NativeTable = table::<PanicsAt<LogInstance<commitlog_plain::MemlabStrategy>, { Op::CommitLogStats.code() }>>();
+static LOG: NativeTable = table::<PanicsAt<CommitLogInstance<commitlog_plain::MemlabStrategy>, { Op::CommitLogStats.code() }>>();
 
 fn rows(n: usize) -> Packed {
     let mut rows = Packed::new();
@@ -140,7 +140,7 @@ fn a_serializer_table_writes_reads_and_catches_a_panic() {
 #[test]
 fn a_commit_log_table_encodes_replays_and_catches_a_panic() {
     let log = Strategy::linked("plain-table", &LOG).expect("a log table");
-    let mut format = log.log_format(&[], 0).expect("commitlog.create");
+    let mut format = log.commitlog_format(&[], 0).expect("commitlog.create");
     let mut batch = rows(5);
     let record = format.encode(&mut batch).expect("commitlog.encode");
     let replayed = format.replay(&record, 100).expect("commitlog.replay");

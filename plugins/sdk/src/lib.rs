@@ -101,8 +101,8 @@ mod serializer;
 /// run do the same work per call. Plugin authors do not need this module.
 #[doc(hidden)]
 pub mod twin {
-    pub use crate::allocator::twin::ArenaInstance;
-    pub use crate::commitlog::twin::{LogInstance, Replayed};
+    pub use crate::allocator::twin::AllocatorInstance;
+    pub use crate::commitlog::twin::{CommitLogInstance, Replayed};
     #[cfg(not(target_arch = "wasm32"))]
     pub use crate::concurrent::native::{SharedArena, SharedMemtable};
     pub use crate::memtable::twin::MemtableInstance;
@@ -261,7 +261,7 @@ macro_rules! export {
     (allocator: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_table!($crate::twin::ArenaInstance<$t>);
+        $crate::__native_table!($crate::twin::AllocatorInstance<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::allocator::Export<$t>;
@@ -285,7 +285,7 @@ macro_rules! export {
     (commitlog: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_table!($crate::twin::LogInstance<$t>);
+        $crate::__native_table!($crate::twin::CommitLogInstance<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::commitlog::Export<$t>;

@@ -2,7 +2,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use super::twin::ArenaInstance;
+use super::twin::AllocatorInstance;
 use crate::{Allocator, Error, Pool};
 
 wit_bindgen::generate!({
@@ -27,10 +27,10 @@ thread_local! {
     static ARENA: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
-fn with_arena<T: Allocator + 'static, R>(f: impl FnOnce(&RefCell<ArenaInstance<T>>) -> R) -> R {
+fn with_arena<T: Allocator + 'static, R>(f: impl FnOnce(&RefCell<AllocatorInstance<T>>) -> R) -> R {
     ARENA.with_borrow(|arena| {
         // Contract 0: the host calls `create` first; anything else is a host bug.
-        let arena = arena.as_ref().and_then(|a| a.downcast_ref::<RefCell<ArenaInstance<T>>>()).expect("allocator contract 0: `create` comes first");
+        let arena = arena.as_ref().and_then(|a| a.downcast_ref::<RefCell<AllocatorInstance<T>>>()).expect("allocator contract 0: `create` comes first");
         f(arena)
     })
 }
@@ -65,7 +65,7 @@ impl<T: Allocator + 'static> wit::Guest for Export<T> {
         if ARENA.with_borrow(Option::is_some) {
             return Err(wit_types::Error::InvalidState("allocator contract 0: this instance's arena exists already".into()));
         }
-        let arena = RefCell::new(ArenaInstance::<T>::create(params)?);
+        let arena = RefCell::new(AllocatorInstance::<T>::create(params)?);
         ARENA.set(Some(Box::new(arena)));
         Ok(())
     }

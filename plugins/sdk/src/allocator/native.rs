@@ -4,7 +4,7 @@
 use crate::contract::{Kind, Op};
 use crate::native::entry::unknown;
 use crate::native::{Answer, Hosted, Input, Made, PoolTable, encode_description, encode_stats, status};
-use crate::twin::ArenaInstance;
+use crate::twin::AllocatorInstance;
 use crate::{Allocator, Error, Pool};
 
 /// The host's pool as the allocator sees it, for one call.
@@ -34,17 +34,17 @@ impl Pool for HostPool<'_> {
     }
 }
 
-impl<A: Allocator + Send> Made for ArenaInstance<A> {
+impl<A: Allocator + Send> Made for AllocatorInstance<A> {
     const KIND: Kind = Kind::Allocator;
     const NAME: &'static str = A::NAME;
     const VERSION: &'static str = A::VERSION;
 
     fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
-        ArenaInstance::create(params)
+        AllocatorInstance::create(params)
     }
 }
 
-impl<A: Allocator + Send> Hosted for ArenaInstance<A> {
+impl<A: Allocator + Send> Hosted for AllocatorInstance<A> {
     fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match op {
             Op::AllocatorStoreRows => {

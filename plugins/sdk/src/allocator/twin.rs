@@ -5,16 +5,16 @@ use crate::params::construct;
 use crate::{Allocator, Description, Error, Packed, Pool, Stats};
 
 /// An allocator and what it applied.
-pub struct ArenaInstance<A: Allocator> {
+pub struct AllocatorInstance<A: Allocator> {
     arena: A,
     description: Description,
 }
 
-impl<A: Allocator> ArenaInstance<A> {
+impl<A: Allocator> AllocatorInstance<A> {
     /// `create` with its parameters.
     pub fn create(params: Vec<(String, String)>) -> Result<Self, Error> {
         let (arena, description) = construct(A::NAME, A::VERSION, params, A::create)?;
-        Ok(ArenaInstance { arena, description })
+        Ok(AllocatorInstance { arena, description })
     }
 
     /// Stores a batch of rows; one ref per row.

@@ -2,7 +2,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use super::twin::LogInstance;
+use super::twin::CommitLogInstance;
 use crate::{CommitLog, Tail};
 
 wit_bindgen::generate!({
@@ -26,10 +26,10 @@ thread_local! {
     static LOG: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
-fn with_log<T: CommitLog, R>(f: impl FnOnce(&mut LogInstance<T>) -> R) -> R {
+fn with_log<T: CommitLog, R>(f: impl FnOnce(&mut CommitLogInstance<T>) -> R) -> R {
     LOG.with_borrow_mut(|log| {
         // Contract 0: the host calls `create` first; anything else is a host bug.
-        let log = log.as_mut().and_then(|l| l.downcast_mut::<LogInstance<T>>()).expect("commitlog contract 0: `create` comes first");
+        let log = log.as_mut().and_then(|l| l.downcast_mut::<CommitLogInstance<T>>()).expect("commitlog contract 0: `create` comes first");
         f(log)
     })
 }
@@ -40,7 +40,7 @@ impl<T: CommitLog> wit::Guest for Export<T> {
         if LOG.with_borrow(Option::is_some) {
             return Err(wit_types::Error::InvalidState("commitlog contract 0: this instance's log exists already".into()));
         }
-        let instance = LogInstance::<T>::create(params)?;
+        let instance = CommitLogInstance::<T>::create(params)?;
         LOG.set(Some(Box::new(instance)));
         Ok(())
     }

@@ -4,20 +4,20 @@
 use crate::contract::{Kind, Op};
 use crate::native::entry::{limit, unknown};
 use crate::native::{Answer, Hosted, Input, Made, encode_description, encode_replayed, encode_stats};
-use crate::twin::LogInstance;
+use crate::twin::CommitLogInstance;
 use crate::{CommitLog, Error};
 
-impl<L: CommitLog + Send> Made for LogInstance<L> {
+impl<L: CommitLog + Send> Made for CommitLogInstance<L> {
     const KIND: Kind = Kind::CommitLog;
     const NAME: &'static str = L::NAME;
     const VERSION: &'static str = L::VERSION;
 
     fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
-        LogInstance::create(params)
+        CommitLogInstance::create(params)
     }
 }
 
-impl<L: CommitLog + Send> Hosted for LogInstance<L> {
+impl<L: CommitLog + Send> Hosted for CommitLogInstance<L> {
     fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         match op {
             Op::CommitLogEncode => self.encode(input.packed()?, &mut answer.bytes)?,

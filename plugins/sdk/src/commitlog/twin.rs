@@ -5,7 +5,7 @@ use crate::params::construct;
 use crate::{CommitLog, Decoded, Description, Error, Packed, Stats, Tail};
 
 /// A commit-log format and what it applied.
-pub struct LogInstance<L: CommitLog> {
+pub struct CommitLogInstance<L: CommitLog> {
     log: L,
     description: Description,
 }
@@ -22,11 +22,11 @@ pub struct Replayed {
     pub tail: Tail,
 }
 
-impl<L: CommitLog> LogInstance<L> {
+impl<L: CommitLog> CommitLogInstance<L> {
     /// `create` with its parameters.
     pub fn create(params: Vec<(String, String)>) -> Result<Self, Error> {
         let (log, description) = construct(L::NAME, L::VERSION, params, L::create)?;
-        Ok(LogInstance { log, description })
+        Ok(CommitLogInstance { log, description })
     }
 
     /// One log record of `rows`, appended to `out`.
