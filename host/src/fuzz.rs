@@ -61,7 +61,7 @@ pub fn segment(bytes: &[u8]) {
     let at = (u32::from_le_bytes(*split) as usize).min(rest.len());
     let (data, index) = rest.split_at(at);
     let name = ["naive", "lean", "block"][pick as usize % 3];
-    let Ok(mut reader) = native::segment_reader(name, &[], data, index) else { return };
+    let Ok(mut reader) = native::bundled(name, memlab_sdk::Kind::Serializer).and_then(|s| s.reader(&[], data, index)) else { return };
     while let Ok(batch) = reader.next(4096) {
         if batch.is_empty() {
             break;

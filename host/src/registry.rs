@@ -53,7 +53,7 @@ mod tests {
             assert!(all().iter().any(|b| b.kind == kind), "no bundled {kind}");
         }
         for b in all() {
-            assert!(crate::native::Strategy::bundled(b.name, b.kind).is_ok(), "{} has no native twin", b.name);
+            assert!(crate::native::bundled(b.name, b.kind).is_ok(), "{} has no native twin", b.name);
         }
     }
 }

@@ -9,10 +9,10 @@ use std::time::Duration;
 use crate::config::{Runtime, Variant, params};
 use crate::flush::SerializerFactory;
 use crate::native;
-use crate::plugin::{Plugin, PluginHost};
+use crate::plugin::PluginHost;
 use crate::pool::MemoryPool;
 use crate::record::PluginInfo;
-use crate::seam::{CommitLogFormat, Kind, Reader, SeamError, Serializer, Shard, Tape};
+use crate::seam::{CommitLogFormat, Kind, SeamError, Shard, Strategy, Tape};
 use crate::segment::LoadedSegment;
 use crate::verify::ReaderFactory;
 use crate::write_path::ShardFactory;
@@ -55,80 +55,35 @@ impl Strategies {
 /// Creates shard `i`'s commit-log format.
 pub(super) type CommitLogFactory = dyn Fn(usize) -> Result<CommitLogFormat, SeamError> + Send + Sync;
 
-/// One kind's plugin, loaded for either runtime.
-#[derive(Clone)]
-enum Loaded {
-    Wasm(Arc<PluginHost>, Arc<Plugin>),
-    Native(native::Strategy),
-}
-
-impl Loaded {
-    /// Loads `plugin` of `kind` for `runtime`, with what the record says of
-    /// it (a loaded library's sha256 is its file's).
-    fn load(host: &Arc<PluginHost>, runtime: Runtime, kind: Kind, plugin: &str) -> Result<(Loaded, PluginInfo), SeamError> {
-        let info = |sha256: String, load: Duration, cache_hit: bool| PluginInfo { kind, name: plugin.to_string(), sha256, load, cache_hit };
-        match runtime {
-            Runtime::Wasm => {
-                let p = host.load_as(plugin, kind)?;
-                let info = info(p.sha256.clone(), p.load_time, p.cache_hit);
-                Ok((Loaded::Wasm(Arc::clone(host), p), info))
+/// Loads `plugin` of `kind` for `runtime`, with what the record says of
+/// it (a loaded library's sha256 is its file's).
+fn load(host: &Arc<PluginHost>, runtime: Runtime, kind: Kind, plugin: &str) -> Result<(Strategy, PluginInfo), SeamError> {
+    let info = |sha256: String, load: Duration, cache_hit: bool| PluginInfo { kind, name: plugin.to_string(), sha256, load, cache_hit };
+    match runtime {
+        Runtime::Wasm => {
+            let p = host.load_as(plugin, kind)?;
+            let info = info(p.sha256.clone(), p.load_time, p.cache_hit);
+            Ok((host.strategy(&p), info))
+        }
+        Runtime::Native => {
+            if let Ok(bundled) = native::bundled(plugin, kind) {
+                return Ok((bundled, info("native".into(), Duration::ZERO, false)));
             }
-            Runtime::Native => {
-                if let Ok(bundled) = native::Strategy::bundled(plugin, kind) {
-                    return Ok((Loaded::Native(bundled), info("native".into(), Duration::ZERO, false)));
-                }
-                let started = std::time::Instant::now();
-                let Some((path, sha256)) = host.native_build(plugin)? else {
-                    return Err(SeamError::NoTwin { plugin: plugin.to_string() });
-                };
-                let strategy = native::Strategy::built(plugin, kind, native::Library::open(plugin, &path, &sha256)?)?;
-                Ok((Loaded::Native(strategy), info(sha256, started.elapsed(), false)))
-            }
-        }
-    }
-
-    fn shard(
-        &self,
-        params: &[(String, String)],
-        allocator: &Loaded,
-        allocator_params: &[(String, String)],
-        pool: Arc<MemoryPool>,
-        i: usize,
-    ) -> Result<Shard, SeamError> {
-        match (self, allocator) {
-            (Loaded::Wasm(host, m), Loaded::Wasm(_, a)) => host.shard(m, params, a, allocator_params, pool, i),
-            (Loaded::Native(m), Loaded::Native(a)) => m.shard(params, a, allocator_params, pool, i),
-            _ => Err(SeamError::NoTwin { plugin: "a memtable and an allocator on two runtimes".into() }),
-        }
-    }
-
-    fn serializer(&self, params: &[(String, String)], part: usize) -> Result<Serializer, SeamError> {
-        match self {
-            Loaded::Wasm(host, p) => host.serializer(p, params, part),
-            Loaded::Native(s) => s.serializer(params, part),
-        }
-    }
-
-    fn reader(&self, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<Reader, SeamError> {
-        match self {
-            Loaded::Wasm(host, p) => host.reader(p, params, data, index),
-            Loaded::Native(s) => s.reader(params, data, index),
-        }
-    }
-
-    fn commitlog_format(&self, params: &[(String, String)], shard: usize) -> Result<CommitLogFormat, SeamError> {
-        match self {
-            Loaded::Wasm(host, p) => host.commitlog_format(p, params, shard),
-            Loaded::Native(s) => s.commitlog_format(params, shard),
+            let started = std::time::Instant::now();
+            let Some((path, sha256)) = host.native_build(plugin)? else {
+                return Err(SeamError::NoTwin { plugin: plugin.to_string() });
+            };
+            let strategy = native::built(plugin, kind, native::Library::open(plugin, &path, &sha256)?)?;
+            Ok((strategy, info(sha256, started.elapsed(), false)))
         }
     }
 }
 
 pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryPool>) -> Result<Strategies, SeamError> {
-    let mut loaded: BTreeMap<Kind, (Loaded, Params)> = BTreeMap::new();
+    let mut loaded: BTreeMap<Kind, (Strategy, Params)> = BTreeMap::new();
     let mut plugins = Vec::new();
     for (kind, s) in v.strategies() {
-        let (strategy, info) = Loaded::load(host, v.runtime, kind, s.plugin)?;
+        let (strategy, info) = load(host, v.runtime, kind, s.plugin)?;
         plugins.push(info);
         loaded.insert(kind, (strategy, params(s.params)));
     }
@@ -155,14 +110,14 @@ pub(super) fn strategies(host: &Arc<PluginHost>, v: &Variant, pool: &Arc<MemoryP
 /// Opens segments with a serializer and its parameters, as a run wrote
 /// them (`memlab verify` reads kept segments back with it).
 pub fn reader(host: &Arc<PluginHost>, runtime: Runtime, serializer: &str, params: Params) -> Result<Box<ReaderFactory<'static>>, SeamError> {
-    let (s, _) = Loaded::load(host, runtime, Kind::Serializer, serializer)?;
+    let (s, _) = load(host, runtime, Kind::Serializer, serializer)?;
     Ok(Box::new(move |seg: &LoadedSegment| s.reader(&params, &seg.data, &seg.index)))
 }
 
 /// A commit-log format, as a run created it (`memlab verify` replays
 /// kept logs with it).
 pub fn commitlog_format(host: &Arc<PluginHost>, runtime: Runtime, format: &str, params: &[(String, String)]) -> Result<CommitLogFormat, SeamError> {
-    Loaded::load(host, runtime, Kind::CommitLog, format)?.0.commitlog_format(params, 0)
+    load(host, runtime, Kind::CommitLog, format)?.0.commitlog_format(params, 0)
 }
 
 /// The checks a variant's shards make beyond the contract's own.

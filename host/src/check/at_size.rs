@@ -261,7 +261,7 @@ fn record(seed: u64, j: u64) -> (Vec<u8>, Vec<u8>) {
 /// host's count, read back whole and by key, then `flips` single-bit
 /// flips anywhere in data or index, each of which must be reported.
 pub(super) fn serializer(
-    host: &PluginHost,
+    host: &std::sync::Arc<PluginHost>,
     plugin: &std::sync::Arc<Plugin>,
     params: &[(String, String)],
     size: u64,
@@ -269,7 +269,7 @@ pub(super) fn serializer(
     flips: u32,
 ) -> Result<String, String> {
     let e = |e: SeamError| e.to_string();
-    let mut writer = host.serializer(plugin, params, 0).map_err(e)?;
+    let mut writer = host.strategy(plugin).serializer(params, 0).map_err(e)?;
     let (mut data, mut tally) = (Vec::new(), MetaTally::default());
     let mut batch = Packed::new();
     for j in 0..size {
@@ -318,7 +318,7 @@ enum ReadBack {
 
 /// Reads a segment back whole and by key; the first difference.
 fn read_back(
-    host: &PluginHost,
+    host: &std::sync::Arc<PluginHost>,
     plugin: &std::sync::Arc<Plugin>,
     params: &[(String, String)],
     data: &[u8],
@@ -327,7 +327,7 @@ fn read_back(
     seed: u64,
 ) -> Result<(), ReadBack> {
     let e = |e: SeamError| ReadBack::Reported(e.to_string());
-    let mut reader = host.reader(plugin, params, data, index).map_err(e)?;
+    let mut reader = host.strategy(plugin).reader(params, data, index).map_err(e)?;
     let mut j = 0u64;
     loop {
         let chunk = reader.next(1 << 20).map_err(e)?;

@@ -21,14 +21,14 @@ const PER_ROUND: u64 = 5_000;
 
 pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Properties {
     let (mut properties, params) = (Properties::new(options.only.as_deref()), &options.params);
-    if let Err(e) = host.commitlog_format(plugin, params, 0) {
+    if let Err(e) = host.strategy(plugin).commitlog_format(params, 0) {
         return properties.stopped(Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)")));
     }
-    let fresh = || host.commitlog_format(plugin, params, 0).map_err(|e| e.to_string());
-    properties.run(DESCRIBE, || describe_result(plugin, params, host.commitlog_format(plugin, params, 0).and_then(|mut l| l.describe())));
+    let fresh = || host.strategy(plugin).commitlog_format(params, 0).map_err(|e| e.to_string());
+    properties.run(DESCRIBE, || describe_result(plugin, params, host.strategy(plugin).commitlog_format(params, 0).and_then(|mut l| l.describe())));
     properties.run(defaults::DEFAULTS, || defaults::property(host, plugin, params));
     properties.run(defaults::EFFECT, || defaults::effect_property(host, plugin, params));
-    properties.run(UNKNOWN_PARAMS, || unknown_param_result(host.commitlog_format(plugin, &unknown_params(params), 0).map(|_| ())));
+    properties.run(UNKNOWN_PARAMS, || unknown_param_result(host.strategy(plugin).commitlog_format(&unknown_params(params), 0).map(|_| ())));
     properties.holds("round-trip", || rounds(options, PER_ROUND, |seed, rows| round_trip(&fresh, seed, rows)));
     properties.holds("damaged-tail", || rounds(options, PER_ROUND, |seed, rows| damaged(&fresh, seed, rows, 8)));
     properties.holds(super::AT_SIZE, || at_size(&fresh, options.size.min(2_000_000), options.seed));
@@ -114,8 +114,8 @@ fn at_size(fresh: &dyn Fn() -> Result<CommitLogFormat, String>, rows: u64, seed:
 }
 
 /// For `defaults` and `params-effect`: what a log format encodes for the fixed workload, and what it described.
-pub(super) fn trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    trace_of(host.commitlog_format(plugin, params, 0))
+pub(super) fn trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
+    trace_of(host.strategy(plugin).commitlog_format(params, 0))
 }
 
 /// `trace` of a log format made either way.

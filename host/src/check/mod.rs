@@ -43,7 +43,7 @@ pub struct CheckOptions {
     pub flips: u32,
     /// The same plugin built for this machine (`--native`): checked again
     /// through the native twins' side of the seam.
-    pub native: Option<crate::native::Strategy>,
+    pub native: Option<crate::seam::Strategy>,
     /// Run only this property (a replay line's `--only`), not every one.
     pub only: Option<String>,
     /// The whole budget of the plugin's calls, counted once it is loaded:
@@ -281,9 +281,12 @@ pub(crate) struct ShardSubject<'a> {
     host: &'a Arc<PluginHost>,
     plugin: &'a Arc<Plugin>,
     pub(crate) params: &'a [(String, String)],
-    partner: Arc<Plugin>,
-    /// Checking the native build: it and its bundled native partner.
-    native: Option<(crate::native::Strategy, crate::native::Strategy)>,
+    /// The plugin under check and its bundled partner, in the runtime
+    /// checked: wasm, or the native build (`--native`).
+    subject: crate::seam::Strategy,
+    partner: crate::seam::Strategy,
+    /// Whether the runtime checked is the native build.
+    native: bool,
     /// What draws the next shard's pool: a round's seed, so its replay
     /// and its shrinking reserve from the pool it failed in.
     draw: std::cell::Cell<u64>,
@@ -299,23 +302,21 @@ impl<'a> ShardSubject<'a> {
 
     fn with_partner(host: &'a Arc<PluginHost>, plugin: &'a Arc<Plugin>, options: &'a CheckOptions) -> Result<Self, SeamError> {
         let (name, kind) = if plugin.kind == Kind::Allocator { ("btree", Kind::Memtable) } else { ("per-row", Kind::Allocator) };
-        let partner = host.load_as(name, kind)?;
-        let native = match &options.native {
-            None => None,
-            Some(n) => Some((n.clone(), crate::native::Strategy::bundled(name, kind)?)),
+        let (subject, partner) = match &options.native {
+            None => (host.strategy(plugin), host.strategy(&host.load_as(name, kind)?)),
+            Some(n) => (n.clone(), crate::native::bundled(name, kind)?),
         };
         let (draw, need) = (std::cell::Cell::new(options.seed), std::cell::Cell::new(ROUND_NEED));
-        Ok(ShardSubject { host, plugin, params: &options.params, partner, native, draw, need })
+        Ok(ShardSubject { host, plugin, params: &options.params, subject, partner, native: options.native.is_some(), draw, need })
     }
 
     /// A fresh shard with the plugin under check given `params`, in a
     /// pool drawn as `pool` says.
     pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::seam::Shard, SeamError> {
         let pool = Arc::new(self.pool());
-        match (&self.native, self.plugin.kind) {
-            (Some((allocator, memtable)), Kind::Allocator) => memtable.shard(&[], allocator, params, pool, 0),
-            (Some((memtable, allocator)), _) => memtable.shard(params, allocator, &[], pool, 0),
-            (None, _) => self.shard_in_wasm(params, pool),
+        match self.plugin.kind {
+            Kind::Allocator => self.partner.shard(&[], &self.subject, params, pool, 0),
+            _ => self.subject.shard(params, &self.partner, &[], pool, 0),
         }
     }
 
@@ -323,11 +324,13 @@ impl<'a> ShardSubject<'a> {
     /// concurrent partner, taking concurrent writers; `None` where the
     /// build's calls are serialized, or no native build is checked.
     pub(crate) fn shared(&self, params: &[(String, String)]) -> Result<Option<crate::seam::SharedShard>, SeamError> {
-        let Some((under_check, _)) = &self.native else { return Ok(None) };
+        if !self.native {
+            return Ok(None);
+        }
         let pool = Arc::new(self.pool());
         let shard = match self.plugin.kind {
-            Kind::Allocator => crate::native::Strategy::bundled("lockfree", Kind::Memtable)?.shard(&[], under_check, params, pool, 0)?,
-            _ => under_check.shard(params, &crate::native::Strategy::bundled("cas-region", Kind::Allocator)?, &[], pool, 0)?,
+            Kind::Allocator => crate::native::bundled("lockfree", Kind::Memtable)?.shard(&[], &self.subject, params, pool, 0)?,
+            _ => self.subject.shard(params, &crate::native::bundled("cas-region", Kind::Allocator)?, &[], pool, 0)?,
         };
         Ok(shard.share().ok())
     }
@@ -350,13 +353,6 @@ impl<'a> ShardSubject<'a> {
         };
         let modes = crate::pool::PoolMode::ALL;
         crate::pool::MemoryPool::new(budget, modes[rng.below(modes.len() as u64) as usize])
-    }
-
-    fn shard_in_wasm(&self, params: &[(String, String)], pool: Arc<crate::pool::MemoryPool>) -> Result<crate::seam::Shard, SeamError> {
-        match self.plugin.kind {
-            Kind::Allocator => self.host.shard(&self.partner, &[], self.plugin, params, pool, 0),
-            _ => self.host.shard(self.plugin, params, &self.partner, &[], pool, 0),
-        }
     }
 
     /// What the plugin under check, created with `params`, says of itself.

@@ -52,8 +52,8 @@ fn records(seed: u64, n: u64) -> Records {
 /// A written segment: data, index, and the rows its metadata counts.
 type Written = (Vec<u8>, Vec<u8>, u64);
 
-fn write(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], records: &[(Vec<u8>, Vec<u8>)], seed: u64) -> Result<Written, String> {
-    let mut w = host.serializer(plugin, params, 0).map_err(|e| e.to_string())?;
+fn write(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)], records: &[(Vec<u8>, Vec<u8>)], seed: u64) -> Result<Written, String> {
+    let mut w = host.strategy(plugin).serializer(params, 0).map_err(|e| e.to_string())?;
     let mut rng = SplitMix::new(&[seed, 3]);
     let mut data = Vec::new();
     let mut rest = records;
@@ -86,13 +86,13 @@ fn read_all(r: &mut seam::Reader) -> Result<Records, SeamError> {
     }
 }
 
-fn round_trip(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], seed: u64, n: u64) -> Result<(), String> {
+fn round_trip(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)], seed: u64, n: u64) -> Result<(), String> {
     let records = records(seed, n);
     let (data, index, rows) = write(host, plugin, params, &records, seed)?;
     if rows != records.len() as u64 {
         return Err(format!("metadata says {rows} rows, {} were written", records.len()));
     }
-    let mut reader = host.reader(plugin, params, &data, &index).map_err(|e| e.to_string())?;
+    let mut reader = host.strategy(plugin).reader(params, &data, &index).map_err(|e| e.to_string())?;
     let all = read_all(&mut reader).map_err(|e| e.to_string())?;
     if let Some(i) = (0..all.len().max(records.len())).find(|&i| all.get(i) != records.get(i)) {
         return Err(format!("record {i} of {} read back differs (key {})", records.len(), records.get(i).map_or("-".into(), |r| show_key(&r.0))));
@@ -113,7 +113,7 @@ fn round_trip(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
     Ok(())
 }
 
-fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], seed: u64) -> Result<String, String> {
+fn corruption(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)], seed: u64) -> Result<String, String> {
     let records = records(seed ^ 0xc0, 60);
     let (data, index, _) = write(host, plugin, params, &records, seed)?;
     let mut flips = 0;
@@ -123,7 +123,7 @@ fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
             let target = if file == "data" { &mut d } else { &mut i };
             target[at] ^= 1 << (at % 8);
             flips += 1;
-            let outcome = host.reader(plugin, params, &d, &i).and_then(|mut r| read_all(&mut r));
+            let outcome = host.strategy(plugin).reader(params, &d, &i).and_then(|mut r| read_all(&mut r));
             match outcome {
                 // The reader said corrupt, or returned a record the host's
                 // own decoder refused: either way the damage was seen.
@@ -138,13 +138,13 @@ fn corruption(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String
 
 pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &CheckOptions) -> Properties {
     let (mut properties, params) = (Properties::new(options.only.as_deref()), &options.params);
-    if let Err(e) = host.serializer(plugin, params, 0) {
+    if let Err(e) = host.strategy(plugin).serializer(params, 0) {
         return properties.stopped(Property::fail("create", format!("{e} (with the parameters given; nothing else was checked)")));
     }
-    properties.run(DESCRIBE, || describe_result(plugin, params, host.serializer(plugin, params, 0).and_then(|mut w| w.describe())));
+    properties.run(DESCRIBE, || describe_result(plugin, params, host.strategy(plugin).serializer(params, 0).and_then(|mut w| w.describe())));
     properties.run(defaults::DEFAULTS, || defaults::property(host, plugin, params));
     properties.run(defaults::EFFECT, || defaults::effect_property(host, plugin, params));
-    properties.run(UNKNOWN_PARAMS, || unknown_param_result(host.serializer(plugin, &unknown_params(params), 0).map(|_| ())));
+    properties.run(UNKNOWN_PARAMS, || unknown_param_result(host.strategy(plugin).serializer(&unknown_params(params), 0).map(|_| ())));
     properties.holds("round-trip", || rounds(options, PER_ROUND, |seed, ops| round_trip(host, plugin, params, seed, ops)));
     properties.holds("corruption", || corruption(host, plugin, params, options.seed));
     properties.holds(super::AT_SIZE, || super::at_size::serializer(host, plugin, params, options.size, options.seed, options.flips));
@@ -152,8 +152,8 @@ pub(super) fn check(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, options: &Chec
 }
 
 /// For `defaults` and `params-effect`: what a serializer writes for the fixed workload, and what it described.
-pub(super) fn trace(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    trace_of(host.serializer(plugin, params, 0))
+pub(super) fn trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
+    trace_of(host.strategy(plugin).serializer(params, 0))
 }
 
 /// `trace` of a writer made either way.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use memlab_sdk::Description;
 
 use super::{CheckOptions, Properties, Property, ShardSubject, allocator, commitlog, defaults, memtable, race, serializer};
-use crate::native::Strategy;
 use crate::plugin::{Plugin, PluginHost};
+use crate::seam::Strategy;
 use crate::seam::{Kind, SeamError};
 
 type Params<'a> = &'a [(String, String)];
@@ -36,7 +36,7 @@ pub(super) const SUITES: [Suite; Kind::COUNT] = [
     Suite {
         kind: Kind::Serializer,
         properties: serializer::check,
-        describe: |host, plugin, params| host.serializer(plugin, params, 0)?.describe(),
+        describe: |host, plugin, params| host.strategy(plugin).serializer(params, 0)?.describe(),
         trace: |host, plugin, params| serializer::trace(host, plugin, params),
         natively: |host, plugin, native, options| {
             agreeing(options, || agree(serializer::trace(host, plugin, &options.params), serializer::trace_of(native.serializer(&options.params, 0))))
@@ -45,7 +45,7 @@ pub(super) const SUITES: [Suite; Kind::COUNT] = [
     Suite {
         kind: Kind::CommitLog,
         properties: commitlog::check,
-        describe: |host, plugin, params| host.commitlog_format(plugin, params, 0)?.describe(),
+        describe: |host, plugin, params| host.strategy(plugin).commitlog_format(params, 0)?.describe(),
         trace: |host, plugin, params| commitlog::trace(host, plugin, params),
         natively: |host, plugin, native, options| {
             agreeing(options, || agree(commitlog::trace(host, plugin, &options.params), commitlog::trace_of(native.commitlog_format(&options.params, 0))))

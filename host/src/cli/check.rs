@@ -8,11 +8,11 @@ use crate::seam::{LoadCause, LoadError, SeamError};
 
 /// The crate at `plugin` built for this machine and loaded, as the kind
 /// its wasm build is.
-fn native_build(host: &PluginHost, plugin: &str) -> Result<crate::native::Strategy, CliError> {
+fn native_build(host: &PluginHost, plugin: &str) -> Result<crate::seam::Strategy, CliError> {
     let not_a_crate = || SeamError::Load(LoadError::new(plugin.to_string(), LoadCause::Native("`--native` builds a crate's folder, and this is none".into())));
     let (path, sha256) = host.native_build(plugin)?.ok_or_else(not_a_crate)?;
     let kind = host.load(plugin)?.kind;
-    Ok(crate::native::Strategy::built(plugin, kind, crate::native::Library::open(plugin, &path, &sha256)?).map_err(SeamError::Load)?)
+    Ok(crate::native::built(plugin, kind, crate::native::Library::open(plugin, &path, &sha256)?).map_err(SeamError::Load)?)
 }
 
 /// `memlab check`'s arguments.

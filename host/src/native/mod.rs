@@ -12,7 +12,7 @@ mod runtime;
 mod strategy;
 
 pub use library::Library;
-pub use strategy::{Strategy, commitlog_format, segment_reader, serializer, shard};
+pub use strategy::{built, bundled, linked};
 
 #[cfg(test)]
 mod tests {
@@ -20,12 +20,14 @@ mod tests {
 
     use super::*;
     use crate::pool::MemoryPool;
+    use crate::seam::Kind;
     use memlab_sdk::{Entry, Packed};
 
     #[test]
     fn entries_survive_a_native_round_trip() {
         let pool = Arc::new(MemoryPool::new(1 << 20, Default::default()));
-        let mut shard = shard("btree", &[], "per-row", &[], pool, 0).expect("twins exist");
+        let allocator = bundled("per-row", Kind::Allocator).expect("a twin");
+        let mut shard = bundled("btree", Kind::Memtable).and_then(|m| m.shard(&[], &allocator, &[], pool, 0)).expect("twins exist");
         let mut entries = Packed::new();
         entries.push_with(|b| Entry { key: b"k", timestamp: 1, reference: 9 }.encode(b));
         shard.insert(&mut entries).expect("insert");

@@ -298,33 +298,50 @@ impl PluginHost {
         Limits::from_settings(&self.settings)
     }
 
-    /// Creates one shard's memtable and allocator instances in one `Store`.
-    pub fn shard(
+    /// `plugin` as a strategy of the seam's, making its instances as wasm
+    /// components.
+    pub fn strategy(self: &Arc<Self>, plugin: &Arc<Plugin>) -> seam::Strategy {
+        let runtime = WasmStrategy { host: Arc::clone(self), plugin: Arc::clone(plugin) };
+        seam::Strategy::new(&plugin.name, plugin.kind, Arc::new(runtime))
+    }
+}
+
+/// A loaded component and the host that instantiates it: each instance in
+/// a store of its own, a shard's memtable and allocator in one.
+struct WasmStrategy {
+    host: Arc<PluginHost>,
+    plugin: Arc<Plugin>,
+}
+
+impl seam::StrategyRuntime for WasmStrategy {
+    fn shard(
         &self,
-        memtable: &Arc<Plugin>,
-        memtable_params: &[(String, String)],
-        allocator: &Arc<Plugin>,
+        params: &[(String, String)],
+        allocator: &dyn seam::StrategyRuntime,
         allocator_params: &[(String, String)],
         pool: Arc<MemoryPool>,
         shard: usize,
-    ) -> Result<seam::Shard, SeamError> {
-        wasm::shard(self, memtable, memtable_params, allocator, allocator_params, pool, shard)
+    ) -> Result<Box<dyn seam::ShardRuntime>, SeamError> {
+        let Some(allocator) = allocator.as_any().downcast_ref::<WasmStrategy>() else {
+            return Err(SeamError::NoTwin { plugin: "a memtable and an allocator on two runtimes".into() });
+        };
+        wasm::shard(&self.host, &self.plugin, params, &allocator.plugin, allocator_params, pool, shard)
     }
 
-    /// Creates a serializer's writer, in a store of its own, for flush
-    /// part `shard`.
-    pub fn serializer(&self, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
-        wasm::serializer(self, plugin, params, shard)
+    fn serializer(&self, params: &[(String, String)], part: usize) -> Result<Box<dyn seam::SerializerRuntime>, SeamError> {
+        wasm::serializer(&self.host, &self.plugin, params, part)
     }
 
-    /// Creates a shard's commit-log format, in a store of its own.
-    pub fn commitlog_format(&self, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::CommitLogFormat, SeamError> {
-        wasm_log::commitlog_format(self, plugin, params, shard)
+    fn reader(&self, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<Box<dyn seam::ReaderRuntime>, SeamError> {
+        wasm::reader(&self.host, &self.plugin, params, data, index)
     }
 
-    /// Opens a segment with the serializer that wrote it.
-    pub fn reader(&self, plugin: &Arc<Plugin>, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
-        wasm::reader(self, plugin, params, data, index)
+    fn commitlog(&self, params: &[(String, String)], shard: usize) -> Result<Box<dyn seam::CommitLogRuntime>, SeamError> {
+        wasm_log::commitlog(&self.host, &self.plugin, params, shard)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -16,8 +16,8 @@ use crate::pool::MemoryPool;
 use crate::seam::KindSpecs;
 use crate::seam::watch::during;
 use crate::seam::{
-    self, AllocatorRuntime, Fault, Kind, LoadCause, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime,
-    SharedShardRuntime, TrapKind,
+    AllocatorRuntime, Fault, Kind, LoadCause, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, SharedShardRuntime,
+    TrapKind,
 };
 
 /// A store plus the trap state every call shares.
@@ -205,7 +205,7 @@ pub(super) fn shard(
     allocator_params: &[(String, String)],
     pool: Arc<MemoryPool>,
     shard: usize,
-) -> Result<seam::Shard, SeamError> {
+) -> Result<Box<dyn ShardRuntime>, SeamError> {
     let mut caller = Caller::new(host, Some(pool));
     let Indices::Memtable(mt_indices) = &memtable_plugin.indices else {
         return Err(wrong_kind(memtable_plugin, Kind::Memtable));
@@ -234,7 +234,7 @@ pub(super) fn shard(
         cursor: None,
         allocator_baseline,
     };
-    Ok(seam::Shard::new(Box::new(runtime), &memtable_plugin.name, &allocator_plugin.name, shard))
+    Ok(Box::new(runtime))
 }
 
 impl MemtableRuntime for WasmShard {
@@ -361,14 +361,14 @@ struct WasmSerializer {
 }
 
 /// Instantiates a serializer and creates its writer for flush part `shard`.
-pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::Serializer, SeamError> {
+pub(super) fn serializer(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<Box<dyn SerializerRuntime>, SeamError> {
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
     let baseline = caller.store.data().memory_bytes;
     let writer = during(Op::WriterCreate, shard, || caller.try_call(plugin, Op::WriterCreate, |s| api.writer().call_create(s, &params.to_vec())))
         .map_err(create_failed(plugin, Op::WriterCreate, shard))?;
     let runtime = WasmSerializer { caller, plugin: Arc::clone(plugin), api, writer, baseline };
-    Ok(seam::Serializer::new(Box::new(runtime), &plugin.name, shard))
+    Ok(Box::new(runtime))
 }
 
 impl SerializerRuntime for WasmSerializer {
@@ -422,13 +422,19 @@ struct WasmReader {
 }
 
 /// Opens a segment with the serializer that wrote it.
-pub(super) fn reader(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
+pub(super) fn reader(
+    host: &PluginHost,
+    plugin: &Arc<Plugin>,
+    params: &[(String, String)],
+    data: &[u8],
+    index: &[u8],
+) -> Result<Box<dyn ReaderRuntime>, SeamError> {
     let mut caller = Caller::new(host, None);
     let api = serializer_api(&mut caller, plugin)?;
     let reader = during(Op::ReaderOpen, 0, || caller.try_call(plugin, Op::ReaderOpen, |s| api.reader().call_open(s, &params.to_vec(), data, index)))
         .map_err(create_failed(plugin, Op::ReaderOpen, 0))?;
     let runtime = WasmReader { caller, plugin: Arc::clone(plugin), api, reader };
-    Ok(seam::Reader::new(Box::new(runtime), &plugin.name))
+    Ok(Box::new(runtime))
 }
 
 impl ReaderRuntime for WasmReader {

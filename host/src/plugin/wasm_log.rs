@@ -12,7 +12,7 @@ use super::bindings::commitlog;
 use super::wasm::{Caller, create_failed, description, instantiate, load_failed, packed_out, wrong_kind};
 use super::{Plugin, PluginHost};
 use crate::seam::watch::during;
-use crate::seam::{self, CommitLogRuntime, Fault, Kind, Op, SeamError};
+use crate::seam::{CommitLogRuntime, Fault, Kind, Op, SeamError};
 
 struct WasmCommitLog {
     caller: Caller,
@@ -21,7 +21,7 @@ struct WasmCommitLog {
 }
 
 /// Instantiates a log format for `shard` and creates it.
-pub(super) fn commitlog_format(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<seam::CommitLogFormat, SeamError> {
+pub(super) fn commitlog(host: &PluginHost, plugin: &Arc<Plugin>, params: &[(String, String)], shard: usize) -> Result<Box<dyn CommitLogRuntime>, SeamError> {
     let mut caller = Caller::new(host, None);
     let Indices::CommitLog(indices) = &plugin.indices else {
         return Err(wrong_kind(plugin, Kind::CommitLog));
@@ -33,7 +33,7 @@ pub(super) fn commitlog_format(host: &PluginHost, plugin: &Arc<Plugin>, params: 
         Op::CommitLogCreate,
         shard,
     ))?;
-    Ok(seam::CommitLogFormat::new(Box::new(WasmCommitLog { caller, plugin: Arc::clone(plugin), api }), &plugin.name, shard))
+    Ok(Box::new(WasmCommitLog { caller, plugin: Arc::clone(plugin), api }))
 }
 
 impl CommitLogRuntime for WasmCommitLog {

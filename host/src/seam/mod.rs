@@ -17,6 +17,7 @@ mod noted;
 mod op;
 mod sample;
 mod shared;
+mod strategy;
 mod tape;
 
 pub(crate) use sample::secret;
@@ -35,6 +36,7 @@ pub use error::{Fault, LoadCause, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;
 pub use shared::SharedShard;
+pub use strategy::{Strategy, StrategyRuntime};
 pub use tape::{Tape, behaviour};
 
 /// Calls and bytes across the plugin boundary.

@@ -37,8 +37,14 @@ fn shards(allocator: &str, budget: u64) -> Vec<(&'static str, Shard, Arc<MemoryP
     let pool = || Arc::new(MemoryPool::new(budget, PoolMode::FetchAdd));
     let (wasm_pool, native_pool) = (pool(), pool());
     vec![
-        ("wasm", host.shard(&memtable, &[], &plugin, &[], wasm_pool.clone(), 0).expect("wasm shard"), wasm_pool),
-        ("native", native::shard("btree", &[], allocator, &[], native_pool.clone(), 0).expect("native shard"), native_pool),
+        ("wasm", host.strategy(&memtable).shard(&[], &host.strategy(&plugin), &[], wasm_pool.clone(), 0).expect("wasm shard"), wasm_pool),
+        (
+            "native",
+            native::bundled("btree", Kind::Memtable)
+                .and_then(|m| m.shard(&[], &native::bundled(allocator, Kind::Allocator)?, &[], native_pool.clone(), 0))
+                .expect("native shard"),
+            native_pool,
+        ),
     ]
 }
 
@@ -96,7 +102,7 @@ fn memory_held_unreserved_is_charged_to_the_pool() {
     for (allocator, params) in [("heap".to_string(), Vec::new()), (liar_plugin("liar-alloc"), thin)] {
         let plugin = host.load_as(&allocator, Kind::Allocator).expect("allocator");
         let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
-        let mut shard = host.shard(&memtable, &[], &plugin, &params, pool.clone(), 0).expect("shard");
+        let mut shard = host.strategy(&memtable).shard(&[], &host.strategy(&plugin), &params, pool.clone(), 0).expect("shard");
         for _ in 0..600 {
             let (mut batch, _) = rows(500, 24);
             shard.store_rows(&mut batch).expect("store");

@@ -80,11 +80,11 @@ fn a_budgeted_twin_runs_what_its_host_loaded_and_keeps_the_budget() {
     let pool = || std::sync::Arc::new(MemoryPool::new(1 << 26, PoolMode::FetchAdd));
     let twin = host.budgeted(Instant::now() + Duration::from_secs(600)).expect("a twin");
     let (m, a) = (twin.adopt(&memtable).expect("the same engine"), twin.adopt(&allocator).expect("the same engine"));
-    let mut shard = twin.shard(&m, &[], &a, &[], pool(), 0).expect("a shard within the budget");
+    let mut shard = twin.strategy(&m).shard(&[], &twin.strategy(&a), &[], pool(), 0).expect("a shard within the budget");
     shard.stats().expect("a call within the budget");
     let spent = host.budgeted(Instant::now()).expect("a spent twin");
     let (m, a) = (spent.adopt(&memtable).expect("the same engine"), spent.adopt(&allocator).expect("the same engine"));
-    let Err(error) = spent.shard(&m, &[], &a, &[], pool(), 1) else { panic!("a call past the budget ran") };
+    let Err(error) = spent.strategy(&m).shard(&[], &spent.strategy(&a), &[], pool(), 1) else { panic!("a call past the budget ran") };
     assert!(error.to_string().contains("the whole budget for its calls is spent"), "{error}");
     let plain = memlab::plugin::PluginHost::new(Default::default()).expect("a host without epochs");
     let loaded = plain.load_as("btree", Kind::Memtable).expect("btree");

@@ -6,7 +6,6 @@
 use memlab::bench;
 use memlab::check::{CheckOptions, check};
 use memlab::config::BenchConfig;
-use memlab::native::Strategy;
 use memlab::seam::Kind;
 
 use crate::support::{command, host, memlab, options, scratch};
@@ -91,7 +90,7 @@ fn a_variant_that_cannot_run_without_the_lock_says_why() {
 fn the_bundled_concurrent_strategies_pass_check_racing_writers() {
     let seed = crate::support::drawn_seed("the_bundled_concurrent_strategies_pass_check_racing_writers");
     for (name, kind) in [("lockfree", Kind::Memtable), ("cas-region", Kind::Allocator)] {
-        let native = Strategy::bundled(name, kind).expect(name);
+        let native = memlab::native::bundled(name, kind).expect(name);
         let options = CheckOptions { ops: 60_000, size: 5_000, flips: 2, native: Some(native), ..CheckOptions::new(Vec::new(), seed) };
         let report = check(&crate::support::strict_host(), name, options).expect("check");
         assert!(report.passed(), "seed {seed}: {}", report.render());

@@ -20,7 +20,7 @@ fn shard(memtable: &str, allocator: &str) -> Shard {
     let m = host.load_as(memtable, Kind::Memtable).expect("memtable");
     let a = host.load_as(allocator, Kind::Allocator).expect("allocator");
     let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
-    host.shard(&m, &[], &a, &[], pool, 0).expect("shard")
+    host.strategy(&m).shard(&[], &host.strategy(&a), &[], pool, 0).expect("shard")
 }
 
 fn random_key(rng: &mut SplitMix) -> Vec<u8> {
@@ -179,7 +179,7 @@ fn unknown_parameters_are_rejected_by_name() {
     let a = host.load_as("per-row", Kind::Allocator).expect("allocator");
     let pool = Arc::new(MemoryPool::new(1 << 20, PoolMode::FetchAdd));
     let bad = [("chunk_sise".to_string(), "4096".to_string())];
-    let err = host.shard(&m, &[], &a, &bad, pool, 3).err().expect("unknown parameter");
+    let err = host.strategy(&m).shard(&[], &host.strategy(&a), &bad, pool, 3).err().expect("unknown parameter");
     let message = err.to_string();
     assert!(message.contains("chunk_sise") && message.contains("per-row") && message.contains("shard 3"), "{message}");
 }

@@ -88,7 +88,7 @@ fn stream_file_reading_survives_mutations() {
 fn segment_reading_survives_mutations() {
     let mut seeds = Vec::new();
     for (pick, name) in ["naive", "lean", "block"].iter().enumerate() {
-        let mut w = memlab::native::serializer(name, &[], 0).expect("writer");
+        let mut w = memlab::native::bundled(name, memlab::seam::Kind::Serializer).and_then(|s| s.serializer(&[], 0)).expect("writer");
         let mut records = Packed::new();
         for i in 0..30u32 {
             let key = format!("key-{i:03}");

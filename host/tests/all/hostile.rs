@@ -27,7 +27,7 @@ fn hostile_shard(mode: &str) -> Shard {
     let a = host.load_as("per-row", Kind::Allocator).expect("allocator");
     let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
     let params = [("mode".to_string(), mode.to_string()), ("after".to_string(), "3".to_string())];
-    host.shard(&m, &params, &a, &[], pool, 5).expect("shard")
+    host.strategy(&m).shard(&params, &host.strategy(&a), &[], pool, 5).expect("shard")
 }
 
 fn entries(n: u64) -> Packed {
@@ -102,8 +102,8 @@ fn a_misused_output_put_breaks_the_contract_of_its_call() {
 #[test]
 fn a_contract_check_holds_native_twins_as_it_holds_components() {
     let params = vec![("mode".to_string(), "huge-return".to_string())];
-    let twin = native::Strategy::linked("hostile", &test_hostile::MEMLAB_NATIVE).expect("hostile twin");
-    let allocator = native::Strategy::bundled("per-row", Kind::Allocator).expect("per-row twin");
+    let twin = native::linked("hostile", &test_hostile::MEMLAB_NATIVE).expect("hostile twin");
+    let allocator = native::bundled("per-row", Kind::Allocator).expect("per-row twin");
     let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
     let mut native_shard = twin.shard(&params, &allocator, &[], pool, 5).expect("a native shard");
     let mut wasm_shard = hostile_shard("huge-return");

@@ -18,7 +18,7 @@ fn every_kind_has_a_native_twin_a_template_a_check_and_its_phases() {
     for spec in &KINDS {
         let kind = spec.kind;
         for plugin in std::iter::once(spec.stand_in).chain(spec.rivals) {
-            assert!(memlab::native::Strategy::bundled(plugin, kind).is_ok(), "{kind}: `{plugin}` has no native twin");
+            assert!(memlab::native::bundled(plugin, kind).is_ok(), "{kind}: `{plugin}` has no native twin");
             assert!(memlab::registry::find_kind(plugin, kind).is_some(), "{kind}: `{plugin}` is not bundled");
         }
         let krate = memlab::scaffold(kind, &format!("new-{}", kind.name()), &dir).unwrap_or_else(|e| panic!("{kind}: {e}"));

@@ -8,7 +8,6 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use memlab::native::Strategy;
 use memlab::pool::{MemoryPool, PoolMode};
 use memlab_sdk::native::{Answer, Hosted, Input, Made, MemtableOf, NativeTable, SerializerOf, table};
 use memlab_sdk::twin::{AllocatorInstance, CommitLogInstance};
@@ -65,8 +64,8 @@ fn pool() -> Arc<MemoryPool> {
 
 #[test]
 fn a_memtable_and_an_allocator_table_take_every_call_and_catch_a_panic() {
-    let memtable = Strategy::linked("btree-table", &MEMTABLE).expect("a memtable table");
-    let allocator = Strategy::linked("per-row-table", &ALLOCATOR).expect("an allocator table");
+    let memtable = memlab::native::linked("btree-table", &MEMTABLE).expect("a memtable table");
+    let allocator = memlab::native::linked("per-row-table", &ALLOCATOR).expect("an allocator table");
     assert_eq!((memtable.kind(), allocator.kind()), (Kind::Memtable, Kind::Allocator));
     let mut shard = memtable.shard(&[], &allocator, &[], pool(), 0).expect("create both");
     let mut batch = rows(20);
@@ -97,8 +96,8 @@ fn a_memtable_and_an_allocator_table_take_every_call_and_catch_a_panic() {
 
 #[test]
 fn a_memtables_cursor_and_counters_cross_its_table() {
-    let memtable = Strategy::linked("btree-table", &MEMTABLE).expect("a memtable table");
-    let allocator = Strategy::bundled("per-row", Kind::Allocator).expect("bundled");
+    let memtable = memlab::native::linked("btree-table", &MEMTABLE).expect("a memtable table");
+    let allocator = memlab::native::bundled("per-row", Kind::Allocator).expect("bundled");
     let mut shard = memtable.shard(&[], &allocator, &[], pool(), 1).expect("create");
     let mut entries = Packed::new();
     entries.push_with(|buf| Entry { key: b"k", timestamp: 1, reference: 9 }.encode(buf));
@@ -112,7 +111,7 @@ fn a_memtables_cursor_and_counters_cross_its_table() {
 
 #[test]
 fn a_serializer_table_writes_reads_and_catches_a_panic() {
-    let serializer = Strategy::linked("lean-table", &SERIALIZER).expect("a serializer table");
+    let serializer = memlab::native::linked("lean-table", &SERIALIZER).expect("a serializer table");
     let mut writer = serializer.serializer(&[], 0).expect("writer.create");
     let mut records = Packed::new();
     let row = rows(1);
@@ -132,14 +131,14 @@ fn a_serializer_table_writes_reads_and_catches_a_panic() {
     let message = panics("reader.get panics", || drop(reader.get(keys)));
     assert!(message.contains("lean-table") && message.contains("reader.get"), "{message}");
     drop(reader);
-    let creating = Strategy::linked("lean-create", &SERIALIZER_CREATE).expect("a serializer table");
+    let creating = memlab::native::linked("lean-create", &SERIALIZER_CREATE).expect("a serializer table");
     let message = panics("writer.create panics", || drop(creating.serializer(&[], 0)));
     assert!(message.contains("lean-create") && message.contains("writer.create"), "{message}");
 }
 
 #[test]
 fn a_commit_log_table_encodes_replays_and_catches_a_panic() {
-    let log = Strategy::linked("plain-table", &LOG).expect("a log table");
+    let log = memlab::native::linked("plain-table", &LOG).expect("a log table");
     let mut format = log.commitlog_format(&[], 0).expect("commitlog.create");
     let mut batch = rows(5);
     let record = format.encode(&mut batch).expect("commitlog.encode");

@@ -85,7 +85,7 @@ fn log_batches() -> impl Strategy<Value = Vec<Vec<Vec<u8>>>> {
 
 /// A bundled format's segment of `batches`, and what the host appended.
 fn logged(format: &str, batches: &[Vec<Vec<u8>>]) -> (memlab::seam::CommitLogFormat, Vec<u8>, memlab::commitlog::Appended) {
-    let mut log = memlab::native::commitlog_format(format, &[], 0).expect("a bundled format");
+    let mut log = memlab::native::bundled(format, memlab::seam::Kind::CommitLog).and_then(|l| l.commitlog_format(&[], 0)).expect("a bundled format");
     let (mut bytes, mut appended) = (Vec::new(), memlab::commitlog::Appended::default());
     for batch in batches {
         let mut rows = Packed::new();

@@ -56,18 +56,18 @@ fn records(seed: u64, count: usize, long_keys: bool) -> Records {
 fn writer(serializer: &str, wasm: bool) -> seam::Serializer {
     if wasm {
         let plugin = host().load_as(serializer, Kind::Serializer).expect("serializer");
-        host().serializer(&plugin, &params(serializer), 0).expect("writer")
+        host().strategy(&plugin).serializer(&params(serializer), 0).expect("writer")
     } else {
-        native::serializer(serializer, &params(serializer), 0).expect("native writer")
+        native::bundled(serializer, Kind::Serializer).and_then(|s| s.serializer(&params(serializer), 0)).expect("native writer")
     }
 }
 
 fn reader(serializer: &str, wasm: bool, data: &[u8], index: &[u8]) -> Result<seam::Reader, SeamError> {
     if wasm {
         let plugin = host().load_as(serializer, Kind::Serializer).expect("serializer");
-        host().reader(&plugin, &params(serializer), data, index)
+        host().strategy(&plugin).reader(&params(serializer), data, index)
     } else {
-        native::segment_reader(serializer, &params(serializer), data, index)
+        native::bundled(serializer, Kind::Serializer).and_then(|s| s.reader(&params(serializer), data, index))
     }
 }
 
