@@ -79,14 +79,16 @@ fn wasm_vs_native(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("wasm", n), &n, |b, &n| {
             b.iter_custom(|iters| {
                 let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
-                let mut shard = host.shard(&memtable, &[], &allocator, &[], pool, 0).expect("shard");
+                let mut shard = host.strategy(&memtable).shard(&[], &host.strategy(&allocator), &[], pool, 0).expect("shard");
                 write_batches(&mut shard, n, iters, &mut salt)
             })
         });
         group.bench_with_input(BenchmarkId::new("native", n), &n, |b, &n| {
             b.iter_custom(|iters| {
                 let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
-                let mut shard = native::shard("skiplist", &[], "per-row", &[], pool, 0).expect("native shard");
+                let mut shard = native::bundled("skiplist", Kind::Memtable)
+                    .and_then(|m| m.shard(&[], &native::bundled("per-row", Kind::Allocator)?, &[], pool, 0))
+                    .expect("native shard");
                 write_batches(&mut shard, n, iters, &mut salt)
             })
         });
@@ -107,11 +109,15 @@ fn generation_start(c: &mut Criterion) {
             let memtable = host.load_as(name, Kind::Memtable).expect("memtable");
             let allocator = host.load_as("per-row", Kind::Allocator).expect("per-row");
             group.bench_function(BenchmarkId::new(label, name), |b| {
-                b.iter(|| host.shard(&memtable, &[], &allocator, &[], Arc::clone(&pool), 0).expect("shard"))
+                b.iter(|| host.strategy(&memtable).shard(&[], &host.strategy(&allocator), &[], Arc::clone(&pool), 0).expect("shard"))
             });
         }
         group.bench_function(BenchmarkId::new("native", name), |b| {
-            b.iter(|| native::shard(name, &[], "per-row", &[], Arc::clone(&pool), 0).expect("native shard"))
+            b.iter(|| {
+                native::bundled(name, Kind::Memtable)
+                    .and_then(|m| m.shard(&[], &native::bundled("per-row", Kind::Allocator)?, &[], Arc::clone(&pool), 0))
+                    .expect("native shard")
+            })
         });
     }
     group.finish();

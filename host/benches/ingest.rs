@@ -101,9 +101,11 @@ fn main() {
                     let pool = Arc::new(MemoryPool::new(u64::MAX / 4, PoolMode::FetchAdd));
                     let mut shard: Shard = if wasm {
                         let plugin = host.load_as(memtable, Kind::Memtable).expect("memtable");
-                        host.shard(&plugin, &[], &allocator, &[], pool, 0).expect("shard")
+                        host.strategy(&plugin).shard(&[], &host.strategy(&allocator), &[], pool, 0).expect("shard")
                     } else {
-                        native::shard(memtable, &[], "per-row", &[], pool, 0).expect("native shard")
+                        native::bundled(memtable, Kind::Memtable)
+                            .and_then(|m| m.shard(&[], &native::bundled("per-row", Kind::Allocator)?, &[], pool, 0))
+                            .expect("native shard")
                     };
                     let took = ingest(&mut shard, &mut batches);
                     let name = format!("{memtable} {}", if wasm { "wasm" } else { "native" });
