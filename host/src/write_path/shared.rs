@@ -1,15 +1,16 @@
-//! The write path of a concurrent shard: its live generation behind a
-//! read-write lock whose read side is sharded by thread (crossbeam's
-//! `ShardedLock`), so writers take no shared line and no lock between
-//! them; they call the memtable and the allocator at once. A switch takes
-//! the write side, which waits for the writers inside to leave: then the
-//! generation is the flush's alone (Cassandra's `OpOrder` barrier does
-//! the same job). What a writer measures it keeps on a line of its own.
+//! The write path of a concurrent shard: its live generation behind an
+//! atomic pointer (`arc-swap`), whose load takes a slot of the writer's
+//! own thread, so writers take no lock and write no shared line; they call
+//! the memtable and the allocator at once. A switch swaps the fresh
+//! generation in, then waits for the last writer inside to let go of the
+//! old one: then the generation is the flush's alone (Cassandra's
+//! `OpOrder` barrier does the same job). What a writer measures it keeps
+//! on a line of its own.
 
-use std::sync::PoisonError;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crossbeam::sync::ShardedLock;
+use arc_swap::ArcSwapOption;
 use crossbeam::utils::CachePadded;
 use thread_local::ThreadLocal;
 
@@ -20,7 +21,7 @@ use crate::seam::{SeamError, Shard, SharedShard};
 
 /// Every shard's live generation, and what writers measured of it.
 pub(super) struct SharedSlots {
-    live: Vec<ShardedLock<Option<SharedShard>>>,
+    live: Vec<ArcSwapOption<SharedShard>>,
     /// Call times, each writer's its own (timing its calls moves no
     /// counter another writer moves).
     calls: ThreadLocal<CachePadded<OwnCallTimes>>,
@@ -56,7 +57,7 @@ impl SharedSlots {
         let mut rest = shards.into_iter();
         for shard in rest.by_ref() {
             match (shard.share(), want) {
-                (Ok(shared), _) => live.push(ShardedLock::new(Some(shared))),
+                (Ok(shared), _) => live.push(ArcSwapOption::from_pointee(shared)),
                 (Err(shard), Some(true)) => return Err(share(*shard).err().unwrap_or_else(drained)),
                 // The first shard tells: every shard of a variant runs the same strategies.
                 (Err(shard), _) => return Ok(Err(std::iter::once(*shard).chain(rest).collect())),
@@ -67,8 +68,8 @@ impl SharedSlots {
 
     /// Runs `f` on shard `i`'s live generation, beside other writers.
     pub(super) fn with<R>(&self, i: usize, f: impl FnOnce(&SharedShard) -> Result<R, SeamError>) -> Result<R, SeamError> {
-        let live = self.live[i].read().unwrap_or_else(PoisonError::into_inner);
-        f(live.as_ref().ok_or_else(drained)?)
+        let live = self.live[i].load();
+        f(live.as_deref().ok_or_else(drained)?)
     }
 
     /// One client batch: its rows stored and its entries inserted, while
@@ -95,7 +96,19 @@ impl SharedSlots {
     /// left; the old one, for the flush.
     pub(super) fn swap(&self, i: usize, fresh: Option<Shard>) -> Result<Option<Shard>, SeamError> {
         let fresh = fresh.map(share).transpose()?;
-        let old = std::mem::replace(&mut *self.live[i].write().unwrap_or_else(PoisonError::into_inner), fresh);
+        let mut old = self.live[i].swap(fresh.map(Arc::new));
+        // A writer that loaded the old generation still holds it; once the
+        // last one lets go, it is the flush's alone.
+        let old = loop {
+            match old.map(Arc::try_unwrap) {
+                None => break None,
+                Some(Ok(shard)) => break Some(shard),
+                Some(Err(held)) => {
+                    old = Some(held);
+                    std::thread::yield_now();
+                }
+            }
+        };
         Ok(old.map(|old| {
             let (shard, most) = old.into_shard();
             self.most_inside.fetch_max(most, Ordering::Relaxed);
