@@ -370,94 +370,17 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
 
-    use memlab_sdk::{Description, Packed, Stats};
-
     use super::Held;
     use crate::pool::{MemoryPool, PoolMode};
-    use crate::seam::{AllocatorRuntime, Fault, Kind, MemtableRuntime, Shard, ShardRuntime};
+    use crate::seam::Shard;
+    use crate::seam::stub::Stub;
 
     /// A shard runtime that only holds a reservation count.
     struct Holding(Arc<AtomicU64>);
 
-    fn no<T>() -> Result<T, Fault> {
-        Err(Fault::Contract("not called in this test".into()))
-    }
-
-    impl MemtableRuntime for Holding {
-        fn insert(&mut self, _: &mut Packed) -> Result<(), Fault> {
-            no()
-        }
-
-        fn get(&mut self, _: Packed) -> Result<Packed, Fault> {
-            no()
-        }
-
-        fn scan(&mut self, _: &[u8], _: Option<&[u8]>, _: u32) -> Result<Packed, Fault> {
-            no()
-        }
-
-        fn open_cursor(&mut self) -> Result<(), Fault> {
-            no()
-        }
-
-        fn next_entries(&mut self, _: u32, _: &mut Packed) -> Result<(), Fault> {
-            no()
-        }
-
-        fn memtable_stats(&mut self) -> Result<Stats, Fault> {
-            no()
-        }
-
-        fn describe_memtable(&mut self) -> Result<Description, Fault> {
-            no()
-        }
-    }
-
-    impl AllocatorRuntime for Holding {
-        fn store_rows(&mut self, _: &mut Packed) -> Result<Vec<u64>, Fault> {
-            no()
-        }
-
-        fn load(&mut self, _: &[u64], _: &mut Packed) -> Result<(), Fault> {
-            no()
-        }
-
-        fn allocator_stats(&mut self) -> Result<Stats, Fault> {
-            no()
-        }
-
-        fn describe_allocator(&mut self) -> Result<Description, Fault> {
-            no()
-        }
-
+    impl Stub for Holding {
         fn reserved_bytes(&self) -> u64 {
             self.0.load(Ordering::Relaxed)
-        }
-
-        fn reservations(&self) -> u64 {
-            0
-        }
-
-        fn pool_refused(&self) -> bool {
-            false
-        }
-
-        fn allocator_baseline(&self) -> Option<u64> {
-            None
-        }
-    }
-
-    impl ShardRuntime for Holding {
-        fn guest_memory_bytes(&self) -> u64 {
-            0
-        }
-
-        fn memory_of(&self, _: Kind) -> Option<u64> {
-            None
-        }
-
-        fn into_shared(self: Box<Self>) -> Result<Box<dyn crate::seam::SharedShardRuntime>, Box<dyn ShardRuntime>> {
-            Err(self)
         }
     }
 

@@ -20,6 +20,8 @@ mod noted;
 mod op;
 mod sample;
 mod shared;
+#[cfg(test)]
+pub(crate) mod stub;
 mod tape;
 
 pub(crate) use sample::secret;

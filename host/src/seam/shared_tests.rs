@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use memlab_sdk::{Description, Entry, Packed, Stats};
+use memlab_sdk::{Entry, Packed};
 
 use super::{HOST_LOCKS, SharedShard, most_at_once};
-use crate::seam::{AllocatorRuntime, Fault, Kind, MemtableRuntime, Shard, ShardRuntime, SharedShardRuntime};
+use crate::seam::stub::Stub;
+use crate::seam::{Fault, Shard, ShardRuntime, SharedShardRuntime};
 
 /// A concurrent memtable and allocator: each row reserves `reserve_per_row`
 /// bytes; `short_refs` returns one ref too few.
@@ -58,69 +59,17 @@ impl SharedShardRuntime for Fake {
 /// The fake for one caller: only what the tests ask of a `Shard`.
 struct Alone(Box<Fake>);
 
-fn no<T>() -> Result<T, Fault> {
-    Err(Fault::Contract("not called in this test".into()))
-}
-
-impl MemtableRuntime for Alone {
+impl Stub for Alone {
     fn insert(&mut self, entries: &mut Packed) -> Result<(), Fault> {
         self.0.insert(entries)
     }
-    fn get(&mut self, _: Packed) -> Result<Packed, Fault> {
-        no()
-    }
-    fn scan(&mut self, _: &[u8], _: Option<&[u8]>, _: u32) -> Result<Packed, Fault> {
-        no()
-    }
-    fn open_cursor(&mut self) -> Result<(), Fault> {
-        no()
-    }
-    fn next_entries(&mut self, _: u32, _: &mut Packed) -> Result<(), Fault> {
-        no()
-    }
-    fn memtable_stats(&mut self) -> Result<Stats, Fault> {
-        no()
-    }
-    fn describe_memtable(&mut self) -> Result<Description, Fault> {
-        no()
-    }
-}
-
-impl AllocatorRuntime for Alone {
     fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
         self.0.store_rows(rows, &mut false)
-    }
-    fn load(&mut self, _: &[u64], _: &mut Packed) -> Result<(), Fault> {
-        no()
-    }
-    fn allocator_stats(&mut self) -> Result<Stats, Fault> {
-        no()
-    }
-    fn describe_allocator(&mut self) -> Result<Description, Fault> {
-        no()
     }
     fn reserved_bytes(&self) -> u64 {
         self.0.reserved_bytes()
     }
-    fn reservations(&self) -> u64 {
-        0
-    }
-    fn pool_refused(&self) -> bool {
-        false
-    }
-    fn allocator_baseline(&self) -> Option<u64> {
-        None
-    }
-}
-
-impl ShardRuntime for Alone {
-    fn guest_memory_bytes(&self) -> u64 {
-        0
-    }
-    fn memory_of(&self, _: Kind) -> Option<u64> {
-        None
-    }
-    fn into_shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<dyn ShardRuntime>> {
+    fn shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<Self>> {
         Ok(self.0)
     }
 }
