@@ -202,10 +202,11 @@ impl SharedShard {
     /// Batched point reads, checked as `Shard::get`.
     pub fn get(&self, keys: Packed) -> Result<Packed, SeamError> {
         const OP: Op = Op::MemtableGet;
-        self.mine().borrow_mut().books.count(packed_bytes(&keys));
+        let mine = self.mine();
+        mine.borrow_mut().books.count(packed_bytes(&keys));
         let asked = keys.clone();
         let out = during(OP, self.shard, || self.runtime.get(keys)).map_err(|f| SeamError::call(&self.memtable, OP, self.shard, f))?;
-        self.mine().borrow_mut().books.boundary.bytes_out += packed_bytes(&out);
+        mine.borrow_mut().books.boundary.bytes_out += packed_bytes(&out);
         answers_get(&asked, &out).map_err(|detail| self.contract(&self.memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_get(&asked, &out))?;
         Ok(out)
@@ -214,9 +215,10 @@ impl SharedShard {
     /// A range scan, checked as `Shard::scan`.
     pub fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, SeamError> {
         const OP: Op = Op::MemtableScan;
-        self.mine().borrow_mut().books.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
+        let mine = self.mine();
+        mine.borrow_mut().books.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
         let out = during(OP, self.shard, || self.runtime.scan(start, end, limit)).map_err(|f| SeamError::call(&self.memtable, OP, self.shard, f))?;
-        self.mine().borrow_mut().books.boundary.bytes_out += packed_bytes(&out);
+        mine.borrow_mut().books.boundary.bytes_out += packed_bytes(&out);
         answers_scan(start, end, limit, &out).map_err(|detail| self.contract(&self.memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_scan(start, end, limit, &out))?;
         Ok(out)
