@@ -270,6 +270,7 @@ fn a_plugin_slow_only_in_the_parameter_probe_fails_its_budget() {
     assert_eq!(others.failure(), None);
     // Without the budget the bench never ends; with it, the budget (5 s
     // and 136 stand-in traces, slow under a debug build and a loaded
-    // machine) and the other variant's run.
-    assert!(started.elapsed() < std::time::Duration::from_secs(300), "the probe held the bench {:?}", started.elapsed());
+    // machine: 376 s once on CI's 2 shared cores) and the other variant's
+    // run. The bound tells "ends" from "never ends", not a speed.
+    assert!(started.elapsed() < std::time::Duration::from_secs(900), "the probe held the bench {:?}", started.elapsed());
 }
