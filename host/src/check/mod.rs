@@ -323,7 +323,7 @@ impl<'a> ShardSubject<'a> {
     /// A fresh shard of the native build under check and the bundled
     /// concurrent partner, taking concurrent writers; `None` where the
     /// build's calls are serialized, or no native build is checked.
-    pub(crate) fn shared(&self, params: &[(String, String)]) -> Result<Option<crate::seam::SharedShard>, SeamError> {
+    pub(crate) fn shared(&self, params: &[(String, String)]) -> Result<Option<crate::seam::Shard>, SeamError> {
         if !self.native {
             return Ok(None);
         }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use memlab_sdk::{Cell, Entry, Packed, encode_row};
 
 use super::{CheckOptions, Property, ShardSubject, key, rounds};
-use crate::seam::{SharedShard, show_key};
+use crate::seam::{Shard, show_key};
 use crate::workload::SplitMix;
 
 /// Inserts per round.
@@ -121,7 +121,7 @@ fn small_row(rng: &mut SplitMix, key: &[u8], timestamp: u64) -> Vec<u8> {
 }
 
 /// One round: the race, then its answers judged, then the state after it.
-fn round(shared: SharedShard, seed: u64, ops: u64, most: &AtomicU64) -> Result<(), String> {
+fn round(mut shared: Shard, seed: u64, ops: u64, most: &AtomicU64) -> Result<(), String> {
     let (batches, pool) = plan(seed, ops);
     let clock = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
@@ -144,14 +144,13 @@ fn round(shared: SharedShard, seed: u64, ops: u64, most: &AtomicU64) -> Result<(
         }
     }
     reads.iter().try_for_each(|read| judge(read, &versions))?;
-    let (shard, inside) = shared.into_shard();
-    most.fetch_max(inside, Ordering::Relaxed);
-    after(shard, &versions, &rows)
+    most.fetch_max(shared.most_inside(), Ordering::Relaxed);
+    after(shared, &versions, &rows)
 }
 
 /// A writer's batches, stored and inserted in turn: which, their refs,
 /// and when each insert began and ended.
-fn write(shared: &SharedShard, mine: &[Vec<Planned>], clock: &AtomicU64) -> Result<Vec<Done>, String> {
+fn write(shared: &Shard, mine: &[Vec<Planned>], clock: &AtomicU64) -> Result<Vec<Done>, String> {
     let mut out = Vec::with_capacity(mine.len());
     for (b, batch) in mine.iter().enumerate() {
         let mut rows = Packed::new();
@@ -169,7 +168,7 @@ fn write(shared: &SharedShard, mine: &[Vec<Planned>], clock: &AtomicU64) -> Resu
 }
 
 /// Gets and scans of the pool's keys until the writers stop.
-fn read_while(shared: &SharedShard, pool: &[Vec<u8>], seed: u64, clock: &AtomicU64, stop: &AtomicBool) -> Result<Vec<Read>, String> {
+fn read_while(shared: &Shard, pool: &[Vec<u8>], seed: u64, clock: &AtomicU64, stop: &AtomicBool) -> Result<Vec<Read>, String> {
     let mut rng = SplitMix::new(&[seed, 0x4ead]);
     let mut reads = Vec::new();
     while !stop.load(Ordering::SeqCst) && reads.len() < MAX_READS {
@@ -257,7 +256,7 @@ fn judge(read: &Read, versions: &BTreeMap<&[u8], Vec<Written>>) -> Result<(), St
 
 /// Once the writers stopped: the cursor gives each key's newest version,
 /// and every ref it gives loads the row that was stored for it.
-fn after(mut shard: crate::seam::Shard, versions: &BTreeMap<&[u8], Vec<Written>>, rows: &BTreeMap<u64, &[u8]>) -> Result<(), String> {
+fn after(mut shard: Shard, versions: &BTreeMap<&[u8], Vec<Written>>, rows: &BTreeMap<u64, &[u8]>) -> Result<(), String> {
     shard.open_cursor().map_err(|e| e.to_string())?;
     let mut held = Vec::new();
     loop {

@@ -5,25 +5,57 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use memlab_sdk::native::{Remote, SharedRemote, decode_description, decode_finished, decode_replayed, decode_stats};
+use memlab_sdk::native::{Called, Remote, SharedRemote, decode_description, decode_finished, decode_replayed, decode_stats};
 use memlab_sdk::twin::Replayed;
 use memlab_sdk::{Description, Error, Finished, Op, Packed, Pool, Stats};
 
 use super::library::thrown;
 use crate::pool::MemoryPool;
 use crate::seam::watch::during;
-use crate::seam::{AllocatorRuntime, CommitLogRuntime, Fault, Kind, MemtableRuntime, ReaderRuntime, SerializerRuntime, ShardRuntime, SharedShardRuntime};
+use crate::seam::{AllocatorRuntime, CommitLogRuntime, Fault, Kind, MemtableRuntime, ReaderRuntime, SerialShardRuntime, SerializerRuntime, ShardRuntime};
+
+/// A native instance's table, called by one thread at a time (`Remote`)
+/// or by any (`SharedRemote`, a concurrent strategy's).
+pub(super) trait Remotely: Send {
+    fn call_bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called>;
+    fn call_with_pool(&mut self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called>;
+    fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called>;
+}
+
+impl Remotely for Remote {
+    fn call_bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called> {
+        Remote::call_bytes(self, op, a, b, n, out)
+    }
+    fn call_with_pool(&mut self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called> {
+        Remote::call_with_pool(self, op, a, pool, out)
+    }
+    fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called> {
+        Remote::call_packed(self, op, a, b, n, out)
+    }
+}
+
+impl Remotely for SharedRemote {
+    fn call_bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called> {
+        SharedRemote::call_bytes(self, op, a, b, n, out)
+    }
+    fn call_with_pool(&mut self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called> {
+        SharedRemote::call_with_pool(self, op, a, pool, out)
+    }
+    fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called> {
+        SharedRemote::call_packed(self, op, a, b, n, out)
+    }
+}
 
 /// One native instance, named by its plugin, with a buffer for its byte
 /// answers.
-pub(super) struct Instance {
-    remote: Remote,
+pub(super) struct Instance<R = Remote> {
+    remote: R,
     plugin: Arc<str>,
     bytes: Vec<u8>,
 }
 
-impl Instance {
-    pub(super) fn new(remote: Remote, plugin: &Arc<str>) -> Self {
+impl<R: Remotely> Instance<R> {
+    pub(super) fn new(remote: R, plugin: &Arc<str>) -> Self {
         Instance { remote, plugin: Arc::clone(plugin), bytes: Vec::new() }
     }
 
@@ -96,21 +128,21 @@ impl Pool for NativePool {
 }
 
 /// A shard's native memtable and allocator.
-pub(super) struct NativeShard {
-    pub(super) memtable: Instance,
-    pub(super) allocator: Instance,
+pub(super) struct NativeShard<R = Remote> {
+    pub(super) memtable: Instance<R>,
+    pub(super) allocator: Instance<R>,
     pub(super) pool: NativePool,
     /// A `load`'s refs in wire form.
     refs: Vec<u8>,
 }
 
-impl NativeShard {
-    pub(super) fn new(memtable: Instance, allocator: Instance, pool: NativePool) -> Self {
+impl<R: Remotely> NativeShard<R> {
+    pub(super) fn new(memtable: Instance<R>, allocator: Instance<R>, pool: NativePool) -> Self {
         NativeShard { memtable, allocator, pool, refs: Vec::new() }
     }
 }
 
-impl MemtableRuntime for NativeShard {
+impl<R: Remotely> MemtableRuntime for NativeShard<R> {
     fn insert(&mut self, entries: &mut Packed) -> Result<(), Fault> {
         let mut none = Vec::new();
         self.memtable.lent(Op::MemtableInsert, entries, &mut none)
@@ -146,7 +178,7 @@ impl MemtableRuntime for NativeShard {
     }
 }
 
-impl AllocatorRuntime for NativeShard {
+impl<R: Remotely> AllocatorRuntime for NativeShard<R> {
     fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
         self.pool.refused = false;
         let (op, Instance { remote, plugin, bytes }, pool) = (Op::AllocatorStoreRows, &mut self.allocator, &mut self.pool);
@@ -185,7 +217,7 @@ impl AllocatorRuntime for NativeShard {
     }
 }
 
-impl ShardRuntime for NativeShard {
+impl SerialShardRuntime for NativeShard {
     fn guest_memory_bytes(&self) -> u64 {
         0
     }
@@ -194,31 +226,42 @@ impl ShardRuntime for NativeShard {
         None
     }
 
-    fn into_shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<dyn ShardRuntime>> {
+    fn into_shared(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn SerialShardRuntime>> {
         let NativeShard { memtable: m, allocator: a, pool, refs } = *self;
-        let (m_plugin, a_plugin) = (m.plugin, a.plugin);
         match (SharedRemote::of(m.remote), SharedRemote::of(a.remote)) {
             (Ok(memtable), Ok(allocator)) => Ok(Box::new(SharedNativeShard {
-                memtable: (memtable, m_plugin),
-                allocator: (allocator, a_plugin),
+                shard: NativeShard::new(Instance::new(memtable, &m.plugin), Instance::new(allocator, &a.plugin), NativePool::new(Arc::clone(&pool.pool))),
                 reserved: pool.reserved.into(),
                 reservations: pool.reservations.into(),
-                pool: pool.pool,
             })),
-            (m, a) => {
+            (m_back, a_back) => {
                 let back = |r: Result<SharedRemote, Remote>, plugin| Instance::new(r.map_or_else(|r| r, SharedRemote::into_inner), &plugin);
-                Err(Box::new(NativeShard { memtable: back(m, m_plugin), allocator: back(a, a_plugin), pool, refs }))
+                Err(Box::new(NativeShard { memtable: back(m_back, m.plugin), allocator: back(a_back, a.plugin), pool, refs }))
             }
         }
+    }
+}
+
+/// The flush's calls on a concurrent shard, alone; its writers' calls and
+/// the pool's counts are `SharedNativeShard`'s.
+impl SerialShardRuntime for NativeShard<SharedRemote> {
+    fn guest_memory_bytes(&self) -> u64 {
+        0
+    }
+
+    fn memory_of(&self, _kind: Kind) -> Option<u64> {
+        None
+    }
+
+    fn into_shared(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn SerialShardRuntime>> {
+        Err(self)
     }
 }
 
 /// A shard of a concurrent memtable and a concurrent allocator, native:
 /// every writer calls it at once, and the pool's counts are atomics.
 pub(super) struct SharedNativeShard {
-    memtable: (SharedRemote, Arc<str>),
-    allocator: (SharedRemote, Arc<str>),
-    pool: Arc<MemoryPool>,
+    shard: NativeShard<SharedRemote>,
     reserved: AtomicU64,
     reservations: AtomicU64,
 }
@@ -235,12 +278,12 @@ impl Pool for CallPool<'_> {
     }
 
     fn reserve_each(&mut self, sizes: &[u64]) -> Result<(), Error> {
-        let Ok(granted) = self.shard.pool.reserve_each(sizes) else {
+        let Ok(granted) = self.shard.shard.pool.pool.reserve_each(sizes) else {
             self.refused = true;
             return Err(Error::PoolFull);
         };
         // SeqCst: the seam counts a writer's rows after its reservations
-        // and reads this after the rows (`SharedShard::store_rows`).
+        // and reads this after the rows (`Shard::store_rows`).
         self.shard.reserved.fetch_add(granted, Ordering::SeqCst);
         self.shard.reservations.fetch_add(sizes.len() as u64, Ordering::Relaxed);
         Ok(())
@@ -253,17 +296,17 @@ impl Pool for CallPool<'_> {
             taken = bytes.min(held);
             Some(held - taken)
         });
-        s.pool.release(taken);
+        s.shard.pool.pool.release(taken);
     }
 }
 
-fn guest(plugin: &Arc<str>, op: Op) -> impl FnOnce(memlab_sdk::native::Called) -> Fault + '_ {
+fn guest(plugin: &Arc<str>, op: Op) -> impl FnOnce(Called) -> Fault + '_ {
     move |c| Fault::Guest(thrown(plugin, op, c))
 }
 
-impl SharedShardRuntime for SharedNativeShard {
+impl ShardRuntime for SharedNativeShard {
     fn store_rows(&self, rows: &mut Packed, refused: &mut bool) -> Result<Vec<u64>, Fault> {
-        let (op, (remote, plugin)) = (Op::AllocatorStoreRows, &self.allocator);
+        let (op, Instance { remote, plugin, .. }) = (Op::AllocatorStoreRows, &self.shard.allocator);
         let mut pool = CallPool { shard: self, refused: false };
         let mut bytes = Vec::with_capacity(8 * rows.len());
         let called = during(op, 0, || rows.with_wire(|wire| remote.call_with_pool(op, wire, &mut pool, &mut bytes)));
@@ -273,19 +316,19 @@ impl SharedShardRuntime for SharedNativeShard {
     }
 
     fn insert(&self, entries: &mut Packed) -> Result<(), Fault> {
-        let (op, (remote, plugin)) = (Op::MemtableInsert, &self.memtable);
+        let (op, Instance { remote, plugin, .. }) = (Op::MemtableInsert, &self.shard.memtable);
         during(op, 0, || entries.with_wire(|wire| remote.call_bytes(op, wire, None, 0, &mut Vec::new()))).map_err(guest(plugin, op))
     }
 
     fn get(&self, mut keys: Packed) -> Result<Packed, Fault> {
-        let (op, (remote, plugin)) = (Op::MemtableGet, &self.memtable);
+        let (op, Instance { remote, plugin, .. }) = (Op::MemtableGet, &self.shard.memtable);
         let mut out = Packed::new();
         during(op, 0, || keys.with_wire(|wire| remote.call_packed(op, wire, None, 0, &mut out))).map_err(guest(plugin, op))?;
         Ok(out)
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault> {
-        let (op, (remote, plugin)) = (Op::MemtableScan, &self.memtable);
+        let (op, Instance { remote, plugin, .. }) = (Op::MemtableScan, &self.shard.memtable);
         let mut out = Packed::new();
         during(op, 0, || remote.call_packed(op, start, end, u64::from(limit), &mut out)).map_err(guest(plugin, op))?;
         Ok(out)
@@ -295,11 +338,35 @@ impl SharedShardRuntime for SharedNativeShard {
         self.reserved.load(Ordering::SeqCst)
     }
 
-    fn exclusive(self: Box<Self>) -> Box<dyn ShardRuntime> {
-        let SharedNativeShard { memtable: (m, m_plugin), allocator: (a, a_plugin), pool, reserved, reservations } = *self;
-        let mut native = NativePool::new(pool);
-        (native.reserved, native.reservations) = (reserved.into_inner(), reservations.into_inner());
-        Box::new(NativeShard::new(Instance::new(m.into_inner(), &m_plugin), Instance::new(a.into_inner(), &a_plugin), native))
+    fn reservations(&self) -> u64 {
+        self.reservations.load(Ordering::Relaxed)
+    }
+
+    /// A native twin's memory is the process's: nothing to charge.
+    fn charge(&self, _bytes: u64) {}
+
+    fn charged_bytes(&self) -> u64 {
+        0
+    }
+
+    fn guest_memory_bytes(&self) -> u64 {
+        0
+    }
+
+    fn memory_of(&self, _kind: Kind) -> Option<u64> {
+        None
+    }
+
+    fn concurrent(&self) -> bool {
+        true
+    }
+
+    fn alone(&mut self) -> &mut dyn SerialShardRuntime {
+        &mut self.shard
+    }
+
+    fn into_concurrent(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn ShardRuntime>> {
+        Ok(self)
     }
 }
 

@@ -11,7 +11,9 @@ use memlab_sdk::{Error, Op};
 use super::library::Library;
 use super::runtime::{Instance, NativeCommitLog, NativePool, NativeReader, NativeShard, NativeWriter};
 use crate::pool::MemoryPool;
-use crate::seam::{self, CommitLogRuntime, Fault, Kind, LoadCause, LoadError, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, StrategyRuntime};
+use crate::seam::{
+    self, CommitLogRuntime, Fault, Kind, LoadCause, LoadError, ReaderRuntime, SeamError, SerialShardRuntime, SerializerRuntime, StrategyRuntime,
+};
 
 /// The table of every bundled strategy, linked into the host; generated
 /// with the registry of components from `host/Cargo.toml`.
@@ -67,7 +69,7 @@ impl StrategyRuntime for NativeStrategy {
         allocator_params: &[(String, String)],
         pool: Arc<MemoryPool>,
         shard: usize,
-    ) -> Result<Box<dyn ShardRuntime>, SeamError> {
+    ) -> Result<Box<dyn SerialShardRuntime>, SeamError> {
         let allocator = allocator
             .as_any()
             .downcast_ref::<NativeStrategy>()

@@ -321,7 +321,7 @@ impl seam::StrategyRuntime for WasmStrategy {
         allocator_params: &[(String, String)],
         pool: Arc<MemoryPool>,
         shard: usize,
-    ) -> Result<Box<dyn seam::ShardRuntime>, SeamError> {
+    ) -> Result<Box<dyn seam::SerialShardRuntime>, SeamError> {
         let Some(allocator) = allocator.as_any().downcast_ref::<WasmStrategy>() else {
             return Err(SeamError::NoTwin { plugin: "a memtable and an allocator on two runtimes".into() });
         };

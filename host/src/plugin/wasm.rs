@@ -16,7 +16,7 @@ use crate::pool::MemoryPool;
 use crate::seam::KindSpecs;
 use crate::seam::watch::during;
 use crate::seam::{
-    AllocatorRuntime, Fault, Kind, LoadCause, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerializerRuntime, ShardRuntime, SharedShardRuntime,
+    AllocatorRuntime, Fault, Kind, LoadCause, LoadError, MemtableRuntime, Op, ReaderRuntime, SeamError, SerialShardRuntime, SerializerRuntime, ShardRuntime,
     TrapKind,
 };
 
@@ -205,7 +205,7 @@ pub(super) fn shard(
     allocator_params: &[(String, String)],
     pool: Arc<MemoryPool>,
     shard: usize,
-) -> Result<Box<dyn ShardRuntime>, SeamError> {
+) -> Result<Box<dyn SerialShardRuntime>, SeamError> {
     let mut caller = Caller::new(host, Some(pool));
     let Indices::Memtable(mt_indices) = &memtable_plugin.indices else {
         return Err(wrong_kind(memtable_plugin, Kind::Memtable));
@@ -326,7 +326,7 @@ impl AllocatorRuntime for WasmShard {
     }
 }
 
-impl ShardRuntime for WasmShard {
+impl SerialShardRuntime for WasmShard {
     fn guest_memory_bytes(&self) -> u64 {
         self.caller.store.data().memory_bytes
     }
@@ -337,7 +337,7 @@ impl ShardRuntime for WasmShard {
 
     /// A component instance takes one thread at a time (wasmtime 48 has
     /// no shared memory for components), so it is never shared.
-    fn into_shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<dyn ShardRuntime>> {
+    fn into_shared(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn SerialShardRuntime>> {
         Err(self)
     }
 }

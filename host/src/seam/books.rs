@@ -1,7 +1,7 @@
 //! The host's books on a shard's write calls, and the checks they hold a
 //! store or an insert to, written once for both ways a shard is called:
-//! `Shard` (one caller at a time) keeps one set of books, and a
-//! `SharedShard` gives each writer its own set, merged at the switch.
+//! a shard called by one caller at a time keeps one set of books, and a
+//! shard with concurrent writers gives each its own set (`writers`).
 
 use memlab_sdk::Packed;
 

@@ -9,20 +9,22 @@
 
 mod books;
 mod budget;
-mod checked;
 mod checked_flush;
 mod checked_log;
 mod describe;
 mod error;
 mod kind;
 pub mod ledger;
+mod locked;
 mod noted;
 mod op;
 mod sample;
-mod shared;
+mod shard;
+mod shard_alone;
 #[cfg(test)]
 pub(crate) mod stub;
 mod tape;
+mod writers;
 
 pub(crate) use sample::secret;
 pub use sample::{picked, secret_offset, secret_pick};
@@ -37,14 +39,13 @@ use memlab_sdk::{Description, Finished, Packed, Stats};
 use crate::pool::MemoryPool;
 
 pub use budget::{FRAMING_PER_ROW, MEMORY_SLACK_BYTES, memory_allowance};
-pub use checked::Shard;
 pub use checked_flush::{Reader, Serializer};
 pub use checked_log::CommitLogFormat;
 pub use describe::{MAX_DESCRIBED_PARAMS, Unprobed, check_description, show_key};
 pub use error::{Fault, LoadCause, LoadError, SeamError, TrapKind};
 pub use kind::{KINDS, Kind, KindSpec, KindSpecs};
 pub use op::Op;
-pub use shared::SharedShard;
+pub use shard::Shard;
 pub use tape::{Tape, behaviour};
 
 /// Calls and bytes across the plugin boundary.
@@ -117,10 +118,11 @@ pub trait AllocatorRuntime {
     fn allocator_baseline(&self) -> Option<u64>;
 }
 
-/// A shard's memtable and allocator together: one store (wasm), where the
-/// allocator's refs mean something to the memtable, under one lock, and
-/// the memory they hold.
-pub trait ShardRuntime: MemtableRuntime + AllocatorRuntime + Send {
+/// A shard's memtable and allocator together, taking one caller at a
+/// time: one store (wasm), where the allocator's refs mean something to
+/// the memtable, and the memory they hold. The seam calls it through
+/// `Locked`, as a `ShardRuntime`.
+pub trait SerialShardRuntime: MemtableRuntime + AllocatorRuntime + Send {
     /// Linear memory (wasm) held by the instances; 0 for native twins.
     fn guest_memory_bytes(&self) -> u64;
     /// Linear memory of the memtable's or the allocator's instance alone;
@@ -128,12 +130,14 @@ pub trait ShardRuntime: MemtableRuntime + AllocatorRuntime + Send {
     fn memory_of(&self, kind: Kind) -> Option<u64>;
     /// The same shard taking concurrent writers, where both its
     /// strategies say they do; else itself back.
-    fn into_shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<dyn ShardRuntime>>;
+    fn into_shared(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn SerialShardRuntime>>;
 }
 
-/// A shard whose memtable and allocator both take calls from many
-/// threads at once: the write path calls it without the shard's lock.
-pub trait SharedShardRuntime: Send + Sync {
+/// A shard as the checked `Shard` calls it: writers' calls on `&self`,
+/// at once where `concurrent` (both strategies take many threads,
+/// native), else one at a time (`Locked`); the flush's calls on the
+/// shard `alone`, once no writer is in.
+pub trait ShardRuntime: Send + Sync {
     /// As `AllocatorRuntime::store_rows`; sets `refused` when the pool
     /// refused a reservation during this call.
     fn store_rows(&self, rows: &mut Packed, refused: &mut bool) -> Result<Vec<u64>, Fault>;
@@ -145,8 +149,23 @@ pub trait SharedShardRuntime: Send + Sync {
     fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, Fault>;
     /// Bytes reserved from the pool and not released, by every writer.
     fn reserved_bytes(&self) -> u64;
-    /// The shard for one thread again (the flush's), once no writer is in.
-    fn exclusive(self: Box<Self>) -> Box<dyn ShardRuntime>;
+    /// As `AllocatorRuntime::reservations`.
+    fn reservations(&self) -> u64;
+    /// As `AllocatorRuntime::charge`.
+    fn charge(&self, bytes: u64);
+    /// As `AllocatorRuntime::charged_bytes`.
+    fn charged_bytes(&self) -> u64;
+    /// As `SerialShardRuntime::guest_memory_bytes`.
+    fn guest_memory_bytes(&self) -> u64;
+    /// As `SerialShardRuntime::memory_of`.
+    fn memory_of(&self, kind: Kind) -> Option<u64>;
+    /// Whether writers call it at once.
+    fn concurrent(&self) -> bool;
+    /// The shard for one caller (the flush's), while no writer is in.
+    fn alone(&mut self) -> &mut dyn SerialShardRuntime;
+    /// The same shard taking concurrent writers, where it can; else
+    /// itself back.
+    fn into_concurrent(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn ShardRuntime>>;
 }
 
 /// One segment's serializer as a runtime runs it.
@@ -169,7 +188,7 @@ pub trait SerializerRuntime: Send {
 /// A shard's commit-log format as a runtime runs it (one instance a
 /// shard, for the whole run: it holds no rows).
 pub trait CommitLogRuntime: Send {
-    /// One log record of `rows`; lent as in `ShardRuntime::store_rows`.
+    /// One log record of `rows`; lent as in `AllocatorRuntime::store_rows`.
     fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault>;
     /// The intact records' rows from the start of `segment`, at most
     /// `max_rows`, and where the replay stopped.
@@ -203,7 +222,7 @@ pub trait StrategyRuntime: Send + Sync {
         allocator_params: &Params,
         pool: Arc<MemoryPool>,
         shard: usize,
-    ) -> Result<Box<dyn ShardRuntime>, SeamError>;
+    ) -> Result<Box<dyn SerialShardRuntime>, SeamError>;
     /// A serializer's writer for flush part `part`.
     fn serializer(&self, params: &Params, part: usize) -> Result<Box<dyn SerializerRuntime>, SeamError>;
     /// A serializer's reader of one segment.

@@ -77,11 +77,6 @@ impl Sample {
         Self::token(key).is_some_and(|t| picked(u64::from_be_bytes(t), every))
     }
 
-    /// One partition in how many this sample picks.
-    pub fn every(&self) -> u64 {
-        self.every
-    }
-
     /// Whether `entries` hold a key of a partition a sample of one in
     /// `every` picks: a concurrent shard's writer touches the sample only
     /// for a batch that does.

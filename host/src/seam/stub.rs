@@ -4,7 +4,7 @@
 
 use memlab_sdk::{Description, Packed, Stats};
 
-use super::{AllocatorRuntime, Fault, Kind, MemtableRuntime, ShardRuntime, SharedShardRuntime};
+use super::{AllocatorRuntime, Fault, Kind, MemtableRuntime, SerialShardRuntime, ShardRuntime};
 
 fn no<T>() -> Result<T, Fault> {
     Err(Fault::Contract("not called in this test".into()))
@@ -25,7 +25,7 @@ pub(crate) trait Stub: Send + 'static {
         0
     }
     /// The shard taking concurrent writers, where the test's runtime does.
-    fn shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<Self>> {
+    fn shared(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<Self>> {
         Err(self)
     }
 }
@@ -81,14 +81,14 @@ impl<T: Stub> AllocatorRuntime for T {
     }
 }
 
-impl<T: Stub> ShardRuntime for T {
+impl<T: Stub> SerialShardRuntime for T {
     fn guest_memory_bytes(&self) -> u64 {
         0
     }
     fn memory_of(&self, _: Kind) -> Option<u64> {
         None
     }
-    fn into_shared(self: Box<Self>) -> Result<Box<dyn SharedShardRuntime>, Box<dyn ShardRuntime>> {
-        self.shared().map_err(|back| back as Box<dyn ShardRuntime>)
+    fn into_shared(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn SerialShardRuntime>> {
+        self.shared().map_err(|back| back as Box<dyn SerialShardRuntime>)
     }
 }

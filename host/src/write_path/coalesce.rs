@@ -221,9 +221,9 @@ impl WritePath {
         // The group's rows are logged as one record, by the leader: one
         // append, and in `batch` mode one sync, for the group (RocksDB's
         // write group).
-        let mut slot = self.lock(shard);
-        let result = self.logged_apply(&mut slot, &mut rows, noted.as_ref(), |slot, rows| {
-            let (live, calls) = slot.timed()?;
+        let mut times = super::CallTimes::default();
+        let mut turn = self.lock(shard);
+        let result = self.logged_apply(shard, &mut turn, &mut times, &mut rows, noted.as_ref(), |live, calls, rows| {
             let mut clock = super::CallClock::start();
             let refs = live.store_rows(rows)?;
             clock.stored(calls, rows.data_len());
@@ -239,7 +239,8 @@ impl WritePath {
             clock.inserted(calls, entries.data_len());
             Ok(())
         });
-        self.unlock(slot);
+        self.unlock(turn);
+        self.timed(&times);
         jobs.into_iter()
             .map(|(ticket, batch, _, thread)| {
                 let outcome = match &result {

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use memlab_sdk::{Entry, Packed, RowView};
 
-use super::metrics::WriteMetrics;
-use super::{ShardSlot, WritePath};
+use super::metrics::{CallTimes, WriteMetrics};
+use super::{Turn, WritePath};
 use crate::commitlog::{CommitLog, Position};
 use crate::router::{sort_key, token};
 use crate::seam::ledger::Noted;
@@ -42,7 +42,7 @@ impl WritePath {
     /// Gives the write path its commit log (before any write).
     pub fn with_log(mut self, log: PathLog) -> Self {
         for (slot, format) in self.shards.iter_mut().zip(log.formats) {
-            slot.get_mut().unwrap_or_else(|p| p.into_inner()).format = Some(format);
+            slot.turn.get_mut().unwrap_or_else(|p| p.into_inner()).format = Some(format);
         }
         self.log = Some(log.log);
         self
@@ -59,7 +59,7 @@ impl WritePath {
         let mut sum = BTreeMap::new();
         for slot in &self.shards {
             // Not `lock`: the run is over, and its contention counters are taken.
-            if let Some(format) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).format.as_mut() {
+            if let Some(format) = slot.turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).format.as_mut() {
                 for (name, value) in format.stats()? {
                     *sum.entry(name).or_default() += value;
                 }
@@ -68,41 +68,45 @@ impl WritePath {
         Ok(sum)
     }
 
-    /// Logs `rows`, applies them with `apply`, and recovers the shard
-    /// once if `apply` trapped: the live generation replayed from the log
-    /// into fresh instances, then `apply` again. Returns where the record
-    /// ends, for the writer to wait on outside the lock.
+    /// Logs `rows`, applies them to shard `shard` with `apply`, in its
+    /// `turn`, and recovers the shard once if `apply` trapped: the live
+    /// generation replayed from the log into fresh instances, then
+    /// `apply` again. Returns where the record ends, for the writer to
+    /// wait on outside the lock.
     pub(super) fn logged_apply(
         &self,
-        slot: &mut ShardSlot,
+        shard: usize,
+        turn: &mut Turn,
+        times: &mut CallTimes,
         rows: &mut Packed,
         noted: Option<&Noted>,
-        mut apply: impl FnMut(&mut ShardSlot, &mut Packed) -> Result<(), SeamError>,
+        mut apply: impl FnMut(&Shard, &mut CallTimes, &mut Packed) -> Result<(), SeamError>,
     ) -> Result<Option<Position>, SeamError> {
-        let record = match (&self.log, slot.format.as_mut()) {
+        let record = match (&self.log, turn.format.as_mut()) {
             (Some(log), Some(format)) => {
                 let started = Instant::now();
                 let bytes = format.encode(rows)?;
                 let hashes = noted.map(Noted::row_hashes).into_iter().flatten();
                 let end = log.append(&bytes, hashes)?;
-                slot.calls.log_ns += started.elapsed().as_nanos() as u64;
-                slot.calls.log_bytes += bytes.len() as u64;
-                slot.calls.log_records += 1;
-                slot.calls.log_rows += rows.len() as u64;
+                times.log_ns += started.elapsed().as_nanos() as u64;
+                times.log_bytes += bytes.len() as u64;
+                times.log_records += 1;
+                times.log_rows += rows.len() as u64;
                 Some((end, bytes.len() as u64))
             }
             _ => None,
         };
-        match apply(slot, rows) {
+        let slot = &self.shards[shard];
+        match slot.with(|live| apply(live, times, rows)) {
             Err(e) if record.is_some() && recoverable(&e) && self.metrics.recoveries.load(std::sync::atomic::Ordering::Relaxed) < MAX_RECOVERIES => {
-                self.recover(slot)?;
+                self.recover(shard, turn)?;
                 WriteMetrics::add(&self.metrics.recoveries, 1);
-                apply(slot, rows)?;
+                slot.with(|live| apply(live, times, rows))?;
             }
             other => other?,
         }
         if let Some(record) = record {
-            slot.logged.push(record);
+            turn.logged.push(record);
         }
         Ok(record.map(|(end, _)| end))
     }
@@ -110,12 +114,13 @@ impl WritePath {
     /// A read of the shard's live generation, recovering the shard once
     /// from the log if the read trapped (as `logged_apply` recovers a
     /// write), then reading again.
-    pub(super) fn read_recovering<R>(&self, slot: &mut ShardSlot, mut read: impl FnMut(&mut Shard) -> Result<R, SeamError>) -> Result<R, SeamError> {
-        match read(slot.live()?) {
+    pub(super) fn read_recovering<R>(&self, shard: usize, turn: &mut Turn, mut read: impl FnMut(&Shard) -> Result<R, SeamError>) -> Result<R, SeamError> {
+        let slot = &self.shards[shard];
+        match slot.with(&mut read) {
             Err(e) if self.log.is_some() && recoverable(&e) && self.metrics.recoveries.load(std::sync::atomic::Ordering::Relaxed) < MAX_RECOVERIES => {
-                self.recover(slot)?;
+                self.recover(shard, turn)?;
                 WriteMetrics::add(&self.metrics.recoveries, 1);
-                read(slot.live()?)
+                slot.with(read)
             }
             other => other,
         }
@@ -123,16 +128,22 @@ impl WritePath {
 
     /// Replays the shard's live generation from the log into fresh
     /// instances, in place of the ones that trapped.
-    fn recover(&self, slot: &mut ShardSlot) -> Result<(), SeamError> {
-        let (Some(log), Some(format)) = (&self.log, slot.format.as_mut()) else { return Err(host_error("no commit log to recover from")) };
-        let live = slot.live.as_mut().ok_or_else(|| host_error("the write path was drained"))?;
+    fn recover(&self, shard: usize, turn: &mut Turn) -> Result<(), SeamError> {
+        let Turn { format, logged } = turn;
+        let (Some(log), Some(format)) = (&self.log, format.as_mut()) else { return Err(host_error("no commit log to recover from")) };
+        self.shards[shard].alone(|live| self.replay(live, log, format, logged))
+    }
+
+    /// Gives `live`'s trapped instances' pool back, and replays the
+    /// `logged` records into fresh ones.
+    fn replay(&self, live: &mut Shard, log: &CommitLog, format: &mut CommitLogFormat, logged: &[(Position, u64)]) -> Result<(), SeamError> {
         let fresh = self.generations.fresh(live.index())?;
         super::give_back(&self.pool, live);
         live.recover_with(fresh);
         // Replayed in a few large calls, not one a record: the records'
         // rows gathered up to `REPLAY_BATCH` at a time.
         let mut pending = Packed::new();
-        for &(end, len) in &slot.logged {
+        for &(end, len) in logged {
             let bytes = log.read(end, len)?;
             let replayed = format.replay_all(&bytes, REPLAY_ROWS)?;
             if replayed.tail != memlab_sdk::Tail::Clean || replayed.intact != len {
@@ -158,7 +169,7 @@ impl WritePath {
 
 /// Stores replayed rows and inserts their entries (each row's own key and
 /// timestamp, the new refs), as the write path did the first time.
-fn replay_into(shard: &mut Shard, mut rows: Packed) -> Result<(), SeamError> {
+fn replay_into(shard: &Shard, mut rows: Packed) -> Result<(), SeamError> {
     if rows.is_empty() {
         return Ok(());
     }

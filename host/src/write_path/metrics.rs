@@ -82,8 +82,8 @@ write_metrics! {
 }
 
 /// The write path's plugin calls, timed for the time breakdown. Each
-/// shard keeps its own, under the lock its calls already hold: no shared
-/// counter moves on the hot path (a contention bench must not add any).
+/// writer keeps its own (`OwnCallTimes`): no shared counter moves on the
+/// hot path (a contention bench must not add any).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CallTimes {
     /// Time in `store-rows` calls (the host's checks of each included).
@@ -97,7 +97,7 @@ pub struct CallTimes {
     /// Pairs of `store-rows` and `insert` calls timed.
     pub writes: u64,
     /// Time encoding and appending log records (`commitlog.encode` and
-    /// the host's append), under the shard's lock.
+    /// the host's append), in the shard's turn.
     pub log_ns: u64,
     /// Bytes of log records appended.
     pub log_bytes: u64,

@@ -1,25 +1,29 @@
 //! Shards, memtable generations, switching and backpressure, and the
 //! reads the write path serves. The hot path takes one shard lock per
-//! client batch and nothing global but the pool's counter.
+//! client batch where the shard takes one caller at a time, none where
+//! its writers call at once, and nothing global but the pool's counter.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::Sender;
+use crossbeam::utils::CachePadded;
 use memlab_sdk::Packed;
+use thread_local::ThreadLocal;
 
 mod coalesce;
 mod generation;
 mod logging;
 mod metrics;
-mod shared;
+mod slot;
 
 pub use coalesce::{Coalescing, MAX_FIXED_WINDOW_US};
 pub use generation::{NextGeneration, ShardFactory};
 pub use logging::PathLog;
-use metrics::CallClock;
+use metrics::{CallClock, OwnCallTimes};
 pub use metrics::{CallTimes, WriteCounters, WriteMetrics};
+use slot::{ShardSlot, Turn};
 
 use crate::pool::MemoryPool;
 use crate::router::{RoutedBatch, Router, sort_key, token};
@@ -44,31 +48,6 @@ pub struct FlushJob {
     pub log: Option<Arc<crate::commitlog::CommitLog>>,
 }
 
-/// A shard's live generation (`None` once the write path was drained),
-/// and its write calls' times over every generation.
-struct ShardSlot {
-    live: Option<Shard>,
-    calls: CallTimes,
-    /// The shard's commit-log format, when the variant keeps a log.
-    format: Option<crate::seam::CommitLogFormat>,
-    /// The live generation's log records (end, length), in order: what a
-    /// recovery replays.
-    logged: Vec<(crate::commitlog::Position, u64)>,
-}
-
-impl ShardSlot {
-    fn live(&mut self) -> Result<&mut Shard, SeamError> {
-        self.live.as_mut().ok_or_else(|| SeamError::Host { operation: "write", detail: "the write path was drained".into() })
-    }
-
-    /// The live generation and the slot's call times, borrowed together.
-    fn timed(&mut self) -> Result<(&mut Shard, &mut CallTimes), SeamError> {
-        let ShardSlot { live, calls, .. } = self;
-        let live = live.as_mut().ok_or_else(|| SeamError::Host { operation: "write", detail: "the write path was drained".into() })?;
-        Ok((live, calls))
-    }
-}
-
 /// Gives `pool` back what `shard` holds of it: its reservations, and
 /// what the host charged for its unreserved memory.
 pub(crate) fn give_back(pool: &MemoryPool, shard: &Shard) {
@@ -80,7 +59,7 @@ pub(crate) fn give_back(pool: &MemoryPool, shard: &Shard) {
 /// calls (a few µs), while parking and being woken again costs tens of µs
 /// here. Measured on 8 shards, 2 writers: lock wait halved. Yielding
 /// instead of spinning made it worse (the flush thread takes the core).
-fn spin_then_lock(mutex: &Mutex<ShardSlot>) -> MutexGuard<'_, ShardSlot> {
+fn spin_then_lock(mutex: &Mutex<Turn>) -> MutexGuard<'_, Turn> {
     const SPINS: u32 = 1 << 14;
     for _ in 0..SPINS {
         std::hint::spin_loop();
@@ -113,7 +92,9 @@ pub struct PathSettings {
 /// The live generation of every shard, and the machinery to switch it.
 pub struct WritePath {
     router: Router,
-    shards: Vec<Mutex<ShardSlot>>,
+    shards: Vec<ShardSlot>,
+    /// Whether the shards' writers call at once (then they take no lock).
+    concurrent: bool,
     generations: Arc<Generations>,
     pool: Arc<MemoryPool>,
     threshold: u64,
@@ -129,9 +110,11 @@ pub struct WritePath {
     ledgered: bool,
     /// The host's commit log, when the variant keeps one (`with_log`).
     log: Option<Arc<crate::commitlog::CommitLog>>,
-    /// The live generations of concurrent shards, when the variant's are
-    /// (then `shards` hold none).
-    shared: Option<shared::SharedSlots>,
+    /// Call times, each writer's its own (timing its calls moves no
+    /// counter another writer moves).
+    calls: ThreadLocal<CachePadded<OwnCallTimes>>,
+    /// The most writers the host saw inside one memtable at once.
+    most_inside: AtomicU64,
 }
 
 impl WritePath {
@@ -140,11 +123,8 @@ impl WritePath {
         let PathSettings { cleanup_threshold, flush_writers, coalescing, clients, concurrent } = settings;
         let first: Vec<Shard> = (0..router.shards()).map(&factory).collect::<Result<_, _>>()?;
         let ledgered = first.first().is_some_and(Shard::has_ledger);
-        let (first, shared) = match shared::SharedSlots::new(first, concurrent)? {
-            Ok(shared) => ((0..router.shards()).map(|_| None).collect(), Some(shared)),
-            Err(locked) => (locked.into_iter().map(Some).collect::<Vec<_>>(), None),
-        };
-        let shards = first.into_iter().map(|live| Mutex::new(ShardSlot { live, calls: CallTimes::default(), format: None, logged: Vec::new() })).collect();
+        let (first, concurrent) = slot::share_all(first, concurrent)?;
+        let shards = first.into_iter().map(ShardSlot::new).collect();
         let threshold = (pool.budget() as f64 * cleanup_threshold) as u64;
         let groups = (0..router.shards()).map(|_| coalesce::Group::default()).collect();
         let metrics = Arc::new(WriteMetrics::default());
@@ -152,6 +132,7 @@ impl WritePath {
             generations: Arc::new(Generations::new(factory, router.shards(), Arc::clone(&metrics))),
             router,
             shards,
+            concurrent,
             pool,
             threshold,
             flush_writers: flush_writers.max(1),
@@ -163,7 +144,8 @@ impl WritePath {
             groups,
             ledgered,
             log: None,
-            shared,
+            calls: ThreadLocal::new(),
+            most_inside: AtomicU64::new(0),
         })
     }
 
@@ -172,8 +154,10 @@ impl WritePath {
         &self.router
     }
 
-    fn lock(&self, shard: usize) -> MutexGuard<'_, ShardSlot> {
-        match self.shards[shard].try_lock() {
+    /// A serial shard's turn.
+    fn lock(&self, shard: usize) -> MutexGuard<'_, Turn> {
+        let turn = &self.shards[shard].turn;
+        match turn.try_lock() {
             Ok(guard) => {
                 WriteMetrics::add(&self.metrics.uncontended, 1);
                 guard
@@ -181,7 +165,7 @@ impl WritePath {
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => {
                 let started = Instant::now();
-                let guard = spin_then_lock(&self.shards[shard]);
+                let guard = spin_then_lock(turn);
                 WriteMetrics::add(&self.metrics.contended, 1);
                 WriteMetrics::add(&self.metrics.lock_wait_ns, started.elapsed().as_nanos() as u64);
                 guard
@@ -195,7 +179,7 @@ impl WritePath {
     /// writes, 2 ms each, were the bulk of "other write path"): that is
     /// the lock's cost, so it counts as lock wait. A plain unlock takes
     /// tens of ns and stays the write path's own.
-    fn unlock(&self, slot: MutexGuard<'_, ShardSlot>) {
+    fn unlock(&self, slot: MutexGuard<'_, Turn>) {
         const HANDOFF_NS: u64 = 1_000;
         let started = Instant::now();
         drop(slot);
@@ -218,10 +202,10 @@ impl WritePath {
             }
             WriteMetrics::add(&self.metrics.backpressure_ns, started.elapsed().as_nanos() as u64);
         }
-        let logged = match (&self.shared, self.coalescing) {
-            (Some(shared), _) => shared.write(batch, self.ledgered).map(|()| None)?,
-            (None, Coalescing::None) => self.write_alone(batch)?,
-            (None, mode) => self.write_grouped(batch, mode)?,
+        let logged = match (self.concurrent, self.coalescing) {
+            (true, _) => self.write_concurrent(batch).map(|()| None)?,
+            (false, Coalescing::None) => self.write_alone(batch)?,
+            (false, mode) => self.write_grouped(batch, mode)?,
         };
         if self.pool.live() >= self.threshold {
             self.maybe_switch()?;
@@ -270,18 +254,20 @@ impl WritePath {
     /// A scan of one partition from its first row, at most `limit` entries.
     pub fn scan(&self, partition: &[u8], limit: u32) -> Result<Packed, SeamError> {
         let (shard, start) = self.key_of(partition, &[]);
-        match &self.shared {
-            Some(shared) => shared.with(shard, |live| live.scan(&start, None, limit)),
-            None => self.read_recovering(&mut self.lock(shard), |live| live.scan(&start, None, limit)),
-        }
+        self.read(shard, |live| live.scan(&start, None, limit))
     }
 
     fn get_at(&self, shard: usize, keys: Packed) -> Result<Packed, SeamError> {
-        match (&self.shared, &self.log) {
-            (Some(shared), _) => shared.with(shard, |live| live.get(keys)),
-            (None, None) => self.lock(shard).live()?.get(keys),
-            // Kept for a second read after a recovery.
-            (None, Some(_)) => self.read_recovering(&mut self.lock(shard), |live| live.get(keys.clone())),
+        // Kept for a second read after a recovery.
+        self.read(shard, |live| live.get(keys.clone()))
+    }
+
+    /// A read of shard `shard`'s live generation: beside its writers,
+    /// or in its turn (recovering it once, where it can, if it trapped).
+    fn read<R>(&self, shard: usize, read: impl FnMut(&Shard) -> Result<R, SeamError>) -> Result<R, SeamError> {
+        match self.concurrent {
+            true => self.shards[shard].with(read),
+            false => self.read_recovering(shard, &mut self.lock(shard), read),
         }
     }
 
@@ -311,13 +297,16 @@ impl WritePath {
         let next_from = self.log.as_ref().map(|log| log.end());
         let mut frozen = Vec::with_capacity(self.shards.len());
         for (i, new) in fresh.into_iter().enumerate() {
-            if let Some(shared) = &self.shared {
-                frozen.extend(shared.swap(i, new)?);
-                continue;
-            }
-            let mut slot = self.lock(i);
-            slot.logged.clear();
-            if let Some(old) = std::mem::replace(&mut slot.live, new) {
+            let old = match self.concurrent {
+                true => self.shards[i].swap(new.map(slot::share).transpose()?),
+                false => {
+                    let mut turn = self.lock(i);
+                    turn.logged.clear();
+                    self.shards[i].swap(new)
+                }
+            };
+            if let Some(mut old) = old {
+                self.most_inside.fetch_max(old.most_inside(), Ordering::Relaxed);
                 frozen.push(old);
             }
         }
@@ -373,18 +362,22 @@ impl WritePath {
     /// The counters so far.
     pub fn counters(&self) -> WriteCounters {
         let mut counters = self.metrics.snapshot(&self.pool);
-        counters.most_inside = self.shared.as_ref().map_or(0, shared::SharedSlots::most_inside);
+        counters.most_inside = self.most_inside.load(Ordering::Relaxed);
         counters
     }
 
-    /// The write calls' times so far, summed over the shards (each shard's
-    /// lock taken once: call it after the run, not on the hot path).
+    /// The write calls' times so far, summed over the writers.
     pub fn call_times(&self) -> CallTimes {
-        let mut sum = self.shared.as_ref().map(shared::SharedSlots::call_times).unwrap_or_default();
-        for slot in &self.shards {
-            sum.add(&slot.lock().unwrap_or_else(|p| p.into_inner()).calls);
+        let mut sum = CallTimes::default();
+        for own in self.calls.iter() {
+            sum.add(&own.get());
         }
         sum
+    }
+
+    /// Adds what the calling writer timed to its own times.
+    fn timed(&self, times: &CallTimes) {
+        self.calls.get_or(CachePadded::default).add(times);
     }
 
     /// Memtable switches so far: one relaxed load, for the warm-up watch.
@@ -394,26 +387,44 @@ impl WritePath {
 }
 
 impl WritePath {
-    /// One client batch in one store and one insert call (logged first,
-    /// when the variant keeps a log: then where its record ends).
+    /// One client batch in one store and one insert call, in the shard's
+    /// turn (logged first, when the variant keeps a log: then where its
+    /// record ends).
     fn write_alone(&self, batch: &mut RoutedBatch) -> Result<Option<crate::commitlog::Position>, SeamError> {
         // Hashed for the ledger before the lock (or ahead, with the
         // batch): the lock is held only to append what was hashed.
         let RoutedBatch { rows, entries, noted: ahead, shard } = batch;
         let hashed = (self.ledgered && ahead.is_none()).then(|| Noted::of(rows, entries));
         let noted = if self.ledgered { hashed.as_ref().or(ahead.as_ref()) } else { None };
-        let mut slot = self.lock(*shard);
-        let written = self.logged_apply(&mut slot, rows, noted, |slot, rows| {
-            let (live, calls) = slot.timed()?;
-            let mut clock = CallClock::start();
-            let refs = live.store_rows(rows)?;
-            clock.stored(calls, rows.data_len());
-            crate::router::set_refs(entries, &refs);
-            live.insert_noted(entries, noted)?;
-            clock.inserted(calls, entries.data_len());
-            Ok(())
-        });
-        self.unlock(slot);
+        let mut times = CallTimes::default();
+        let mut turn = self.lock(*shard);
+        let written = self.logged_apply(*shard, &mut turn, &mut times, rows, noted, |live, times, rows| store_and_insert(live, times, rows, entries, noted));
+        self.unlock(turn);
+        self.timed(&times);
         written
     }
+
+    /// One client batch, its rows stored and its entries inserted while
+    /// other writers do the same in the same shard.
+    fn write_concurrent(&self, batch: &mut RoutedBatch) -> Result<(), SeamError> {
+        let RoutedBatch { rows, entries, noted: ahead, shard } = batch;
+        let hashed = (self.ledgered && ahead.is_none()).then(|| Noted::of(rows, entries));
+        let noted = if self.ledgered { hashed.as_ref().or(ahead.as_ref()) } else { None };
+        let mut times = CallTimes::default();
+        self.shards[*shard].with(|live| store_and_insert(live, &mut times, rows, entries, noted))?;
+        self.timed(&times);
+        Ok(())
+    }
+}
+
+/// A batch's rows stored, their refs set on its entries, and the entries
+/// inserted, each call timed.
+fn store_and_insert(live: &Shard, times: &mut CallTimes, rows: &mut Packed, entries: &mut Packed, noted: Option<&Noted>) -> Result<(), SeamError> {
+    let mut clock = CallClock::start();
+    let refs = live.store_rows(rows)?;
+    clock.stored(times, rows.data_len());
+    crate::router::set_refs(entries, &refs);
+    live.insert_noted(entries, noted)?;
+    clock.inserted(times, entries.data_len());
+    Ok(())
 }

@@ -102,7 +102,7 @@ fn memory_held_unreserved_is_charged_to_the_pool() {
     for (allocator, params) in [("heap".to_string(), Vec::new()), (liar_plugin("liar-alloc"), thin)] {
         let plugin = host.load_as(&allocator, Kind::Allocator).expect("allocator");
         let pool = Arc::new(MemoryPool::new(1 << 30, PoolMode::FetchAdd));
-        let mut shard = host.strategy(&memtable).shard(&[], &host.strategy(&plugin), &params, pool.clone(), 0).expect("shard");
+        let shard = host.strategy(&memtable).shard(&[], &host.strategy(&plugin), &params, pool.clone(), 0).expect("shard");
         for _ in 0..600 {
             let (mut batch, _) = rows(500, 24);
             shard.store_rows(&mut batch).expect("store");

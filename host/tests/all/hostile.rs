@@ -40,7 +40,7 @@ fn entries(n: u64) -> Packed {
 }
 
 fn trap_of(mode: &str) -> (TrapKind, String, Shard) {
-    let mut shard = hostile_shard(mode);
+    let shard = hostile_shard(mode);
     let err = shard.insert(&mut entries(10)).expect_err("the hostile insert must fail");
     let message = err.to_string();
     match err {
@@ -55,7 +55,7 @@ fn each_hostile_behaviour_is_classified_and_poisons_only_its_shard() {
     for (mode, kind) in
         [("loop", TrapKind::Deadline), ("memory-bomb", TrapKind::OutOfMemory), ("panic", TrapKind::Panic), ("deep-recursion", TrapKind::StackOverflow)]
     {
-        let (found, message, mut shard) = trap_of(mode);
+        let (found, message, shard) = trap_of(mode);
         assert_eq!(found, kind, "{mode}: {message}");
         assert!(message.contains("hostile.wasm") && message.contains(&sha[..12]), "{mode}: {message}");
         assert!(message.contains("memtable.insert") && message.contains("shard 5"), "{mode}: {message}");
@@ -67,7 +67,7 @@ fn each_hostile_behaviour_is_classified_and_poisons_only_its_shard() {
         // The shard (its store) is poisoned; the host and other shards are not.
         let again = shard.get(entries(1)).expect_err("poisoned").to_string();
         assert!(again.contains("poisoned"), "{mode}: {again}");
-        let mut healthy = hostile_shard("none");
+        let healthy = hostile_shard("none");
         healthy.insert(&mut entries(10)).expect("a fresh instance works");
     }
 }
@@ -85,7 +85,7 @@ fn a_flood_from_the_cursor_is_a_contract_error() {
 /// or a second `put` in one that does, breaks the contract of that call.
 #[test]
 fn a_misused_output_put_breaks_the_contract_of_its_call() {
-    let mut shard = hostile_shard("put-outside");
+    let shard = hostile_shard("put-outside");
     let message = shard.insert(&mut entries(10)).expect_err("a put from insert").to_string();
     assert!(message.contains("broke its contract in `memtable.insert`") && message.contains("does not answer through it"), "{message}");
 
