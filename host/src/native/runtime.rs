@@ -12,7 +12,9 @@ use memlab_sdk::{Description, Error, Finished, Op, Packed, Pool, Stats};
 use super::library::thrown;
 use crate::pool::MemoryPool;
 use crate::seam::watch::during;
-use crate::seam::{AllocatorRuntime, CommitLogRuntime, Fault, Kind, MemtableRuntime, ReaderRuntime, SerialShardRuntime, SerializerRuntime, ShardRuntime};
+use crate::seam::{
+    AllocatorRuntime, CommitLogRuntime, Fault, Kind, MemtableRuntime, Pooled, ReaderRuntime, SerialShardRuntime, SerializerRuntime, ShardRuntime,
+};
 
 /// A native instance's table, called by one thread at a time (`Remote`)
 /// or by any (`SharedRemote`, a concurrent strategy's).
@@ -305,14 +307,14 @@ fn guest(plugin: &Arc<str>, op: Op) -> impl FnOnce(Called) -> Fault + '_ {
 }
 
 impl ShardRuntime for SharedNativeShard {
-    fn store_rows(&self, rows: &mut Packed, refused: &mut bool) -> Result<Vec<u64>, Fault> {
+    fn store_rows(&self, rows: &mut Packed) -> (Result<Vec<u64>, Fault>, Pooled) {
         let (op, Instance { remote, plugin, .. }) = (Op::AllocatorStoreRows, &self.shard.allocator);
         let mut pool = CallPool { shard: self, refused: false };
         let mut bytes = Vec::with_capacity(8 * rows.len());
         let called = during(op, 0, || rows.with_wire(|wire| remote.call_with_pool(op, wire, &mut pool, &mut bytes)));
-        *refused = pool.refused;
-        called.map_err(guest(plugin, op))?;
-        memlab_sdk::native::decode_refs(&bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
+        let pooled = Pooled { refused: pool.refused, reserved: self.reserved_bytes(), ..Pooled::default() };
+        let refs = called.map_err(guest(plugin, op)).and_then(|()| memlab_sdk::native::decode_refs(&bytes).map_err(|e| Fault::Contract(format!("{op}: {e}"))));
+        (refs, pooled)
     }
 
     fn insert(&self, entries: &mut Packed) -> Result<(), Fault> {

@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use memlab_sdk::Packed;
 
-use super::{Fault, Kind, SerialShardRuntime, ShardRuntime};
+use super::{Fault, Kind, Pooled, SerialShardRuntime, ShardRuntime};
 
 /// One caller at a time.
 pub(super) struct Locked(Mutex<Box<dyn SerialShardRuntime>>);
@@ -25,11 +25,16 @@ impl Locked {
 }
 
 impl ShardRuntime for Locked {
-    fn store_rows(&self, rows: &mut Packed, refused: &mut bool) -> Result<Vec<u64>, Fault> {
+    fn store_rows(&self, rows: &mut Packed) -> (Result<Vec<u64>, Fault>, Pooled) {
         let mut runtime = self.lock();
         let refs = runtime.store_rows(rows);
-        *refused = runtime.pool_refused();
-        refs
+        let pooled = Pooled {
+            refused: runtime.pool_refused(),
+            reserved: runtime.reserved_bytes(),
+            charged: runtime.charged_bytes(),
+            memory: runtime.memory_of(Kind::Allocator),
+        };
+        (refs, pooled)
     }
 
     fn insert(&self, entries: &mut Packed) -> Result<(), Fault> {

@@ -133,14 +133,27 @@ pub trait SerialShardRuntime: MemtableRuntime + AllocatorRuntime + Send {
     fn into_shared(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn SerialShardRuntime>>;
 }
 
+/// The pool and the allocator's memory as a `store_rows` call left them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pooled {
+    /// Whether the pool refused a reservation during the call.
+    pub refused: bool,
+    /// Bytes reserved from the pool and not released, by every writer.
+    pub reserved: u64,
+    /// Bytes the host charged and did not release.
+    pub charged: u64,
+    /// The allocator instance's memory (wasm); `None` where unknown.
+    pub memory: Option<u64>,
+}
+
 /// A shard as the checked `Shard` calls it: writers' calls on `&self`,
 /// at once where `concurrent` (both strategies take many threads,
 /// native), else one at a time (`Locked`); the flush's calls on the
 /// shard `alone`, once no writer is in.
 pub trait ShardRuntime: Send + Sync {
-    /// As `AllocatorRuntime::store_rows`; sets `refused` when the pool
-    /// refused a reservation during this call.
-    fn store_rows(&self, rows: &mut Packed, refused: &mut bool) -> Result<Vec<u64>, Fault>;
+    /// As `AllocatorRuntime::store_rows`, and the pool and the
+    /// allocator's memory as the call left them (read in the same turn).
+    fn store_rows(&self, rows: &mut Packed) -> (Result<Vec<u64>, Fault>, Pooled);
     /// As `MemtableRuntime::insert`.
     fn insert(&self, entries: &mut Packed) -> Result<(), Fault>;
     /// As `MemtableRuntime::get`.

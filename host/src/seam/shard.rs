@@ -24,7 +24,7 @@ use super::sample::Sample;
 use super::tape::Tape;
 use super::watch::during;
 use super::writers::{Writer, Writers, locked};
-use super::{Fault, Kind, Op, SeamError, SerialShardRuntime, ShardRuntime};
+use super::{Fault, Op, Pooled, SeamError, SerialShardRuntime, ShardRuntime};
 
 /// Memtable contract 3: one record per key asked, each absent or the
 /// asked key's entry.
@@ -228,16 +228,22 @@ impl Shard {
     /// (every writer's together are held at the flush, `check_stats`).
     pub fn store_rows(&self, rows: &mut Packed) -> Result<Vec<u64>, SeamError> {
         const OP: Op = Op::AllocatorStoreRows;
-        self.count(packed_bytes(rows));
-        let mut refused = false;
-        let refs = match during(OP, self.shard, || self.runtime.store_rows(rows, &mut refused)) {
+        let bytes_in = packed_bytes(rows);
+        let (refs, pooled) = during(OP, self.shard, || self.runtime.store_rows(rows));
+        let refs = match refs {
             Ok(refs) => refs,
-            // A failed op is left out of verification: one the plugin
-            // failed on its own, calling the pool full, would hide rows.
-            Err(Fault::Guest(memlab_sdk::Error::PoolFull)) if !refused => return Err(self.contract(Side::Allocator, OP, UNREFUSED_POOL_FULL)),
-            Err(f) => return Err(self.fault(Side::Allocator, OP, f)),
+            Err(fault) => {
+                self.count(bytes_in);
+                return Err(match fault {
+                    // A failed op is left out of verification: one the plugin
+                    // failed on its own, calling the pool full, would hide rows.
+                    Fault::Guest(memlab_sdk::Error::PoolFull) if !pooled.refused => self.contract(Side::Allocator, OP, UNREFUSED_POOL_FULL),
+                    f => self.fault(Side::Allocator, OP, f),
+                });
+            }
         };
         let held = self.mine(|writer| {
+            writer.books.count(bytes_in);
             writer.books.stored(rows, &refs)?;
             writer.tape = writer.tape.take().filter(|t| t.stored(rows, &refs));
             Ok::<_, String>(plus(self.books.observed, writer.books.observed))
@@ -246,9 +252,9 @@ impl Shard {
         // At the call, not at the flush: what it holds is reserved now;
         // the reservations are read after this writer's were made.
         if self.holds_rows {
-            within_reservations(&held, self.runtime.reserved_bytes()).map_err(|d| self.fault(Side::Allocator, OP, Fault::Budget(d)))?;
+            within_reservations(&held, pooled.reserved).map_err(|d| self.fault(Side::Allocator, OP, Fault::Budget(d)))?;
         }
-        self.check_allocator_memory(OP, &held)?;
+        self.check_allocator_memory(OP, &held, pooled)?;
         Ok(refs)
     }
 
@@ -270,14 +276,19 @@ impl Shard {
     /// and the flush fails loudly).
     pub fn insert_noted(&self, entries: &mut Packed, noted: Option<&Noted>) -> Result<(), SeamError> {
         const OP: Op = Op::MemtableInsert;
-        self.count(packed_bytes(entries));
-        let began = self.since_start();
-        let inserted = during(OP, self.shard, || self.runtime.insert(entries));
-        let ended = self.since_start();
-        inserted.map_err(|f| self.fault(Side::Memtable, OP, f))?;
+        let bytes_in = packed_bytes(entries);
+        // Concurrent writers' inserts are timed: how many were inside at once.
         let concurrent = !self.writers.ordered();
+        let began = concurrent.then(|| self.since_start());
+        let inserted = during(OP, self.shard, || self.runtime.insert(entries));
+        let ended = began.map(|_| self.since_start());
+        if let Err(f) = inserted {
+            self.count(bytes_in);
+            return Err(self.fault(Side::Memtable, OP, f));
+        }
         self.mine(|writer| {
-            if concurrent {
+            writer.books.count(bytes_in);
+            if let (Some(began), Some(ended)) = (began, ended) {
                 writer.timed(began, ended);
             }
             writer.books.inserted(entries, noted);
@@ -302,9 +313,9 @@ impl Shard {
     /// it holds past its reservations and the call's copies, within the
     /// allowance, the host charges to the pool: under-reserving buys no
     /// budget.
-    fn check_allocator_memory(&self, operation: Op, held: &Observed) -> Result<(), SeamError> {
-        let (Some(baseline), Some(now)) = (self.allocator_baseline, self.runtime.memory_of(Kind::Allocator)) else { return Ok(()) };
-        let (reserved, charged) = (self.runtime.reserved_bytes(), self.runtime.charged_bytes());
+    fn check_allocator_memory(&self, operation: Op, held: &Observed, pooled: Pooled) -> Result<(), SeamError> {
+        let (Some(baseline), Some(now)) = (self.allocator_baseline, pooled.memory) else { return Ok(()) };
+        let Pooled { reserved, charged, .. } = pooled;
         let (largest, loads) = (held.largest_batch, held.load_growth);
         match (Memory { baseline, now, reserved, charged, largest, loads }).unreserved() {
             Err(detail) => Err(SeamError::call(&self.allocator, operation, self.shard, Fault::Budget(detail))),
@@ -320,11 +331,16 @@ impl Shard {
     /// Batched point reads: one record per key, empty for a miss.
     pub fn get(&self, keys: Packed) -> Result<Packed, SeamError> {
         const OP: Op = Op::MemtableGet;
-        self.count(packed_bytes(&keys));
+        let bytes_in = packed_bytes(&keys);
         // The keys go to the runtime; keep them to check the answers by.
         let asked = keys.clone();
-        let out = during(OP, self.shard, || self.runtime.get(keys)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
-        self.mine(|w| w.books.boundary.bytes_out += packed_bytes(&out));
+        let out = during(OP, self.shard, || self.runtime.get(keys));
+        let bytes_out = out.as_ref().map_or(0, packed_bytes);
+        self.mine(|w| {
+            w.books.count(bytes_in);
+            w.books.boundary.bytes_out += bytes_out;
+        });
+        let out = out.map_err(|f| self.fault(Side::Memtable, OP, f))?;
         answers_get(&asked, &out).map_err(|detail| self.contract(Side::Memtable, OP, detail))?;
         self.sampled(OP, |s| s.check_get(&asked, &out))?;
         Ok(out)
@@ -333,17 +349,22 @@ impl Shard {
     /// A range scan: entries with `start <= key < end`, at most `limit`.
     pub fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u32) -> Result<Packed, SeamError> {
         const OP: Op = Op::MemtableScan;
-        self.count((start.len() + end.map_or(0, <[u8]>::len)) as u64);
-        let out = during(OP, self.shard, || self.runtime.scan(start, end, limit)).map_err(|f| self.fault(Side::Memtable, OP, f))?;
-        answers_scan(start, end, limit, &out).map_err(|detail| self.contract(Side::Memtable, OP, detail))?;
-        self.sampled(OP, |s| s.check_scan(start, end, limit, &out))?;
+        let bytes_in = (start.len() + end.map_or(0, <[u8]>::len)) as u64;
+        let out = during(OP, self.shard, || self.runtime.scan(start, end, limit));
+        let out = out.map_err(|f| {
+            self.count(bytes_in);
+            self.fault(Side::Memtable, OP, f)
+        })?;
         let ordered = self.writers.ordered();
         self.mine(|w| {
+            w.books.count(bytes_in);
             w.books.boundary.bytes_out += packed_bytes(&out);
             if let Some(ledger) = w.books.ledger.as_mut().filter(|_| ordered) {
                 ledger.scanned(start, end, limit, &out);
             }
         });
+        answers_scan(start, end, limit, &out).map_err(|detail| self.contract(Side::Memtable, OP, detail))?;
+        self.sampled(OP, |s| s.check_scan(start, end, limit, &out))?;
         Ok(out)
     }
 }

@@ -10,7 +10,7 @@ use memlab_sdk::{Entry, Packed};
 
 use crate::seam::stub::Stub;
 use crate::seam::writers::{HOST_LOCKS, most_at_once};
-use crate::seam::{Fault, Kind, SerialShardRuntime, Shard, ShardRuntime};
+use crate::seam::{Fault, Kind, Pooled, SerialShardRuntime, Shard, ShardRuntime};
 
 /// A memtable and allocator that take concurrent calls (where
 /// `concurrent`): each row reserves `reserve_per_row` bytes past its own,
@@ -29,14 +29,15 @@ struct Fake {
 }
 
 impl ShardRuntime for Fake {
-    fn store_rows(&self, rows: &mut Packed, _refused: &mut bool) -> Result<Vec<u64>, Fault> {
+    fn store_rows(&self, rows: &mut Packed) -> (Result<Vec<u64>, Fault>, Pooled) {
         let call = self.stores.fetch_add(1, Ordering::SeqCst);
         if self.reserving_calls.is_none_or(|n| call < n) {
             let bytes: u64 = rows.iter().map(|r| r.len() as u64 + self.reserve_per_row).sum();
             self.reserved.fetch_add(bytes, Ordering::SeqCst);
         }
         let n = rows.len() as u64 - u64::from(self.short_refs);
-        Ok((0..n).map(|_| self.next_ref.fetch_add(1, Ordering::Relaxed)).collect())
+        let refs = (0..n).map(|_| self.next_ref.fetch_add(1, Ordering::Relaxed)).collect();
+        (Ok(refs), Pooled { reserved: self.reserved.load(Ordering::SeqCst), ..Pooled::default() })
     }
 
     fn insert(&self, entries: &mut Packed) -> Result<(), Fault> {
@@ -97,7 +98,7 @@ impl Stub for Fake {
         ShardRuntime::insert(self, entries)
     }
     fn store_rows(&mut self, rows: &mut Packed) -> Result<Vec<u64>, Fault> {
-        ShardRuntime::store_rows(self, rows, &mut false)
+        ShardRuntime::store_rows(self, rows).0
     }
     fn reserved_bytes(&self) -> u64 {
         ShardRuntime::reserved_bytes(self)
