@@ -352,3 +352,26 @@ fn the_sdk_shows_a_plugin_author_nothing_of_the_host() {
         assert!(before.contains("#[cfg(feature = \"host\")]"), "`{host_only}` compiles into every plugin crate");
     }
 }
+
+/// The SDK dispatches each operation once (`Op::X =>`): a concurrent
+/// build's native table goes through its kind's one dispatch and runs
+/// the same loops as the serialized build, so the wasm and native runs of
+/// one crate do the same work a call.
+#[test]
+fn the_sdk_dispatches_each_operation_once() {
+    let sdk = workspace().join("plugins/sdk/src");
+    let files: Vec<(PathBuf, String)> = rust_files(&sdk).into_iter().map(|f| (f.clone(), read(&f))).collect();
+    for &op in memlab_sdk::Op::ALL {
+        // An arm on the operation alone, or on (instance, operation).
+        let arm = format!("Op::{op:?} =>");
+        let paired = format!("Op::{op:?}) =>");
+        let dispatching: Vec<String> = files
+            .iter()
+            .filter(|(_, text)| text.contains(&arm) || text.contains(&paired))
+            .map(|(f, _)| f.strip_prefix(&sdk).unwrap_or(f).display().to_string())
+            .collect();
+        // A kind's `create` is `Made::create`'s, not a dispatch's.
+        let makes = KINDS.iter().any(|k| k.create == op);
+        assert_eq!(dispatching.len(), usize::from(!makes), "`{arm}` in {dispatching:?}: one dispatch an operation");
+    }
+}

@@ -1,11 +1,43 @@
 //! The allocator's instance as the native table drives it: each operation
-//! by its code, its answer in the thread's buffers.
+//! by its code, its answer in the thread's buffers. One dispatch serves
+//! both an instance one caller at a time calls (`AllocatorInstance`) and a
+//! concurrent one every writer stores into at once (`&SharedArena`), and
+//! both run `AllocatorInstance`'s loops, as the wasm export does.
 
 use crate::contract::{Kind, Op};
 use crate::native::entry::unknown;
 use crate::native::{Answer, Hosted, Input, Made, PoolTable, encode_description, encode_stats, status};
 use crate::twin::AllocatorInstance;
-use crate::{Allocator, Error, Pool};
+use crate::{Allocator, Error, Packed, Pool};
+
+/// An allocator instance as the native table calls it.
+pub(crate) trait AllocatorCalls {
+    /// The strategy whose loops run.
+    type Arena: Allocator;
+    /// The instance: its loads, description and counters.
+    fn instance(&self) -> &AllocatorInstance<Self::Arena>;
+    /// Stores a batch of rows; one ref per row.
+    fn store(&mut self, pool: &mut dyn Pool, rows: &Packed) -> Result<Vec<u64>, Error>;
+}
+
+/// Runs `op` on `a`, its answer in `answer`.
+pub(crate) fn dispatch(a: &mut impl AllocatorCalls, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
+    match op {
+        Op::AllocatorStoreRows => {
+            let pool = input.pool.ok_or_else(|| Error::InvalidState("store without a pool".into()))?;
+            let refs = a.store(&mut HostPool(pool), input.packed()?)?;
+            answer.bytes.extend(refs.iter().flat_map(|r| r.to_le_bytes()));
+        }
+        Op::AllocatorLoad => {
+            a.instance().load(input.refs()?, &mut answer.packed)?;
+            answer.seal();
+        }
+        Op::AllocatorDescribe => answer.put(encode_description(a.instance().description())),
+        Op::AllocatorStats => answer.put(encode_stats(&a.instance().stats())),
+        other => return Err(unknown(other, "allocator")),
+    }
+    Ok(())
+}
 
 /// The host's pool as the allocator sees it, for one call.
 pub(crate) struct HostPool<'a>(pub(crate) &'a PoolTable);
@@ -44,22 +76,20 @@ impl<A: Allocator + Send> Made for AllocatorInstance<A> {
     }
 }
 
+impl<A: Allocator> AllocatorCalls for AllocatorInstance<A> {
+    type Arena = A;
+
+    fn instance(&self) -> &AllocatorInstance<A> {
+        self
+    }
+
+    fn store(&mut self, pool: &mut dyn Pool, rows: &Packed) -> Result<Vec<u64>, Error> {
+        AllocatorInstance::store(self, pool, rows)
+    }
+}
+
 impl<A: Allocator + Send> Hosted for AllocatorInstance<A> {
-    fn call(&mut self, op: Op, mut input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
-        match op {
-            Op::AllocatorStoreRows => {
-                let pool = input.pool.ok_or_else(|| Error::InvalidState("store without a pool".into()))?;
-                let refs = self.store(&mut HostPool(pool), input.packed()?)?;
-                answer.bytes.extend(refs.iter().flat_map(|r| r.to_le_bytes()));
-            }
-            Op::AllocatorLoad => {
-                self.load(input.refs()?, &mut answer.packed)?;
-                answer.seal();
-            }
-            Op::AllocatorDescribe => answer.put(encode_description(self.description())),
-            Op::AllocatorStats => answer.put(encode_stats(&self.stats())),
-            other => return Err(unknown(other, "allocator")),
-        }
-        Ok(())
+    fn call(&mut self, op: Op, input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
+        dispatch(self, op, input, answer)
     }
 }

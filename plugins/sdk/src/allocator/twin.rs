@@ -24,6 +24,12 @@ impl<A: Allocator> AllocatorInstance<A> {
         Ok(refs)
     }
 
+    /// The allocator itself (a concurrent one's stores take `&self`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn arena(&self) -> &A {
+        &self.arena
+    }
+
     /// The rows behind `refs`, in order.
     pub fn load(&self, refs: &[u64], out: &mut Packed) -> Result<(), Error> {
         for &reference in refs {

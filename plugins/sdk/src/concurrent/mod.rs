@@ -105,6 +105,14 @@ pub trait ConcurrentAllocator: Send + Sync + Sized + 'static {
 /// runs it, since an instance takes one thread.
 pub struct Serialized<T>(T);
 
+impl<T> Serialized<T> {
+    /// The strategy, for calls from many threads at once (native).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn inner(&self) -> &T {
+        &self.0
+    }
+}
+
 impl<T: ConcurrentMemtable> Memtable for Serialized<T> {
     const NAME: &'static str = T::NAME;
     const VERSION: &'static str = T::VERSION;

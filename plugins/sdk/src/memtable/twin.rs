@@ -56,6 +56,13 @@ impl<T: Memtable> MemtableInstance<T> {
         self.table.next(position, max_bytes as usize, out);
     }
 
+    /// The memtable itself (a concurrent one's inserts and cursor take
+    /// `&self`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn table(&self) -> &T {
+        &self.table
+    }
+
     /// What `create` applied.
     pub fn description(&self) -> &Description {
         &self.description
