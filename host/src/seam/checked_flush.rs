@@ -1,6 +1,6 @@
 //! The flush side of the checking layer: a segment's serializer and a
 //! reader of its segments, each call counted and its failure named, as
-//! `checked.rs` does for the shard.
+//! `shard.rs` does for the shard.
 
 use memlab_sdk::{Description, Finished, Packed, Stats};
 

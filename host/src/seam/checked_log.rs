@@ -1,6 +1,6 @@
 //! The commit log's side of the checking layer: a shard's log format,
 //! each call counted and checked (commitlog contracts 1 to 3) as
-//! `checked.rs` does for the shard. What a replay gives back is held to
+//! `shard.rs` does for the shard. What a replay gives back is held to
 //! what was handed over by the host's own `commitlog::Kept`.
 
 use memlab_sdk::twin::Replayed;
