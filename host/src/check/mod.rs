@@ -1,6 +1,8 @@
 //! `memlab check`: a plugin against the host's reference, property by
 //! property, with seeded operations. A failing property prints the seed
-//! and a shrunk case that reproduces it.
+//! and a shrunk case that reproduces it. `SUITES` is the layer's table of
+//! kinds: each kind's module above and its row below; nothing else here
+//! matches on a kind.
 
 mod allocator;
 mod at_size;
@@ -15,17 +17,21 @@ mod memtable;
 mod property;
 mod race;
 mod serializer;
-mod suite;
+mod subject;
 mod twin;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::plugin::{Plugin, PluginHost};
-use crate::seam::{Kind, SeamError};
+use memlab_sdk::Description;
+
+use crate::seam::{Kind, SeamError, Strategy};
 use crate::workload::SplitMix;
 
 pub use property::{Properties, Property};
+pub use subject::BENCH_POOLS;
+pub(crate) use subject::{ROUND_NEED, ShardSubject};
 
 /// What to check and how hard.
 #[derive(Debug, Clone)]
@@ -43,7 +49,7 @@ pub struct CheckOptions {
     pub flips: u32,
     /// The same plugin built for this machine (`--native`): checked again
     /// through the native twins' side of the seam.
-    pub native: Option<crate::seam::Strategy>,
+    pub native: Option<Strategy>,
     /// Run only this property (a replay line's `--only`), not every one.
     pub only: Option<String>,
     /// The whole budget of the plugin's calls, counted once it is loaded:
@@ -127,15 +133,15 @@ fn render_properties(out: &mut String, properties: &[Property]) {
 
 /// What `plugin` says of itself, created with `params` (a memtable or an
 /// allocator beside a bundled partner of the other kind).
-pub fn describe(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<memlab_sdk::Description, SeamError> {
-    (suite::of(plugin.kind).describe)(host, plugin, params)
+pub fn describe(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<Description, SeamError> {
+    (of(plugin.kind).describe)(host, plugin, params)
 }
 
 /// What `plugin` does on `defaults`' fixed workload created with
 /// `params`, and what it described: `defaults` and `params-effect` compare
 /// two of these.
 fn trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: &[(String, String)]) -> Result<String, String> {
-    (suite::of(plugin.kind).trace)(host, plugin, params)
+    (of(plugin.kind).trace)(host, plugin, params)
 }
 
 /// Checks `plugin` (a bundled name or a path) on `host`.
@@ -156,7 +162,7 @@ pub fn check(host: &Arc<PluginHost>, plugin: &str, options: CheckOptions) -> Res
         }
         None => host,
     };
-    let suite = suite::of(loaded.kind);
+    let suite = of(loaded.kind);
     let in_wasm = CheckOptions { native: None, ..options.clone() };
     let wasm = (suite.properties)(host, &loaded, &in_wasm);
     let native = options.native.as_ref().map_or_else(Properties::default, |n| (suite.natively)(host, &loaded, n, &options));
@@ -252,7 +258,7 @@ pub(crate) fn unknown_params(params: &[(String, String)]) -> Vec<(String, String
 }
 
 /// A description must name the plugin and its version.
-pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], d: Result<memlab_sdk::Description, SeamError>) -> Property {
+pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], d: Result<Description, SeamError>) -> Property {
     const NAME: &str = DESCRIBE;
     match d {
         Ok(d) if !d.name.is_empty() && !d.version.is_empty() => match crate::seam::check_description(plugin.kind, &plugin.name, configured, &d)
@@ -263,114 +269,6 @@ pub(crate) fn describe_result(plugin: &Plugin, configured: &[(String, String)], 
         },
         Ok(d) => Property::fail(NAME, format!("`{}` describes itself with name {:?}, version {:?}", plugin.name, d.name, d.version)),
         Err(e) => Property::fail(NAME, e.to_string()),
-    }
-}
-
-/// The budgets (`memtable_space`) the shipped configs give a bench's
-/// pool, held to them by a test: check's shards reserve from one of these,
-/// in a drawn counting mode, so no pool tells a check from a bench.
-pub const BENCH_POOLS: [u64; 7] = [4 << 20, 16 << 20, 32 << 20, 64 << 20, 128 << 20, 256 << 20, 1 << 30];
-
-/// What a check round's shard may hold: its rows, its index and its
-/// 1 MiB values (about 15 in a round of 5,000 rows), with room.
-pub(crate) const ROUND_NEED: u64 = 64 << 20;
-
-/// A memtable or allocator under check, paired in a shard with a bundled
-/// partner of the other kind.
-pub(crate) struct ShardSubject<'a> {
-    host: &'a Arc<PluginHost>,
-    plugin: &'a Arc<Plugin>,
-    pub(crate) params: &'a [(String, String)],
-    /// The plugin under check and its bundled partner, in the runtime
-    /// checked: wasm, or the native build (`--native`).
-    subject: crate::seam::Strategy,
-    partner: crate::seam::Strategy,
-    /// Whether the runtime checked is the native build.
-    native: bool,
-    /// What draws the next shard's pool: a round's seed, so its replay
-    /// and its shrinking reserve from the pool it failed in.
-    draw: std::cell::Cell<u64>,
-    /// The bytes the shards about to be made may hold at most.
-    need: std::cell::Cell<u64>,
-}
-
-impl<'a> ShardSubject<'a> {
-    /// Pairs `plugin` with the bundled `btree` or `per-row`.
-    pub(crate) fn new(host: &'a Arc<PluginHost>, plugin: &'a Arc<Plugin>, options: &'a CheckOptions) -> Result<Self, Property> {
-        Self::with_partner(host, plugin, options).map_err(|e| Property::fail("set-up", e.to_string()))
-    }
-
-    fn with_partner(host: &'a Arc<PluginHost>, plugin: &'a Arc<Plugin>, options: &'a CheckOptions) -> Result<Self, SeamError> {
-        let (name, kind) = if plugin.kind == Kind::Allocator { ("btree", Kind::Memtable) } else { ("per-row", Kind::Allocator) };
-        let (subject, partner) = match &options.native {
-            None => (host.strategy(plugin), host.strategy(&host.load_as(name, kind)?)),
-            Some(n) => (n.clone(), crate::native::bundled(name, kind)?),
-        };
-        let (draw, need) = (std::cell::Cell::new(options.seed), std::cell::Cell::new(ROUND_NEED));
-        Ok(ShardSubject { host, plugin, params: &options.params, subject, partner, native: options.native.is_some(), draw, need })
-    }
-
-    /// A fresh shard with the plugin under check given `params`, in a
-    /// pool drawn as `pool` says.
-    pub(crate) fn shard(&self, params: &[(String, String)]) -> Result<crate::seam::Shard, SeamError> {
-        let pool = Arc::new(self.pool());
-        match self.plugin.kind {
-            Kind::Allocator => self.partner.shard(&[], &self.subject, params, pool, 0),
-            _ => self.subject.shard(params, &self.partner, &[], pool, 0),
-        }
-    }
-
-    /// A fresh shard of the native build under check and the bundled
-    /// concurrent partner, taking concurrent writers; `None` where the
-    /// build's calls are serialized, or no native build is checked.
-    pub(crate) fn shared(&self, params: &[(String, String)]) -> Result<Option<crate::seam::Shard>, SeamError> {
-        if !self.native {
-            return Ok(None);
-        }
-        let pool = Arc::new(self.pool());
-        let shard = match self.plugin.kind {
-            Kind::Allocator => crate::native::bundled("lockfree", Kind::Memtable)?.shard(&[], &self.subject, params, pool, 0)?,
-            _ => self.subject.shard(params, &crate::native::bundled("cas-region", Kind::Allocator)?, &[], pool, 0)?,
-        };
-        Ok(shard.share().ok())
-    }
-
-    /// Shards made from now on draw their pool from `seed` and hold up to
-    /// `need` bytes.
-    pub(crate) fn draw_from(&self, seed: u64, need: u64) {
-        self.draw.set(seed);
-        self.need.set(need);
-    }
-
-    /// A bench's pool: a shipped budget whose hard limit (twice it) holds
-    /// what the property stores, and any counting mode, both drawn.
-    fn pool(&self) -> crate::pool::MemoryPool {
-        let mut rng = SplitMix::new(&[self.draw.get(), 0x9001]);
-        let fits: Vec<u64> = BENCH_POOLS.iter().copied().filter(|b| 2 * b >= self.need.get()).collect();
-        let budget = match fits.len() {
-            0 => self.need.get().next_power_of_two(),
-            n => fits[rng.below(n as u64) as usize],
-        };
-        let modes = crate::pool::PoolMode::ALL;
-        crate::pool::MemoryPool::new(budget, modes[rng.below(modes.len() as u64) as usize])
-    }
-
-    /// What the plugin under check, created with `params`, says of itself.
-    fn described(&self, params: &[(String, String)]) -> Result<memlab_sdk::Description, SeamError> {
-        self.shard(params).and_then(|mut s| s.describe()).map(|(m, a)| if self.plugin.kind == Kind::Allocator { a } else { m })
-    }
-
-    /// The kind under check.
-    pub(crate) fn kind(&self) -> Kind {
-        self.plugin.kind
-    }
-
-    /// `describe`, its defaults, and the refusal of unknown parameters.
-    pub(crate) fn common_properties(&self, properties: &mut Properties) {
-        properties.run(DESCRIBE, || describe_result(self.plugin, self.params, self.described(self.params)));
-        properties.run(defaults::DEFAULTS, || defaults::property(self.host, self.plugin, self.params));
-        properties.run(defaults::EFFECT, || defaults::effect_property(self.host, self.plugin, self.params));
-        properties.run(UNKNOWN_PARAMS, || unknown_param_result(self.shard(&unknown_params(self.params)).map(|_| ())));
     }
 }
 
@@ -394,4 +292,108 @@ pub(crate) fn rounds(options: &CheckOptions, per_round: u64, mut round: impl FnM
         })?;
     }
     Ok(format!("{} ops in {count} rounds", options.ops))
+}
+
+type Params<'a> = &'a [(String, String)];
+type DescribeFn = fn(&Arc<PluginHost>, &Arc<Plugin>, Params<'_>) -> Result<Description, SeamError>;
+type TraceFn = fn(&Arc<PluginHost>, &Arc<Plugin>, Params<'_>) -> Result<String, String>;
+
+/// One kind's row of the table.
+pub(super) struct Suite {
+    pub kind: Kind,
+    /// Every property, in the order they run.
+    pub properties: fn(&Arc<PluginHost>, &Arc<Plugin>, &CheckOptions) -> Properties,
+    /// `describe()` of an instance created with the parameters.
+    pub describe: DescribeFn,
+    /// What the instance does on `defaults`' fixed workload.
+    pub trace: TraceFn,
+    /// The crate built for this machine, checked against its wasm build.
+    pub natively: fn(&Arc<PluginHost>, &Arc<Plugin>, &Strategy, &CheckOptions) -> Properties,
+}
+
+/// Every kind's row, in `Kind::ALL`'s order.
+pub(super) const SUITES: [Suite; Kind::COUNT] = [
+    Suite { kind: Kind::Memtable, properties: memtable::check, describe: in_shard, trace: shard_trace, natively: whole_suite },
+    Suite { kind: Kind::Allocator, properties: allocator::check, describe: in_shard, trace: shard_trace, natively: whole_suite },
+    Suite {
+        kind: Kind::Serializer,
+        properties: serializer::check,
+        describe: |host, plugin, params| host.strategy(plugin).serializer(params, 0)?.describe(),
+        trace: |host, plugin, params| serializer::trace(host, plugin, params),
+        natively: |host, plugin, native, options| {
+            agreeing(options, || agree(serializer::trace(host, plugin, &options.params), serializer::trace_of(native.serializer(&options.params, 0))))
+        },
+    },
+    Suite {
+        kind: Kind::CommitLog,
+        properties: commitlog::check,
+        describe: |host, plugin, params| host.strategy(plugin).commitlog_format(params, 0)?.describe(),
+        trace: |host, plugin, params| commitlog::trace(host, plugin, params),
+        natively: |host, plugin, native, options| {
+            agreeing(options, || agree(commitlog::trace(host, plugin, &options.params), commitlog::trace_of(native.commitlog_format(&options.params, 0))))
+        },
+    },
+];
+
+/// `kind`'s row.
+pub(super) fn of(kind: Kind) -> &'static Suite {
+    let suite = &SUITES[kind as usize];
+    debug_assert_eq!(suite.kind, kind, "SUITES is in Kind::ALL's order");
+    suite
+}
+
+/// A memtable or allocator describes itself from a shard, beside its
+/// bundled partner.
+fn in_shard(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: Params<'_>) -> Result<Description, SeamError> {
+    let options = CheckOptions::new(params.to_vec(), crate::seam::secret());
+    ShardSubject::with_partner(host, plugin, &options)?.described(params)
+}
+
+/// The trace's pool is drawn by the process's secret: the same for the
+/// two traces `defaults` compares, unknown to the plugin.
+fn shard_trace(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, params: Params<'_>) -> Result<String, String> {
+    let options = CheckOptions::new(params.to_vec(), crate::seam::secret());
+    let subject = ShardSubject::new(host, plugin, &options).map_err(|p| p.failure.unwrap_or_default())?;
+    defaults::shard_trace(&subject, params)
+}
+
+/// A memtable's or allocator's native build runs the whole suite again,
+/// through native shards (`options.native` is set), and a concurrent one
+/// races writers against a reader as well.
+fn whole_suite(host: &Arc<PluginHost>, plugin: &Arc<Plugin>, _: &Strategy, options: &CheckOptions) -> Properties {
+    let mut properties = (of(plugin.kind).properties)(host, plugin, options);
+    if let Ok(subject) = ShardSubject::new(host, plugin, options) {
+        properties.maybe(race::RACES, || race::property(&subject, options));
+    }
+    properties
+}
+
+const AGREES: &str = "native-agrees";
+
+/// The one property of a serializer's or log format's native build.
+fn agreeing(options: &CheckOptions, agree: impl FnOnce() -> Property) -> Properties {
+    let mut properties = Properties::new(options.only.as_deref());
+    properties.run(AGREES, agree);
+    properties
+}
+
+/// A serializer's or log format's native build must write the wasm
+/// build's bytes on `defaults`' workload.
+fn agree(wasm: Result<String, String>, native: Result<String, String>) -> Property {
+    match (wasm, native) {
+        (Ok(w), Ok(n)) if w == n => Property::pass(AGREES, "the native build describes itself and writes the same bytes as the wasm build"),
+        (Ok(w), Ok(n)) => Property::fail(AGREES, format!("the wasm build {w}; the native build {n}")),
+        (Err(e), _) => Property::fail(AGREES, format!("the wasm build: {e}")),
+        (_, Err(e)) => Property::fail(AGREES, format!("the native build: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Kind, SUITES};
+
+    #[test]
+    fn the_table_has_every_kind_in_order() {
+        assert_eq!(SUITES.map(|s| s.kind), Kind::ALL);
+    }
 }

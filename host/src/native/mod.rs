@@ -6,9 +6,10 @@
 //! price shows on one stream in one run, and `seam` checks and meters
 //! both as it does the components.
 
+mod instance;
 #[expect(unsafe_code, reason = "a native table is raw pointers and extern \"C\" functions; a built library is loaded with dlopen")]
 mod library;
-mod runtime;
+mod shard;
 mod strategy;
 
 pub use library::Library;

@@ -5,11 +5,13 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use memlab_sdk::native::NativeTable;
-use memlab_sdk::{Error, Op};
+use memlab_sdk::native::{NativeTable, decode_description, decode_finished, decode_replayed, decode_stats};
+use memlab_sdk::twin::Replayed;
+use memlab_sdk::{Description, Error, Finished, Op, Packed, Stats};
 
+use super::instance::Instance;
 use super::library::Library;
-use super::runtime::{Instance, NativeCommitLog, NativePool, NativeReader, NativeShard, NativeWriter};
+use super::shard::{NativePool, NativeShard};
 use crate::pool::MemoryPool;
 use crate::seam::{
     self, CommitLogRuntime, Fault, Kind, LoadCause, LoadError, ReaderRuntime, SeamError, SerialShardRuntime, SerializerRuntime, StrategyRuntime,
@@ -93,5 +95,81 @@ impl StrategyRuntime for NativeStrategy {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// A native serializer's writer.
+struct NativeWriter(Instance);
+
+impl SerializerRuntime for NativeWriter {
+    fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
+        self.0.lent(Op::WriterWrite, records, out)
+    }
+
+    fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {
+        // The writer ends here, so its answer buffer is taken, not copied:
+        // a segment's index can be megabytes.
+        let op = Op::WriterFinish;
+        self.0.bytes(op, &[], None, 0)?;
+        decode_finished(std::mem::take(&mut self.0.bytes)).map_err(|e| Fault::Contract(format!("{op}: {e}")))
+    }
+
+    fn describe(&mut self) -> Result<Description, Fault> {
+        self.0.decoded(Op::WriterDescribe, decode_description)
+    }
+
+    fn stats(&mut self) -> Result<Stats, Fault> {
+        self.0.decoded(Op::WriterStats, decode_stats)
+    }
+
+    fn guest_memory_bytes(&self) -> u64 {
+        0
+    }
+
+    fn memory_before_create(&self) -> u64 {
+        0
+    }
+}
+
+/// A native segment reader.
+struct NativeReader(Instance);
+
+impl ReaderRuntime for NativeReader {
+    fn next(&mut self, max_bytes: u32) -> Result<Packed, Fault> {
+        let mut out = Packed::new();
+        self.0.packed(Op::ReaderNext, &[], None, u64::from(max_bytes), &mut out)?;
+        Ok(out)
+    }
+
+    fn get(&mut self, mut keys: Packed) -> Result<Packed, Fault> {
+        let mut out = Packed::new();
+        let r = &mut self.0;
+        keys.with_wire(|wire| r.packed(Op::ReaderGet, wire, None, 0, &mut out))?;
+        Ok(out)
+    }
+}
+
+/// A native commit-log format.
+struct NativeCommitLog(Instance);
+
+impl CommitLogRuntime for NativeCommitLog {
+    fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault> {
+        let mut out = Vec::with_capacity(rows.data_len() + rows.len() * 16 + 16);
+        self.0.lent(Op::CommitLogEncode, rows, &mut out)?;
+        Ok(out)
+    }
+
+    fn replay(&mut self, segment: &[u8], max_rows: u32) -> Result<Replayed, Fault> {
+        let op = Op::CommitLogReplay;
+        let bytes = self.0.bytes(op, segment, None, u64::from(max_rows))?;
+        decode_replayed(bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
+    }
+
+    fn describe(&mut self) -> Result<Description, Fault> {
+        self.0.decoded(Op::CommitLogDescribe, decode_description)
+    }
+
+    fn stats(&mut self) -> Result<Stats, Fault> {
+        self.0.decoded(Op::CommitLogStats, decode_stats)
     }
 }

@@ -1,91 +1,18 @@
-//! The seam's runtime traits over native instances: every call is one
-//! call of the instance's table, its batch lent in wire form and its
-//! answer copied into the caller's buffer.
+//! A shard's native runtime: its memtable and allocator instances and
+//! the pool they reserve from, called by one writer at a time, or by
+//! every writer at once where both strategies are concurrent.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use memlab_sdk::native::{Called, Remote, SharedRemote, decode_description, decode_finished, decode_replayed, decode_stats};
-use memlab_sdk::twin::Replayed;
-use memlab_sdk::{Description, Error, Finished, Op, Packed, Pool, Stats};
+use memlab_sdk::native::{Called, Remote, SharedRemote, decode_description, decode_stats};
+use memlab_sdk::{Description, Error, Op, Packed, Pool, Stats};
 
+use super::instance::{Instance, Remotely};
 use super::library::thrown;
 use crate::pool::MemoryPool;
 use crate::seam::watch::during;
-use crate::seam::{
-    AllocatorRuntime, CommitLogRuntime, Fault, Kind, MemtableRuntime, Pooled, ReaderRuntime, SerialShardRuntime, SerializerRuntime, ShardRuntime,
-};
-
-/// A native instance's table, called by one thread at a time (`Remote`)
-/// or by any (`SharedRemote`, a concurrent strategy's).
-pub(super) trait Remotely: Send {
-    fn call_bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called>;
-    fn call_with_pool(&mut self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called>;
-    fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called>;
-}
-
-impl Remotely for Remote {
-    fn call_bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called> {
-        Remote::call_bytes(self, op, a, b, n, out)
-    }
-    fn call_with_pool(&mut self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called> {
-        Remote::call_with_pool(self, op, a, pool, out)
-    }
-    fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called> {
-        Remote::call_packed(self, op, a, b, n, out)
-    }
-}
-
-impl Remotely for SharedRemote {
-    fn call_bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Vec<u8>) -> Result<(), Called> {
-        SharedRemote::call_bytes(self, op, a, b, n, out)
-    }
-    fn call_with_pool(&mut self, op: Op, a: &[u8], pool: &mut dyn Pool, out: &mut Vec<u8>) -> Result<(), Called> {
-        SharedRemote::call_with_pool(self, op, a, pool, out)
-    }
-    fn call_packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Called> {
-        SharedRemote::call_packed(self, op, a, b, n, out)
-    }
-}
-
-/// One native instance, named by its plugin, with a buffer for its byte
-/// answers.
-pub(super) struct Instance<R = Remote> {
-    remote: R,
-    plugin: Arc<str>,
-    bytes: Vec<u8>,
-}
-
-impl<R: Remotely> Instance<R> {
-    pub(super) fn new(remote: R, plugin: &Arc<str>) -> Self {
-        Instance { remote, plugin: Arc::clone(plugin), bytes: Vec::new() }
-    }
-
-    /// A call answered with bytes, left in `self.bytes`.
-    fn bytes(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64) -> Result<&[u8], Fault> {
-        let called = during(op, 0, || self.remote.call_bytes(op, a, b, n, &mut self.bytes));
-        called.map_err(|c| Fault::Guest(thrown(&self.plugin, op, c)))?;
-        Ok(&self.bytes)
-    }
-
-    /// A call answered with a packed batch, into `out`.
-    fn packed(&mut self, op: Op, a: &[u8], b: Option<&[u8]>, n: u64, out: &mut Packed) -> Result<(), Fault> {
-        let called = during(op, 0, || self.remote.call_packed(op, a, b, n, out));
-        called.map_err(|c| Fault::Guest(thrown(&self.plugin, op, c)))
-    }
-
-    /// A call answered with bytes in one of the table's encodings.
-    fn decoded<T>(&mut self, op: Op, decode: fn(&[u8]) -> Result<T, Error>) -> Result<T, Fault> {
-        let bytes = self.bytes(op, &[], None, 0)?;
-        decode(bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
-    }
-
-    /// A batch lent in wire form, answered with bytes into `out`.
-    fn lent(&mut self, op: Op, batch: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
-        let Instance { remote, plugin, .. } = self;
-        during(op, 0, || batch.with_wire(|wire| remote.call_bytes(op, wire, None, 0, out))).map_err(|c| Fault::Guest(thrown(plugin, op, c)))
-    }
-}
+use crate::seam::{AllocatorRuntime, Fault, Kind, MemtableRuntime, Pooled, SerialShardRuntime, ShardRuntime};
 
 /// The host pool, as a native allocator sees it.
 pub(super) struct NativePool {
@@ -369,81 +296,5 @@ impl ShardRuntime for SharedNativeShard {
 
     fn into_concurrent(self: Box<Self>) -> Result<Box<dyn ShardRuntime>, Box<dyn ShardRuntime>> {
         Ok(self)
-    }
-}
-
-/// A native serializer's writer.
-pub(super) struct NativeWriter(pub(super) Instance);
-
-impl SerializerRuntime for NativeWriter {
-    fn write(&mut self, records: &mut Packed, out: &mut Vec<u8>) -> Result<(), Fault> {
-        self.0.lent(Op::WriterWrite, records, out)
-    }
-
-    fn finish(&mut self) -> Result<(Vec<u8>, Finished), Fault> {
-        // The writer ends here, so its answer buffer is taken, not copied:
-        // a segment's index can be megabytes.
-        let op = Op::WriterFinish;
-        self.0.bytes(op, &[], None, 0)?;
-        decode_finished(std::mem::take(&mut self.0.bytes)).map_err(|e| Fault::Contract(format!("{op}: {e}")))
-    }
-
-    fn describe(&mut self) -> Result<Description, Fault> {
-        self.0.decoded(Op::WriterDescribe, decode_description)
-    }
-
-    fn stats(&mut self) -> Result<Stats, Fault> {
-        self.0.decoded(Op::WriterStats, decode_stats)
-    }
-
-    fn guest_memory_bytes(&self) -> u64 {
-        0
-    }
-
-    fn memory_before_create(&self) -> u64 {
-        0
-    }
-}
-
-/// A native segment reader.
-pub(super) struct NativeReader(pub(super) Instance);
-
-impl ReaderRuntime for NativeReader {
-    fn next(&mut self, max_bytes: u32) -> Result<Packed, Fault> {
-        let mut out = Packed::new();
-        self.0.packed(Op::ReaderNext, &[], None, u64::from(max_bytes), &mut out)?;
-        Ok(out)
-    }
-
-    fn get(&mut self, mut keys: Packed) -> Result<Packed, Fault> {
-        let mut out = Packed::new();
-        let r = &mut self.0;
-        keys.with_wire(|wire| r.packed(Op::ReaderGet, wire, None, 0, &mut out))?;
-        Ok(out)
-    }
-}
-
-/// A native commit-log format.
-pub(super) struct NativeCommitLog(pub(super) Instance);
-
-impl CommitLogRuntime for NativeCommitLog {
-    fn encode(&mut self, rows: &mut Packed) -> Result<Vec<u8>, Fault> {
-        let mut out = Vec::with_capacity(rows.data_len() + rows.len() * 16 + 16);
-        self.0.lent(Op::CommitLogEncode, rows, &mut out)?;
-        Ok(out)
-    }
-
-    fn replay(&mut self, segment: &[u8], max_rows: u32) -> Result<Replayed, Fault> {
-        let op = Op::CommitLogReplay;
-        let bytes = self.0.bytes(op, segment, None, u64::from(max_rows))?;
-        decode_replayed(bytes).map_err(|e| Fault::Contract(format!("{op}: {e}")))
-    }
-
-    fn describe(&mut self) -> Result<Description, Fault> {
-        self.0.decoded(Op::CommitLogDescribe, decode_description)
-    }
-
-    fn stats(&mut self) -> Result<Stats, Fault> {
-        self.0.decoded(Op::CommitLogStats, decode_stats)
     }
 }
