@@ -9,8 +9,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use memlab::pool::{MemoryPool, PoolMode};
-use memlab_sdk::native::{Answer, Hosted, Input, Made, MemtableOf, NativeTable, SerializerOf, table};
-use memlab_sdk::twin::{AllocatorInstance, CommitLogInstance};
+use memlab_sdk::native::{Answer, Hosted, Input, Made, NativeTable, table};
+use memlab_sdk::twin::{AllocatorOf, CommitLogOf, MemtableOf, SerializerOf};
 use memlab_sdk::{Cell, Entry, Error, Kind, Op, Packed, encode_flush_record, encode_row};
 
 /// `H`, but its operation numbered `OP` panics.
@@ -35,10 +35,10 @@ impl<H: Hosted, const OP: u32> Hosted for PanicsAt<H, OP> {
 }
 
 static MEMTABLE: NativeTable = table::<PanicsAt<MemtableOf<memtable_btree::MemlabStrategy>, { Op::MemtableScan.code() }>>();
-static ALLOCATOR: NativeTable = table::<PanicsAt<AllocatorInstance<alloc_per_row::MemlabStrategy>, { Op::AllocatorStats.code() }>>();
+static ALLOCATOR: NativeTable = table::<PanicsAt<AllocatorOf<alloc_per_row::MemlabStrategy>, { Op::AllocatorStats.code() }>>();
 static SERIALIZER: NativeTable = table::<PanicsAt<SerializerOf<flush_lean::MemlabStrategy>, { Op::ReaderGet.code() }>>();
 static SERIALIZER_CREATE: NativeTable = table::<PanicsAt<SerializerOf<flush_lean::MemlabStrategy>, { Op::WriterCreate.code() }>>();
-static LOG: NativeTable = table::<PanicsAt<CommitLogInstance<commitlog_plain::MemlabStrategy>, { Op::CommitLogStats.code() }>>();
+static LOG: NativeTable = table::<PanicsAt<CommitLogOf<commitlog_plain::MemlabStrategy>, { Op::CommitLogStats.code() }>>();
 
 fn rows(n: usize) -> Packed {
     let mut rows = Packed::new();

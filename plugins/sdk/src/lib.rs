@@ -103,10 +103,21 @@ mod serializer;
 pub mod twin {
     pub use crate::allocator::twin::AllocatorInstance;
     pub use crate::commitlog::twin::{CommitLogInstance, Replayed};
-    #[cfg(not(target_arch = "wasm32"))]
-    pub use crate::concurrent::native::{SharedArena, SharedMemtable};
     pub use crate::memtable::twin::MemtableInstance;
     pub use crate::serializer::twin::{ReaderInstance, WriterInstance};
+
+    // Each kind's instance as the native table holds it (`KindOf`), and
+    // a concurrent one's, which every writer calls at once.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use crate::allocator::native::AllocatorOf;
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use crate::commitlog::native::CommitLogOf;
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use crate::concurrent::native::{SharedArena, SharedMemtable};
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use crate::memtable::native::MemtableOf;
+    #[cfg(not(target_arch = "wasm32"))]
+    pub use crate::serializer::native::SerializerOf;
 }
 
 pub use allocator::{Allocator, Pool, reserve_rows};
@@ -249,7 +260,7 @@ macro_rules! export {
     (memtable: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_table!($crate::native::MemtableOf<$t>);
+        $crate::__native_table!($crate::twin::MemtableOf<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::memtable::Export<$t>;
@@ -261,7 +272,7 @@ macro_rules! export {
     (allocator: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_table!($crate::twin::AllocatorInstance<$t>);
+        $crate::__native_table!($crate::twin::AllocatorOf<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::allocator::Export<$t>;
@@ -273,7 +284,7 @@ macro_rules! export {
     (serializer: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_table!($crate::native::SerializerOf<$t>);
+        $crate::__native_table!($crate::twin::SerializerOf<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::serializer::Export<$t>;
@@ -285,7 +296,7 @@ macro_rules! export {
     (commitlog: $t:ty) => {
         /// The strategy this crate exports; the memlab host links it as the native twin.
         pub type MemlabStrategy = $t;
-        $crate::__native_table!($crate::twin::CommitLogInstance<$t>);
+        $crate::__native_table!($crate::twin::CommitLogOf<$t>);
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type MemlabExport = $crate::__export::commitlog::Export<$t>;

@@ -1,6 +1,6 @@
 //! The allocator's instance as the native table drives it: each operation
 //! by its code, its answer in the thread's buffers. One dispatch serves
-//! both an instance one caller at a time calls (`AllocatorInstance`) and a
+//! both an instance one caller at a time calls (`AllocatorOf`) and a
 //! concurrent one every writer stores into at once (`&SharedArena`), and
 //! both run `AllocatorInstance`'s loops, as the wasm export does.
 
@@ -66,29 +66,32 @@ impl Pool for HostPool<'_> {
     }
 }
 
-impl<A: Allocator + Send> Made for AllocatorInstance<A> {
+/// An allocator as the native table holds it.
+pub struct AllocatorOf<A: Allocator>(AllocatorInstance<A>);
+
+impl<A: Allocator + Send> Made for AllocatorOf<A> {
     const KIND: Kind = Kind::Allocator;
     const NAME: &'static str = A::NAME;
     const VERSION: &'static str = A::VERSION;
 
     fn create(_op: Op, params: Vec<(String, String)>, _a: &[u8], _b: &[u8]) -> Result<Self, Error> {
-        AllocatorInstance::create(params)
+        AllocatorInstance::create(params).map(AllocatorOf)
     }
 }
 
-impl<A: Allocator> AllocatorCalls for AllocatorInstance<A> {
+impl<A: Allocator> AllocatorCalls for AllocatorOf<A> {
     type Arena = A;
 
     fn instance(&self) -> &AllocatorInstance<A> {
-        self
+        &self.0
     }
 
     fn store(&mut self, pool: &mut dyn Pool, rows: &Packed) -> Result<Vec<u64>, Error> {
-        AllocatorInstance::store(self, pool, rows)
+        self.0.store(pool, rows)
     }
 }
 
-impl<A: Allocator + Send> Hosted for AllocatorInstance<A> {
+impl<A: Allocator + Send> Hosted for AllocatorOf<A> {
     fn call(&mut self, op: Op, input: Input<'_>, answer: &mut Answer) -> Result<(), Error> {
         dispatch(self, op, input, answer)
     }

@@ -14,8 +14,6 @@
 mod client;
 pub(crate) mod entry;
 
-pub use crate::memtable::native::MemtableOf;
-pub use crate::serializer::native::SerializerOf;
 #[cfg(feature = "host")]
 pub use client::{Called, Remote, SharedRemote};
 pub use entry::{Answer, Hosted, Input, Made, SharedHosted, shared_table, table};
