@@ -24,12 +24,19 @@ fn folder(dir: &Path) -> std::path::PathBuf {
     dir.join(FOLDER)
 }
 
-/// Opens the variant's log, when it keeps one.
-pub(super) fn open(variant: &Variant, dir: &Path, factory: Option<&CommitLogFactory>, hurry: Option<Arc<AtomicBool>>) -> Result<Option<PathLog>, SeamError> {
+/// Opens the variant's log, when it keeps one, with a format a shard for
+/// each of `lanes` writers logging at once.
+pub(super) fn open(
+    variant: &Variant,
+    dir: &Path,
+    factory: Option<&CommitLogFactory>,
+    hurry: Option<Arc<AtomicBool>>,
+    lanes: usize,
+) -> Result<Option<PathLog>, SeamError> {
     let Some(factory) = factory.filter(|_| variant.log.sync != crate::commitlog::SyncMode::None) else { return Ok(None) };
     let files = LogFiles::create(&folder(dir), variant.log.access, variant.log.segment_size)?;
     let log = Arc::new(CommitLog::new(files, variant.log.sync, variant.verify, hurry));
-    let formats = (0..variant.shards).map(factory).collect::<Result<Vec<_>, _>>()?;
+    let formats = (0..variant.shards * lanes.max(1)).map(|i| factory(i % variant.shards)).collect::<Result<Vec<_>, _>>()?;
     Ok(Some(PathLog { log, formats }))
 }
 

@@ -117,7 +117,7 @@ impl<'a> VariantRun<'a> {
             concurrent: variant.unlocked(),
         };
         let mut path = WritePath::new(Router::new(variant.shards), shard, Arc::clone(&pool), settings, jobs_tx)?;
-        if let Some(log) = super::log::open(variant, dir, commitlog_format.as_deref(), bench.options.interrupt.clone())? {
+        if let Some(log) = super::log::open(variant, dir, commitlog_format.as_deref(), bench.options.interrupt.clone(), path.log_lanes())? {
             path = path.with_log(log);
         }
         path.prepare_next_generation();
@@ -268,7 +268,7 @@ impl<'a> VariantRun<'a> {
     }
 
     /// Folds the threads' results into the record, then verifies.
-    fn assemble(self, joined: Joined, failure: Option<Failure>, (verify, round): (bool, usize)) -> VariantResult {
+    fn assemble(mut self, joined: Joined, failure: Option<Failure>, (verify, round): (bool, usize)) -> VariantResult {
         let variant = self.variant;
         let mut result = VariantResult { variant: VariantSpec::from(variant), ..VariantResult::default() };
         if let Some(failure) = failure {

@@ -170,10 +170,6 @@ fn variant(raw: RawVariant, named: &BTreeMap<Kind, BTreeMap<String, Named>>, src
         params.extend(own);
         strategies.insert(kind, Chosen { plugin, params });
     }
-    if v.shard_lock == Some(false) && strategies.contains_key(&Kind::CommitLog) {
-        let why = "cannot keep a commit log yet: its records are appended in each shard's order under the lock";
-        return Err(src.at("shard_lock", format!("variant `{}`: `shard_lock = false` {why}", v.name)));
-    }
     Ok(Variant {
         name: v.name,
         strategies,
@@ -193,7 +189,7 @@ fn variant(raw: RawVariant, named: &BTreeMap<Kind, BTreeMap<String, Named>>, src
 }
 
 /// What `shard_lock = false` needs that the file can tell: native, and
-/// (so far) neither coalescing nor a commit log.
+/// no coalescing.
 fn unlocked(v: &RawSettings, src: &Source<'_>) -> Result<(), ConfigError> {
     let why = if v.runtime != Runtime::Native {
         "needs `runtime = \"native\"`: a wasm component instance takes one thread at a time (wasmtime 48 gives components no shared memory), so a concurrent strategy runs natively (`--native` for a crate)"

@@ -218,8 +218,9 @@ impl Variant {
 
     /// Whether writers call its shards without the lock, as
     /// `PathSettings::concurrent` takes it: as `shard_lock` says, else
-    /// wherever the strategies can, but never beside coalescing or a
-    /// commit log, which need the lock.
+    /// wherever the strategies can, but not beside coalescing (which
+    /// needs the lock) or a commit log (which recovers a trap only
+    /// under it).
     pub fn unlocked(&self) -> Option<bool> {
         match self.shard_lock {
             Some(lock) => Some(!lock),

@@ -4,11 +4,16 @@
 //! memtable took them; the writer then waits for durability outside the
 //! lock, as its sync mode says. When the shard's memtable or allocator
 //! traps, the host replays the live generation's records into fresh
-//! instances and the write goes on (a recovery).
+//! instances and the write goes on (a recovery). A concurrent shard's
+//! writers each encode with formats of their own (`Lanes`), inside the
+//! generation they then write to, and share the group's syncs.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
+
+use thread_local::ThreadLocal;
 
 use memlab_sdk::{Entry, Packed, RowView};
 
@@ -19,12 +24,28 @@ use crate::router::{sort_key, token};
 use crate::seam::ledger::Noted;
 use crate::seam::{CommitLogFormat, Fault, Op, SeamError, Shard};
 
-/// A write path's log: the host's files and syncs, and one format a shard.
+/// A write path's log: the host's files and syncs, and one format a
+/// shard for each of its lanes (`WritePath::log_lanes`).
 pub struct PathLog {
     /// The host's log, shared by every shard.
     pub log: Arc<CommitLog>,
-    /// Each shard's format, in shard order.
+    /// Each lane's formats in shard order, lane after lane.
     pub formats: Vec<CommitLogFormat>,
+}
+
+/// A concurrent shard's writers' formats: a record depends only on its
+/// rows and the parameters (commitlog contract 1), so each writer
+/// encodes with instances of its own, taken once, when it first logs.
+pub(super) struct Lanes {
+    spare: Mutex<Vec<Vec<CommitLogFormat>>>,
+    mine: ThreadLocal<RefCell<Vec<CommitLogFormat>>>,
+}
+
+impl Lanes {
+    fn take(&self) -> Result<RefCell<Vec<CommitLogFormat>>, SeamError> {
+        let lane = self.spare.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        lane.map(RefCell::new).ok_or_else(|| host_error("more writers than the log has formats for"))
+    }
 }
 
 /// Rows a `replay` call gives back when a shard recovers.
@@ -39,10 +60,23 @@ fn host_error(detail: impl ToString) -> SeamError {
 }
 
 impl WritePath {
+    /// How many writers log at once, each with a format a shard of its
+    /// own: every client where the shards take concurrent writers, else
+    /// one (the shard's turn orders its records).
+    pub fn log_lanes(&self) -> usize {
+        if self.concurrent { self.clients } else { 1 }
+    }
+
     /// Gives the write path its commit log (before any write).
     pub fn with_log(mut self, log: PathLog) -> Self {
-        for (slot, format) in self.shards.iter_mut().zip(log.formats) {
-            slot.turn.get_mut().unwrap_or_else(|p| p.into_inner()).format = Some(format);
+        let mut formats = log.formats.into_iter();
+        if self.concurrent {
+            let lanes = (0..self.clients).map(|_| formats.by_ref().take(self.shards.len()).collect()).collect();
+            self.lanes = Some(Lanes { spare: Mutex::new(lanes), mine: ThreadLocal::new() });
+        } else {
+            for (slot, format) in self.shards.iter_mut().zip(formats) {
+                slot.turn.get_mut().unwrap_or_else(|p| p.into_inner()).format = Some(format);
+            }
         }
         self.log = Some(log.log);
         self
@@ -55,15 +89,21 @@ impl WritePath {
 
     /// The log formats' own counters, summed over the shards: reported
     /// by the plugin, never verified.
-    pub fn log_stats(&self) -> Result<BTreeMap<String, u64>, SeamError> {
+    pub fn log_stats(&mut self) -> Result<BTreeMap<String, u64>, SeamError> {
         let mut sum = BTreeMap::new();
-        for slot in &self.shards {
-            // Not `lock`: the run is over, and its contention counters are taken.
-            if let Some(format) = slot.turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).format.as_mut() {
-                for (name, value) in format.stats()? {
-                    *sum.entry(name).or_default() += value;
-                }
+        let mut add = |format: &mut CommitLogFormat| -> Result<(), SeamError> {
+            for (name, value) in format.stats()? {
+                *sum.entry(name).or_default() += value;
             }
+            Ok(())
+        };
+        for slot in &mut self.shards {
+            if let Some(format) = slot.turn.get_mut().unwrap_or_else(PoisonError::into_inner).format.as_mut() {
+                add(format)?;
+            }
+        }
+        for lane in self.lanes.iter_mut().flat_map(|lanes| lanes.mine.iter_mut()) {
+            lane.get_mut().iter_mut().try_for_each(&mut add)?;
         }
         Ok(sum)
     }
@@ -83,17 +123,7 @@ impl WritePath {
         mut apply: impl FnMut(&Shard, &mut CallTimes, &mut Packed) -> Result<(), SeamError>,
     ) -> Result<Option<Position>, SeamError> {
         let record = match (&self.log, turn.format.as_mut()) {
-            (Some(log), Some(format)) => {
-                let started = Instant::now();
-                let bytes = format.encode(rows)?;
-                let hashes = noted.map(Noted::row_hashes).into_iter().flatten();
-                let end = log.append(&bytes, hashes)?;
-                times.log_ns += started.elapsed().as_nanos() as u64;
-                times.log_bytes += bytes.len() as u64;
-                times.log_records += 1;
-                times.log_rows += rows.len() as u64;
-                Some((end, bytes.len() as u64))
-            }
+            (Some(log), Some(format)) => Some(append(log, format, times, rows, noted)?),
             _ => None,
         };
         let slot = &self.shards[shard];
@@ -109,6 +139,18 @@ impl WritePath {
             turn.logged.push(record);
         }
         Ok(record.map(|(end, _)| end))
+    }
+
+    /// Logs `rows` for shard `shard` with the calling writer's own format
+    /// (a concurrent shard's); where the record ends. Called inside the
+    /// generation the rows then go to: a switch waits for the writer, so
+    /// no record of a later generation's rows lies before where that
+    /// generation's records begin (`CommitLog::frozen`).
+    pub(super) fn log_beside(&self, shard: usize, times: &mut CallTimes, rows: &mut Packed, noted: Option<&Noted>) -> Result<Option<Position>, SeamError> {
+        let (Some(log), Some(lanes)) = (&self.log, &self.lanes) else { return Ok(None) };
+        let mut mine = lanes.mine.get_or_try(|| lanes.take())?.borrow_mut();
+        let format = mine.get_mut(shard).ok_or_else(|| host_error(format!("no format for shard {shard}")))?;
+        append(log, format, times, rows, noted).map(|(end, _)| Some(end))
     }
 
     /// A read of the shard's live generation, recovering the shard once
@@ -165,6 +207,26 @@ impl WritePath {
         WriteMetrics::add(&self.metrics.durability_wait_ns, waited.as_nanos() as u64);
         Ok(())
     }
+}
+
+/// Encodes `rows` with `format` and appends the record to `log`, timed;
+/// where it ends, and its length.
+fn append(
+    log: &CommitLog,
+    format: &mut CommitLogFormat,
+    times: &mut CallTimes,
+    rows: &mut Packed,
+    noted: Option<&Noted>,
+) -> Result<(Position, u64), SeamError> {
+    let started = Instant::now();
+    let bytes = format.encode(rows)?;
+    let hashes = noted.map(Noted::row_hashes).into_iter().flatten();
+    let end = log.append(&bytes, hashes)?;
+    times.log_ns += started.elapsed().as_nanos() as u64;
+    times.log_bytes += bytes.len() as u64;
+    times.log_records += 1;
+    times.log_rows += rows.len() as u64;
+    Ok((end, bytes.len() as u64))
 }
 
 /// Stores replayed rows and inserts their entries (each row's own key and

@@ -110,6 +110,8 @@ pub struct WritePath {
     ledgered: bool,
     /// The host's commit log, when the variant keeps one (`with_log`).
     log: Option<Arc<crate::commitlog::CommitLog>>,
+    /// Each concurrent writer's log formats, when the variant keeps a log.
+    lanes: Option<logging::Lanes>,
     /// Call times, each writer's its own (timing its calls moves no
     /// counter another writer moves).
     calls: ThreadLocal<CachePadded<OwnCallTimes>>,
@@ -144,6 +146,7 @@ impl WritePath {
             groups,
             ledgered,
             log: None,
+            lanes: None,
             calls: ThreadLocal::new(),
             most_inside: AtomicU64::new(0),
         })
@@ -203,7 +206,7 @@ impl WritePath {
             WriteMetrics::add(&self.metrics.backpressure_ns, started.elapsed().as_nanos() as u64);
         }
         let logged = match (self.concurrent, self.coalescing) {
-            (true, _) => self.write_concurrent(batch).map(|()| None)?,
+            (true, _) => self.write_concurrent(batch)?,
             (false, Coalescing::None) => self.write_alone(batch)?,
             (false, mode) => self.write_grouped(batch, mode)?,
         };
@@ -404,16 +407,20 @@ impl WritePath {
         written
     }
 
-    /// One client batch, its rows stored and its entries inserted while
-    /// other writers do the same in the same shard.
-    fn write_concurrent(&self, batch: &mut RoutedBatch) -> Result<(), SeamError> {
+    /// One client batch, logged first when the variant keeps a log (then
+    /// where its record ends), its rows stored and its entries inserted
+    /// while other writers do the same in the same shard.
+    fn write_concurrent(&self, batch: &mut RoutedBatch) -> Result<Option<crate::commitlog::Position>, SeamError> {
         let RoutedBatch { rows, entries, noted: ahead, shard } = batch;
         let hashed = (self.ledgered && ahead.is_none()).then(|| Noted::of(rows, entries));
         let noted = if self.ledgered { hashed.as_ref().or(ahead.as_ref()) } else { None };
         let mut times = CallTimes::default();
-        self.shards[*shard].with(|live| store_and_insert(live, &mut times, rows, entries, noted))?;
+        let logged = self.shards[*shard].with(|live| {
+            let end = self.log_beside(*shard, &mut times, rows, noted)?;
+            store_and_insert(live, &mut times, rows, entries, noted).map(|()| end)
+        })?;
         self.timed(&times);
-        Ok(())
+        Ok(logged)
     }
 }
 

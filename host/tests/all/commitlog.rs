@@ -97,6 +97,24 @@ fn group_commit_with_many_threads_stores_what_none_stores() {
     }
 }
 
+/// Writers calling a concurrent shard at once each log with a format of
+/// their own and share the group's syncs; the log holds every row, in
+/// segments that replay as appended, and the state is the one without.
+#[test]
+fn a_concurrent_shard_logs_every_row_and_stores_what_none_stores() {
+    let concurrent = "\n[[variant]]\nname = \"concurrent\"\nmemtable = \"lockfree\"\nallocator = \"cas-region\"\nserializer = \"lean\"\nshards = 3\nmemtable_space = \"1MiB\"\nruntime = \"native\"\nshard_lock = false\ncommitlog = \"batched\"\ncommitlog_sync = \"group\"\ncommitlog_sync_group_window_ms = 2\ncommitlog_segment_size = \"1MiB\"\n";
+    let result = run("log-concurrent", &config(4, concurrent));
+    same_state(&result);
+    let v = &result.variants[1];
+    assert_eq!(v.counters.uncontended + v.counters.contended, 0, "the writers took no shard lock");
+    let log = v.commitlog.as_ref().expect("log figures");
+    assert_eq!(log.rows, v.rows, "every row logged");
+    assert!(log.replayed >= 1 && log.released > 0, "segments released once flushed, the rest replayed: {log:?}");
+    assert!(log.rows > log.syncs * 10, "4 writers share their syncs: {} rows in {} syncs", log.rows, log.syncs);
+    let stats = v.stats.get(&memlab::seam::Kind::CommitLog).expect("the formats' counters");
+    assert!(stats.values().any(|&n| n > 0), "every writer's formats counted: {stats:?}");
+}
+
 #[test]
 fn a_memtable_that_traps_mid_run_is_recovered_from_the_log_with_nothing_lost() {
     let hostile = hostile_plugin();

@@ -67,11 +67,7 @@ fn several_writers_are_inside_one_memtable_at_once() {
 /// the variant, the key and what to do.
 #[test]
 fn a_variant_that_cannot_run_without_the_lock_says_why() {
-    for (extra, says) in [
-        ("", "runtime = \"native\""),
-        ("runtime = \"native\"\ncoalescing = \"group\"", "coalescing"),
-        ("runtime = \"native\"\ncommitlog = \"plain\"", "commit log"),
-    ] {
+    for (extra, says) in [("", "runtime = \"native\""), ("runtime = \"native\"\ncoalescing = \"group\"", "coalescing")] {
         let config = format!("{}{}", workload(1, 2), variant("v", "lockfree", "cas-region", &format!("shard_lock = false\n{extra}")));
         let err = BenchConfig::parse("unlocked", &config).expect_err(extra).to_string();
         assert!(err.contains("shard_lock") && err.contains("variant `v`") && err.contains(says), "{extra}: {err}");
