@@ -3,7 +3,8 @@
 # more (this repository's own has 2, so no test depends on this script):
 # CASSANDRA-19429 (one shard lock against none) and CASSANDRA-20226 (a
 # concurrent skiplist and allocator against the same under the lock, and
-# a sharded trie). Each point writes `ops` rows per writer, so every
+# a sharded trie), and CASSANDRA-8457 with a commit log (each writer's
+# own record without the lock against a group's under it). Each point writes `ops` rows per writer, so every
 # point runs as long a steady state as the one-writer point does.
 #   benches/many-cores.sh OUT_DIR [OPS_PER_WRITER]
 # Records under OUT_DIR/<seed>/: the command, the configs as run, the
@@ -16,7 +17,7 @@ cd "$root"
 cargo build --release --quiet
 memlab=$root/target/release/memlab
 { date -u; nproc; lscpu 2>/dev/null || true; free -g 2>/dev/null || true; } > "$out/machine.txt"
-for seed in 19429-concurrent 20226-concurrent; do
+for seed in 19429-concurrent 20226-concurrent 8457-concurrent-sync; do
     mkdir -p "$out/$seed"
     for writers in 1 2 4 8 16; do
         config="$out/$seed/threads-$writers.toml"

@@ -37,7 +37,19 @@ fn every_seed_config_loads_and_quotes_its_ticket() {
     }
     tickets.sort_by(|a, b| a.0.cmp(&b.0));
     let names: Vec<&str> = tickets.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(names, ["19429-concurrent", "19429-lock", "20226-allocator", "20226-concurrent", "21083-flush", "8457-coalescing", "8457-coalescing-sync"]);
+    assert_eq!(
+        names,
+        [
+            "19429-concurrent",
+            "19429-lock",
+            "20226-allocator",
+            "20226-concurrent",
+            "21083-flush",
+            "8457-coalescing",
+            "8457-coalescing-sync",
+            "8457-concurrent-sync"
+        ]
+    );
     let config = |t: &str| &tickets.iter().find(|(n, _)| n == t).expect("ticket").1;
     // 20226's chain, in the ticket's order.
     let chain: Vec<String> = config("20226-allocator").variants.iter().map(|v| format!("{} {}", v.pool, v.plugin(Kind::Allocator))).collect();
@@ -58,6 +70,11 @@ fn every_seed_config_loads_and_quotes_its_ticket() {
     let synced = &tickets.iter().find(|(n, _)| n == "8457-coalescing-sync").expect("8457 with a log").1;
     let modes: Vec<String> = synced.variants.iter().map(|v| format!("{:?} {}", v.log.sync, v.coalescing)).collect();
     assert_eq!(modes, ["Batch none", "Batch group", "Batch adaptive", "Group(1ms) none", "Group(1ms) adaptive"]);
+    // And once the memtable takes writers at once: under the lock, grouped
+    // or not, against without it, every variant logging.
+    let concurrent = config("8457-concurrent-sync");
+    let modes: Vec<String> = concurrent.variants.iter().map(|v| format!("{:?} {:?} {}", v.unlocked(), v.log.sync, v.coalescing)).collect();
+    assert_eq!(modes, ["Some(false) Batch none", "Some(false) Batch group", "Some(true) Batch none", "Some(true) Group(1ms) none"]);
     assert!(synced.variants.iter().all(|v| v.plugin(Kind::CommitLog) == "plain" && v.shards == 1));
     let values: Vec<String> = synced.sweep.as_ref().expect("a thread sweep").values.iter().map(ToString::to_string).collect();
     assert_eq!(values, ["1", "8", "32", "100"]);
